@@ -1,0 +1,190 @@
+"""An offline Messages API under the real ``anthropic`` SDK.
+
+    emu = Emulator(model="claude-sonnet-4-6", policy=..., clock=...)
+    client = emu.client()          # anthropic.Anthropic wired through an in-process transport
+    aclient = emu.async_client()   # anthropic.AsyncAnthropic, same emulator
+    with emu.serve() as base_url:  # a loopback HTTP server for any Messages API client
+        ...
+
+Two parts, kept apart: *accounting* (tokens, cache, cost: faithful to the provider's published
+rules, see ``prompt.py`` and ``cache.py``) and *behaviour* (a policy: a simulation). One emulator
+holds one cache for its lifetime and serialises requests, so several threads or asyncio tasks can
+share it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+import threading
+import time
+from collections import deque
+from typing import Any, Callable, Iterator
+
+import anthropic
+import httpx2
+
+from ..cost import CallRecord
+from ..models import model_spec
+from .cache import PromptCache
+from .diagnostics import Fingerprint, cache_miss_reason
+from .errors import ApiError, bad_request
+from .policies import FunctionPolicy, ScriptedPolicy, Turn, echo_policy, text, tool_use
+from .prompt import flatten, render_block
+from .tokens import estimate_tokens
+from .validate import validate
+
+__all__ = ["Emulator", "ApiError", "Turn", "ScriptedPolicy", "FunctionPolicy", "text", "tool_use"]
+
+OFFLINE_BASE_URL = "http://emulator.invalid"
+
+
+class Emulator:
+    def __init__(
+        self,
+        model: str = "claude-sonnet-4-6",
+        policy: Callable[[dict], Turn] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ):
+        self.model = model_spec(model).id  # fail early on an unknown model
+        self.policy = policy or echo_policy
+        self.clock = clock
+        self.cache = PromptCache()
+        self.calls: list[CallRecord] = []  # every successful /v1/messages call, in order
+        self._faults: deque[tuple[int, float]] = deque()
+        self._fingerprints: dict[str, Fingerprint] = {}
+        self._lock = threading.Lock()
+        self._ids = 0
+
+    # -- wiring ---------------------------------------------------------------------------------
+
+    def transport(self) -> httpx2.MockTransport:
+        """An httpx transport that answers from this emulator (sync and async)."""
+        def handler(request: httpx2.Request) -> httpx2.Response:
+            status, headers, body = self.handle(request.method, request.url.path, request.read())
+            return httpx2.Response(status, headers=headers, content=body)
+        return httpx2.MockTransport(handler)
+
+    def client(self, **kwargs: Any) -> anthropic.Anthropic:
+        kwargs.setdefault("api_key", "offline-emulator")
+        kwargs.setdefault("base_url", OFFLINE_BASE_URL)
+        return anthropic.Anthropic(http_client=httpx2.Client(transport=self.transport()), **kwargs)
+
+    def async_client(self, **kwargs: Any) -> anthropic.AsyncAnthropic:
+        kwargs.setdefault("api_key", "offline-emulator")
+        kwargs.setdefault("base_url", OFFLINE_BASE_URL)
+        return anthropic.AsyncAnthropic(http_client=httpx2.AsyncClient(transport=self.transport()), **kwargs)
+
+    @contextlib.contextmanager
+    def serve(self, host: str = "127.0.0.1", port: int = 0) -> Iterator[str]:
+        """Serve this emulator over HTTP on loopback; yields the base URL."""
+        from .server import serve
+        with serve(self, host, port) as base_url:
+            yield base_url
+
+    def inject_fault(self, status: int, count: int = 1, retry_after: float = 0.01) -> None:
+        """Answer the next ``count`` requests with ``status`` (429, 500, 529 ...) and a
+        ``retry-after``, so the SDK's own retry logic is exercised."""
+        with self._lock:
+            self._faults.extend([(status, retry_after)] * count)
+
+    # -- the API --------------------------------------------------------------------------------
+
+    def handle(self, method: str, path: str, body: bytes) -> tuple[int, dict[str, str], bytes]:
+        """One HTTP exchange: (status, headers, body). Shared by the transport and the server."""
+        headers = {"content-type": "application/json", "request-id": f"req_emu_{self._next_id():06d}"}
+        try:
+            if method != "POST" or path not in ("/v1/messages", "/v1/messages/count_tokens"):
+                raise ApiError(404, f"{method} {path}: no such endpoint")
+            self._maybe_fault()
+            try:
+                request = json.loads(body)
+            except ValueError as e:
+                raise bad_request(f"request body is not valid JSON: {e}") from None
+            result = self._count_tokens(request) if path.endswith("count_tokens") else self._messages(request)
+            return 200, headers, json.dumps(result).encode()
+        except ApiError as e:
+            return e.status, {**headers, **e.headers}, e.body()
+
+    def _next_id(self) -> int:
+        with self._lock:
+            self._ids += 1
+            return self._ids
+
+    def _maybe_fault(self) -> None:
+        with self._lock:
+            if not self._faults:
+                return
+            status, retry_after = self._faults.popleft()
+        messages = {429: "Number of request tokens has exceeded your rate limit (emulated fault).",
+                    529: "Overloaded (emulated fault).", 500: "Internal server error (emulated fault)."}
+        raise ApiError(status, messages.get(status, "emulated fault"), {
+            "retry-after": str(max(1, round(retry_after))),
+            "retry-after-ms": str(int(retry_after * 1000)),
+        })
+
+    def _prompt(self, request: dict, *, needs_max_tokens: bool = True):
+        try:
+            spec = model_spec(request.get("model", "") if isinstance(request, dict) else "")
+        except KeyError:
+            raise ApiError(404, f"model: {request.get('model') if isinstance(request, dict) else None}") from None
+        validate(request, spec, needs_max_tokens=needs_max_tokens)
+        prompt = flatten(request)
+        if prompt.total > spec.context_window:
+            raise bad_request(f"prompt is too long: {prompt.total} tokens > {spec.context_window} maximum")
+        return spec, prompt
+
+    def _count_tokens(self, request: dict) -> dict:
+        _, prompt = self._prompt(request, needs_max_tokens=False)
+        return {"input_tokens": prompt.total}
+
+    def _messages(self, request: dict) -> dict:
+        if request.get("stream"):
+            raise bad_request("stream: the offline emulator answers non-streaming requests only")
+        spec, prompt = self._prompt(request)
+        with self._lock:
+            outcome = self.cache.apply(prompt, spec.min_cacheable_tokens, self.clock())
+            self._ids += 1
+            message_id = f"msg_emu_{self._ids:020d}"
+            current = Fingerprint.of(spec.id, prompt, outcome.read + outcome.written)
+            diagnostics = None
+            if "diagnostics" in request:
+                previous_id = (request["diagnostics"] or {}).get("previous_message_id")
+                if previous_id is not None:
+                    reason = cache_miss_reason(self._fingerprints.get(previous_id), current, outcome.read)
+                    diagnostics = {"cache_miss_reason": reason} if reason else None
+            self._fingerprints[message_id] = current
+
+        # Behaviour runs after accounting, on a private copy: it cannot change what was billed.
+        try:
+            turn = Turn.of(self.policy(copy.deepcopy(request)))
+        except Exception as e:  # a broken policy is a server-side bug: say so, don't retry
+            raise ApiError(500, f"policy failed: {type(e).__name__}: {e}", {"x-should-retry": "false"}) from None
+        content = [self._complete_block(b) for b in turn.content]
+        output_tokens = sum(estimate_tokens(render_block(b)) for b in content) if content else 1
+        stop_reason = turn.stop_reason or ("tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn")
+        if output_tokens > request["max_tokens"]:
+            output_tokens, stop_reason = request["max_tokens"], "max_tokens"
+
+        usage = {
+            "input_tokens": outcome.uncached,
+            "cache_creation_input_tokens": outcome.written,
+            "cache_read_input_tokens": outcome.read,
+            "cache_creation": {"ephemeral_5m_input_tokens": outcome.written_5m,
+                               "ephemeral_1h_input_tokens": outcome.written_1h},
+            "output_tokens": output_tokens,
+            "service_tier": "standard",
+        }
+        with self._lock:
+            self.calls.append(CallRecord.from_usage(usage, spec.id))
+        return {
+            "id": message_id, "type": "message", "role": "assistant", "model": request["model"],
+            "content": content, "stop_reason": stop_reason, "stop_sequence": None,
+            "usage": usage, "diagnostics": diagnostics,
+        }
+
+    def _complete_block(self, block: dict) -> dict:
+        if block.get("type") == "tool_use" and not block.get("id"):
+            return {**block, "id": f"toolu_emu_{self._next_id():06d}"}
+        return block

@@ -1,0 +1,80 @@
+"""The prompt cache: which prefixes are stored, for how long, and what a request is billed.
+
+Rules, each from https://platform.claude.com/docs/en/build-with-claude/prompt-caching:
+
+- A write stores one entry per breakpoint: the prefix ending at the breakpoint block.
+- A read walks back from each breakpoint over at most 20 block positions (the breakpoint itself
+  is the first) looking for an entry that an *earlier* request wrote; the longest hit wins.
+- A prefix shorter than the model's minimum cacheable length is processed uncached, no error.
+- Entries live 5 minutes by default or 1 hour with ``ttl: "1h"``; a hit refreshes the lifetime.
+- Usage: ``cache_read_input_tokens`` is the prefix served from cache, ``cache_creation_input_tokens``
+  the tokens written after it up to the last breakpoint (split by TTL in ``cache_creation``),
+  and ``input_tokens`` whatever follows the last breakpoint.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .prompt import Prompt
+
+LOOKBACK_BLOCKS = 20
+
+
+@dataclass
+class CacheOutcome:
+    read: int  # cache_read_input_tokens
+    written_5m: int
+    written_1h: int
+    uncached: int  # input_tokens
+
+    @property
+    def written(self) -> int:
+        return self.written_5m + self.written_1h
+
+
+class PromptCache:
+    """Entries keyed by prefix digest, with expiry times on the emulator's clock. Not thread-safe
+    on its own: the emulator serialises access."""
+
+    def __init__(self) -> None:
+        self._expires: dict[bytes, tuple[float, int]] = {}  # digest -> (expires_at, ttl)
+
+    def __len__(self) -> int:
+        return len(self._expires)
+
+    def _alive(self, digest: bytes, now: float) -> bool:
+        entry = self._expires.get(digest)
+        return entry is not None and entry[0] > now
+
+    def apply(self, prompt: Prompt, min_tokens: int, now: float) -> CacheOutcome:
+        """Bill ``prompt`` against the cache, then store what it writes."""
+        hit = -1  # position of the longest prefix read from cache
+        for pos, _ttl in prompt.breakpoints:
+            for back in range(pos, max(pos - LOOKBACK_BLOCKS, -1), -1):
+                if self._alive(prompt.digests[back], now):
+                    hit = max(hit, back)
+                    break
+        if hit >= 0:
+            _, ttl = self._expires[prompt.digests[hit]]
+            self._expires[prompt.digests[hit]] = (now + ttl, ttl)  # a hit refreshes the TTL
+
+        cached_upto, written = hit, {300: 0, 3600: 0}
+        for pos, ttl in prompt.breakpoints:
+            if prompt.prefix_tokens(pos) < min_tokens:
+                continue  # too short to cache: processed as plain input, no error
+            if pos > cached_upto:
+                written[ttl] += prompt.prefix_tokens(pos) - prompt.prefix_tokens(cached_upto)
+                cached_upto = pos
+            old = self._expires.get(prompt.digests[pos])
+            self._expires[prompt.digests[pos]] = (now + max(ttl, old[1] if old else 0), max(ttl, old[1] if old else 0))
+
+        if len(self._expires) > 4096:
+            self._expires = {d: e for d, e in self._expires.items() if e[0] > now}
+        read = prompt.prefix_tokens(hit)
+        return CacheOutcome(
+            read=read,
+            written_5m=written[300],
+            written_1h=written[3600],
+            uncached=prompt.total - prompt.prefix_tokens(cached_upto),
+        )

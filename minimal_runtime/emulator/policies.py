@@ -1,0 +1,75 @@
+"""Behaviour: what the emulated model answers. A *simulation*, never a property of Claude.
+
+A policy is any callable from the request (a Messages API dict, a private copy) to a ``Turn``.
+It decides the content blocks only; the emulator does all accounting before the policy runs and
+never lets the policy see or touch it.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable, Iterable, Optional
+
+from pydantic import BaseModel
+
+
+class Turn(BaseModel):
+    """One assistant answer: content blocks (text, tool_use) and optionally a stop reason.
+    Leave ``stop_reason`` empty and the emulator infers it (``tool_use`` if any tool is called)."""
+
+    content: list[dict]
+    stop_reason: Optional[str] = None
+
+    @classmethod
+    def of(cls, value: "Turn | str | list[dict] | dict") -> "Turn":
+        if isinstance(value, Turn):
+            return value
+        if isinstance(value, str):
+            return cls(content=[{"type": "text", "text": value}])
+        if isinstance(value, dict):
+            return cls(content=[value])
+        return cls(content=list(value))
+
+
+def text(s: str) -> dict:
+    return {"type": "text", "text": s}
+
+
+def tool_use(name: str, input: dict, id: str | None = None) -> dict:
+    """A tool_use block; the emulator assigns a deterministic id when none is given."""
+    block = {"type": "tool_use", "name": name, "input": input}
+    if id:
+        block["id"] = id
+    return block
+
+
+class ScriptedPolicy:
+    """Answers with the given turns, one per request, in order; fails clearly when it runs out."""
+
+    def __init__(self, turns: Iterable[Turn | str | list[dict] | dict]):
+        self.turns = [Turn.of(t) for t in turns]
+        self._next = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, request: dict) -> Turn:
+        with self._lock:
+            if self._next >= len(self.turns):
+                raise RuntimeError(f"scripted policy exhausted: all {len(self.turns)} turns were used")
+            turn = self.turns[self._next]
+            self._next += 1
+            return turn
+
+
+class FunctionPolicy:
+    """Wraps ``fn(request) -> Turn | str | list[blocks]``: the policy is whatever the function decides."""
+
+    def __init__(self, fn: Callable[[dict], Any]):
+        self.fn = fn
+
+    def __call__(self, request: dict) -> Turn:
+        return Turn.of(self.fn(request))
+
+
+def echo_policy(request: dict) -> Turn:
+    """The default: a short text answer naming how many messages it was sent."""
+    return Turn.of(f"(simulated reply to {len(request['messages'])} messages)")
