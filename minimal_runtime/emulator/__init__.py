@@ -15,7 +15,6 @@ share it.
 from __future__ import annotations
 
 import contextlib
-import copy
 import json
 import threading
 import time
@@ -27,6 +26,7 @@ import httpx2
 
 from ..cost import CallRecord
 from ..models import model_spec
+from .body import BodyParser
 from .cache import PromptCache
 from .diagnostics import Fingerprint, cache_miss_reason
 from .errors import ApiError, bad_request
@@ -56,6 +56,7 @@ class Emulator:
         self._fingerprints: dict[str, Fingerprint] = {}
         self._lock = threading.Lock()
         self._ids = 0
+        self._bodies = BodyParser()
 
     # -- wiring ---------------------------------------------------------------------------------
 
@@ -98,11 +99,7 @@ class Emulator:
             if method != "POST" or path not in ("/v1/messages", "/v1/messages/count_tokens"):
                 raise ApiError(404, f"{method} {path}: no such endpoint")
             self._maybe_fault()
-            try:
-                request = json.loads(body)
-            except ValueError as e:
-                raise bad_request(f"request body is not valid JSON: {e}") from None
-            result = self._count_tokens(request) if path.endswith("count_tokens") else self._messages(request)
+            result = self._count_tokens(body) if path.endswith("count_tokens") else self._messages(body)
             return 200, headers, json.dumps(result).encode()
         except ApiError as e:
             return e.status, {**headers, **e.headers}, e.body()
@@ -124,26 +121,32 @@ class Emulator:
             "retry-after-ms": str(int(retry_after * 1000)),
         })
 
-    def _prompt(self, request: dict, *, needs_max_tokens: bool = True):
+    def _prompt(self, request: dict, *, needs_max_tokens: bool = True, reuse=None):
         try:
             spec = model_spec(request.get("model", "") if isinstance(request, dict) else "")
         except KeyError:
             raise ApiError(404, f"model: {request.get('model') if isinstance(request, dict) else None}") from None
         validate(request, spec, needs_max_tokens=needs_max_tokens)
-        prompt = flatten(request)
+        prompt = flatten(request, reuse)
         if prompt.total > spec.context_window:
             raise bad_request(f"prompt is too long: {prompt.total} tokens > {spec.context_window} maximum")
         return spec, prompt
 
-    def _count_tokens(self, request: dict) -> dict:
-        _, prompt = self._prompt(request, needs_max_tokens=False)
+    def _count_tokens(self, body: bytes) -> dict:
+        _, prompt = self._prompt(_json(body), needs_max_tokens=False)
         return {"input_tokens": prompt.total}
 
-    def _messages(self, request: dict) -> dict:
-        if request.get("stream"):
-            raise bad_request("stream: the offline emulator answers non-streaming requests only")
-        spec, prompt = self._prompt(request)
+    def _messages(self, body: bytes) -> dict:
         with self._lock:
+            try:
+                parsed, earlier, shared = self._bodies.parse(body)
+            except ValueError as e:
+                raise bad_request(f"request body is not valid JSON: {e}") from None
+            request = parsed.request
+            if isinstance(request, dict) and request.get("stream"):
+                raise bad_request("stream: the offline emulator answers non-streaming requests only")
+            spec, prompt = self._prompt(request, reuse=(earlier.prompt, shared) if earlier and earlier.prompt else None)
+            parsed.prompt = prompt
             outcome = self.cache.apply(prompt, spec.min_cacheable_tokens, self.clock())
             self._ids += 1
             message_id = f"msg_emu_{self._ids:020d}"
@@ -155,17 +158,21 @@ class Emulator:
                     reason = cache_miss_reason(self._fingerprints.get(previous_id), current, outcome.read)
                     diagnostics = {"cache_miss_reason": reason} if reason else None
             self._fingerprints[message_id] = current
+            if len(self._fingerprints) > 10_000:  # the API keeps them for a while, not forever
+                del self._fingerprints[next(iter(self._fingerprints))]
 
-        # Behaviour runs after accounting, on a private copy: it cannot change what was billed.
+        # Behaviour runs after accounting is complete, so a policy cannot change what was billed.
+        # Policies treat the request as read-only: its messages are shared with later parses.
+        model, max_tokens = request["model"], request["max_tokens"]
         try:
-            turn = Turn.of(self.policy(copy.deepcopy(request)))
+            turn = Turn.of(self.policy(request))
         except Exception as e:  # a broken policy is a server-side bug: say so, don't retry
             raise ApiError(500, f"policy failed: {type(e).__name__}: {e}", {"x-should-retry": "false"}) from None
         content = [self._complete_block(b) for b in turn.content]
         output_tokens = sum(estimate_tokens(render_block(b)) for b in content) if content else 1
         stop_reason = turn.stop_reason or ("tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn")
-        if output_tokens > request["max_tokens"]:
-            output_tokens, stop_reason = request["max_tokens"], "max_tokens"
+        if output_tokens > max_tokens:
+            output_tokens, stop_reason = max_tokens, "max_tokens"
 
         usage = {
             "input_tokens": outcome.uncached,
@@ -179,7 +186,7 @@ class Emulator:
         with self._lock:
             self.calls.append(CallRecord.from_usage(usage, spec.id))
         return {
-            "id": message_id, "type": "message", "role": "assistant", "model": request["model"],
+            "id": message_id, "type": "message", "role": "assistant", "model": model,
             "content": content, "stop_reason": stop_reason, "stop_sequence": None,
             "usage": usage, "diagnostics": diagnostics,
         }
@@ -188,3 +195,10 @@ class Emulator:
         if block.get("type") == "tool_use" and not block.get("id"):
             return {**block, "id": f"toolu_emu_{self._next_id():06d}"}
         return block
+
+
+def _json(body: bytes) -> Any:
+    try:
+        return json.loads(body)
+    except ValueError as e:
+        raise bad_request(f"request body is not valid JSON: {e}") from None

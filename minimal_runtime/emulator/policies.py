@@ -1,6 +1,7 @@
 """Behaviour: what the emulated model answers. A *simulation*, never a property of Claude.
 
-A policy is any callable from the request (a Messages API dict, a private copy) to a ``Turn``.
+A policy is any callable from the request (a Messages API dict, to be treated as read-only) to a
+``Turn``.
 It decides the content blocks only; the emulator does all accounting before the policy runs and
 never lets the policy see or touch it.
 """
