@@ -1,0 +1,177 @@
+"""The agent loop: durable history, an ephemeral batch per call, hooks around every step.
+
+    messages   the durable history, append-only; only a completed turn is ever appended
+    ephemeral  the batch for the next call; drained by the call, whatever happens to it
+
+A step makes one model call with ``messages + batch`` (laid out by ``layout``), runs the tools the
+model asked for, and appends the assistant turn and its tool results to the history together. A
+run ends on a final answer, at the step limit, or on an API error that the SDK's own retries did
+not get past; in every case the history holds exactly the completed turns, and the store (if any)
+holds the same, so a run killed between two steps resumes where it was.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any, Iterable, Literal
+
+import anthropic
+from pydantic import BaseModel
+
+from . import Layout, Tool
+from .context import CallParts, EphemeralQueue, tail_layout
+from .cost import CallRecord
+from .display import CallView
+from .hooks import HookEvent, HookRegistry, Point
+from .messages import assistant_message, text_block, text_of, tool_uses, user
+from .models import model_spec
+from .store import RunStore
+from .tools import ToolBox
+
+log = logging.getLogger(__name__)
+
+
+class RunResult(BaseModel):
+    status: Literal["done", "max_steps", "error"]
+    final_text: str = ""
+    steps: int = 0
+    error: str | None = None
+
+
+class Agent:
+    def __init__(
+        self,
+        client: anthropic.Anthropic,
+        *,
+        model: str,
+        system: str | list[dict] = "",
+        tools: Iterable[Tool] = (),
+        hooks: HookRegistry | None = None,
+        store: RunStore | None = None,
+        layout: Layout = tail_layout,
+        max_steps: int = 50,
+        max_tokens: int = 4096,
+        tool_choice: dict | None = None,
+        name: str = "agent",
+    ):
+        self.client, self.model, self.name = client, model, name
+        self.system = [text_block(system)] if isinstance(system, str) and system else list(system or [])
+        self.toolbox = ToolBox(tools)
+        self.hooks = hooks or HookRegistry()
+        self.store, self.layout = store, layout
+        self.max_steps, self.max_tokens, self.tool_choice = max_steps, max_tokens, tool_choice
+        try:  # unknown models (a local server) get the safe choice: no trailing assistant message
+            self.prefill_ok = model_spec(model).supports_prefill
+        except KeyError:
+            self.prefill_ok = False
+
+        self.messages: list[dict] = []
+        self.ephemeral = EphemeralQueue()
+        self.calls: list[CallRecord] = []
+        self.last_call: CallView | None = None
+        self.active = False
+        self._steering: list[str] = []
+        self._lock = threading.Lock()
+        self._previous_len: int | None = None
+        if store is not None:
+            saved = store.load()
+            self.messages, self.calls = saved.messages, saved.calls
+
+    # -- the two ways in from outside -------------------------------------------------------------
+
+    def inject_ephemeral(self, source: str, text: str) -> None:
+        """Add to the next call's batch only. It never reaches ``messages`` or the store."""
+        self.ephemeral.inject(source, text)
+
+    def steer(self, text: str) -> bool:
+        """Queue a user message for the durable history, applied before the next call.
+        Returns False when no run is active (the caller answers 409)."""
+        with self._lock:
+            if not self.active:
+                return False
+            self._steering.append(text)
+            return True
+
+    # -- the loop ---------------------------------------------------------------------------------
+
+    def run(self, task: str | None = None) -> RunResult:
+        """Run until a final answer or ``max_steps``. With ``task``, it starts a new user message;
+        without, it resumes the history as it stands (after a crash, say)."""
+        with self._lock:
+            self.active = True
+        try:
+            if task is not None:
+                self._append([user(task)])
+                self.hooks.run(Point.START, HookEvent(Point.START, self))
+            for step in range(1, self.max_steps + 1):
+                outcome = self._step()
+                if isinstance(outcome, RunResult):
+                    outcome.steps = step
+                    return self._finish(outcome)
+            return self._finish(RunResult(status="max_steps", steps=self.max_steps,
+                                          final_text=text_of(self.messages[-1]) if self.messages else ""))
+        finally:
+            with self._lock:
+                self.active = False
+
+    def _step(self) -> RunResult | None:
+        self._apply_steering()
+        self.hooks.run(Point.PRE_LLM_CALL, HookEvent(Point.PRE_LLM_CALL, self))
+        batch = self.ephemeral.drain()  # cleared by this call whatever happens to it
+        parts = CallParts(system=self.system, tools=self.toolbox.definitions, durable=self.messages, batch=batch,
+                          prefill_ok=self.prefill_ok, previous_durable_len=self._previous_len,
+                          tool_choice=self.tool_choice)
+        request = self.layout(parts)
+        try:
+            response = self.client.messages.create(model=self.model, max_tokens=self.max_tokens, **request)
+        except anthropic.APIError as e:
+            # The SDK has already retried what is retryable (429, 529, 5xx). Stop cleanly: the
+            # history holds every completed turn and the run can be resumed.
+            self.hooks.run(Point.ERROR, HookEvent(Point.ERROR, self, error=e))
+            return RunResult(status="error", error=f"{type(e).__name__}: {e}")
+        self._previous_len = len(self.messages)
+
+        record = CallRecord.from_usage(response.usage, self.model)
+        self.calls.append(record)
+        if self.store is not None:
+            self.store.append_call(record)
+        self.last_call = CallView(request=request, usage=record, batch_size=len(batch), durable_len=len(self.messages))
+        self.hooks.run(Point.POST_LLM_CALL, HookEvent(Point.POST_LLM_CALL, self, response=response))
+
+        reply = assistant_message(response.content)
+        calls = tool_uses(reply)
+        if not calls:
+            if reply["content"]:
+                self._append([reply])
+            return RunResult(status="done", final_text=text_of(reply) if reply["content"] else "")
+        results = [self._run_tool(call) for call in calls]
+        self._append([reply, {"role": "user", "content": results}])
+        return None
+
+    def _run_tool(self, call: dict) -> dict:
+        self.hooks.run(Point.PRE_TOOL_CALL, HookEvent(Point.PRE_TOOL_CALL, self, tool_call=call))
+        result = self.toolbox.call(call)
+        if self.store is not None:
+            self.store.append_tool_output(call["id"], result["content"])
+        self.hooks.run(Point.POST_TOOL_CALL, HookEvent(Point.POST_TOOL_CALL, self, tool_call=call, tool_result=result))
+        return result
+
+    def _apply_steering(self) -> None:
+        with self._lock:
+            pending, self._steering = self._steering, []
+        for text in pending:
+            self._append([user(text)])
+
+    def _append(self, turn: list[dict]) -> None:
+        """Append one completed turn to the history, and to the store first."""
+        if self.store is not None:
+            self.store.append_turn(turn)
+        self.messages.extend(turn)
+
+    def _finish(self, result: RunResult) -> RunResult:
+        if result.status == "done":
+            self.hooks.run(Point.FINISHED, HookEvent(Point.FINISHED, self))
+        if self.store is not None:
+            self.store.set_status(result.status)
+        return result

@@ -1,0 +1,80 @@
+"""Lifecycle hooks: where the batch gets filled.
+
+Hooks at a point run in registration order, and each appends to the ephemeral queue, so
+registration order is the order the model reads the batch. A hook that raises is logged, recorded
+and skipped: a missing note is a far better failure than a dead run. A hook may carry a condition
+(``when``) saying when it applies at all; a condition that raises counts as the hook failing.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING, Any, Callable
+
+from pydantic import BaseModel
+
+if TYPE_CHECKING:
+    from . import Hook
+    from .agent import Agent
+
+log = logging.getLogger(__name__)
+
+
+class Point(str, Enum):
+    START = "start"                    # once, before the first call on a new user message
+    PRE_LLM_CALL = "pre_llm_call"      # before every model call: the place to inject
+    POST_LLM_CALL = "post_llm_call"    # after every model call, with the response
+    PRE_TOOL_CALL = "pre_tool_call"
+    POST_TOOL_CALL = "post_tool_call"
+    FINISHED = "finished"
+    ERROR = "error"
+
+
+@dataclass
+class HookEvent:
+    """What a hook sees. ``agent`` is the live agent (read its state, inject into its batch)."""
+
+    point: Point
+    agent: "Agent"
+    response: Any = None        # POST_LLM_CALL: the SDK Message
+    tool_call: dict | None = None   # PRE/POST_TOOL_CALL: the tool_use block
+    tool_result: dict | None = None  # POST_TOOL_CALL: the tool_result block
+    error: BaseException | None = None  # ERROR
+
+
+class HookFailure(BaseModel):
+    point: Point
+    hook: str
+    error: str
+
+
+@dataclass
+class _Registration:
+    hook: "Hook"
+    when: Callable[[HookEvent], bool] | None
+    name: str
+
+
+@dataclass
+class HookRegistry:
+    _hooks: dict[Point, list[_Registration]] = field(default_factory=dict)
+    failures: list[HookFailure] = field(default_factory=list)
+
+    def register(self, point: Point, hook: "Hook", *, when: Callable[[HookEvent], bool] | None = None,
+                 name: str | None = None) -> None:
+        name = name or getattr(hook, "__name__", type(hook).__name__)
+        self._hooks.setdefault(Point(point), []).append(_Registration(hook, when, name))
+
+    def run(self, point: Point, event: HookEvent) -> None:
+        for reg in self._hooks.get(Point(point), []):
+            try:
+                if reg.when is None or reg.when(event):
+                    reg.hook(event)
+            except Exception as e:  # isolation: log, remember, go on with the next hook
+                log.warning("hook %s failed at %s: %s: %s", reg.name, point.value, type(e).__name__, e)
+                self.failures.append(HookFailure(point=point, hook=reg.name, error=f"{type(e).__name__}: {e}"))
+
+    def names(self, point: Point) -> list[str]:
+        return [reg.name for reg in self._hooks.get(Point(point), [])]

@@ -1,0 +1,43 @@
+"""Helpers for Messages API dicts. Deterministic: no timestamps, stable key order."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable
+
+
+def text_block(text: str) -> dict:
+    return {"type": "text", "text": text}
+
+
+def tool_result_block(tool_use_id: str, content: str, is_error: bool = False) -> dict:
+    block = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
+    if is_error:
+        block["is_error"] = True
+    return block
+
+
+def user(content: str | list[dict]) -> dict:
+    return {"role": "user", "content": [text_block(content)] if isinstance(content, str) else content}
+
+
+def assistant_message(content: Iterable[Any]) -> dict:
+    """The response's content as a durable assistant message (SDK blocks or dicts)."""
+    blocks = [b.to_dict() if hasattr(b, "to_dict") else dict(b) for b in content]
+    return {"role": "assistant", "content": blocks}
+
+
+def tool_uses(message: dict) -> list[dict]:
+    return [b for b in message["content"] if b.get("type") == "tool_use"]
+
+
+def text_of(message: dict) -> str:
+    content = message["content"]
+    if isinstance(content, str):
+        return content
+    return "\n".join(b["text"] for b in content if b.get("type") == "text")
+
+
+def dumps(value: Any) -> str:
+    """The one serialization for anything the runtime writes: the same value, the same bytes."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)

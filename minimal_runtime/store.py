@@ -1,0 +1,84 @@
+"""The durable run record: what survives a crash.
+
+One JSON line per event in ``events.jsonl``: a completed turn (the messages it appended to the
+history), a call's usage, a tool's raw output, a status change. A line is written whole with one
+``write`` and flushed to disk before the run goes on, so a kill between any two steps leaves a file
+that ends on a complete line; a kill in the middle of a write leaves a torn last line, which
+opening the store cuts off. Ephemeral content (the batch) is never written here: the store only
+accepts turns of the durable history.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from .cost import CallRecord
+from .messages import dumps
+
+
+class StoredRun(BaseModel):
+    messages: list[dict] = Field(default_factory=list)
+    calls: list[CallRecord] = Field(default_factory=list)
+    tool_outputs: dict[str, str] = Field(default_factory=dict)
+    status: str = "new"
+
+
+class RunStore:
+    def __init__(self, directory: str | Path):
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.path = self.directory / "events.jsonl"
+        self._repair()
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+
+    def _repair(self) -> None:
+        """Cut a torn last line left by a kill in the middle of a write."""
+        if not self.path.exists():
+            return
+        data = self.path.read_bytes()
+        good = data.rfind(b"\n") + 1
+        if good < len(data):
+            with open(self.path, "r+b") as f:
+                f.truncate(good)
+
+    def _write(self, event: dict[str, Any]) -> None:
+        os.write(self._fd, (dumps(event) + "\n").encode())
+        os.fsync(self._fd)
+
+    def append_turn(self, messages: list[dict]) -> None:
+        """A completed turn: the messages it adds to the history, all or nothing."""
+        self._write({"type": "turn", "messages": messages})
+
+    def append_call(self, record: CallRecord) -> None:
+        self._write({"type": "call", **record.model_dump()})
+
+    def append_tool_output(self, tool_use_id: str, raw: str) -> None:
+        self._write({"type": "tool_output", "tool_use_id": tool_use_id, "raw": raw})
+
+    def set_status(self, status: str) -> None:
+        self._write({"type": "status", "status": status})
+
+    def load(self) -> StoredRun:
+        run = StoredRun()
+        if not self.path.exists():
+            return run
+        for line in self.path.read_text(encoding="utf-8").splitlines():
+            event = json.loads(line)
+            kind = event.pop("type")
+            if kind == "turn":
+                run.messages.extend(event["messages"])
+            elif kind == "call":
+                run.calls.append(CallRecord(**event))
+            elif kind == "tool_output":
+                run.tool_outputs[event["tool_use_id"]] = event["raw"]
+            elif kind == "status":
+                run.status = event["status"]
+        return run
+
+    def close(self) -> None:
+        os.close(self._fd)

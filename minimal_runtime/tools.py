@@ -1,0 +1,73 @@
+"""Tools: a fixed list for the whole run, with availability masked, never edited.
+
+Tool definitions sit at the very front of the prompt, so changing the list invalidates every cached
+token after it. Instead the list stays fixed and a tool that should not be used now is *masked*: a
+call to it is refused with an error result (the model learns from it, and it stays in the history
+like every other failed call). ``tool_choice`` can force or forbid tools too, but a change to it
+invalidates the messages cache, so it is a deliberate, occasional lever.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable, Iterable
+
+from pydantic import BaseModel, ValidationError
+
+from . import Tool
+from .messages import tool_result_block
+
+
+class ToolOutput(BaseModel):
+    content: str
+    is_error: bool = False
+
+
+class FunctionTool:
+    """A tool from a function taking one pydantic model: the model is the input schema."""
+
+    def __init__(self, name: str, description: str, input_model: type[BaseModel], fn: Callable[[Any], str]):
+        self.name, self.description, self.input_model, self.fn = name, description, input_model, fn
+
+    def definition(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "input_schema": self.input_model.model_json_schema()}
+
+    def run(self, raw_input: dict[str, Any]) -> ToolOutput:
+        try:
+            args = self.input_model.model_validate(raw_input)
+        except ValidationError as e:
+            problems = "; ".join(f"{'.'.join(map(str, err['loc'])) or 'input'}: {err['msg']}" for err in e.errors())
+            return ToolOutput(content=f"Invalid input for {self.name}: {problems}", is_error=True)
+        try:
+            return ToolOutput(content=self.fn(args))
+        except Exception as e:  # a failing tool is an observation, not a crash
+            return ToolOutput(content=f"{self.name} failed: {type(e).__name__}: {e}", is_error=True)
+
+
+class ToolBox:
+    """The run's tools. ``definitions`` never change; ``mask`` decides what may run now."""
+
+    def __init__(self, tools: Iterable[Tool]):
+        self.tools = {t.name: t for t in tools}
+        self.definitions = [t.definition() for t in self.tools.values()]  # computed once: stable bytes
+        self.masked: set[str] = set()
+        self._lock = threading.Lock()
+
+    def mask(self, *names: str) -> None:
+        with self._lock:
+            self.masked |= set(names)
+
+    def unmask(self, *names: str) -> None:
+        with self._lock:
+            self.masked -= set(names)
+
+    def call(self, tool_use: dict) -> dict:
+        """Run one tool_use block; always returns a tool_result block."""
+        name, tool_id = tool_use.get("name"), tool_use["id"]
+        tool = self.tools.get(name)
+        if tool is None:
+            return tool_result_block(tool_id, f"Unknown tool {name!r}. Available: {', '.join(self.tools)}.", True)
+        if name in self.masked:
+            return tool_result_block(tool_id, f"Tool {name!r} is not available at this point of the task.", True)
+        output = tool.run(tool_use.get("input") or {})
+        return tool_result_block(tool_id, output.content, output.is_error)
