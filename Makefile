@@ -12,8 +12,13 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[course]'
 	touch $(STAMP)
 
-test: $(STAMP)  ## every chapter suite against the solutions, then the notebooks under nbval
+test: $(STAMP)  ## every suite against the solutions; each chapter suite must fail on the stubs; notebooks
 	$(BIN)/python -m pytest -q -n auto
+	@for suite in tests/ch*/; do \
+	  if $(BIN)/python -m pytest -q -x -p no:randomly --impl exercises $$suite >/dev/null 2>&1; then \
+	    echo "$$suite passes against the untouched exercise stubs: its tests are vacuous"; exit 1; \
+	  else echo "$$suite fails against the exercise stubs, as it should"; fi; \
+	done
 
 demo: $(STAMP)  ## the running example, offline unless ANTHROPIC_API_KEY is set
 	$(BIN)/python -m minimal_runtime demo

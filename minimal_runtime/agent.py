@@ -53,6 +53,7 @@ class Agent:
         max_steps: int = 50,
         max_tokens: int = 4096,
         tool_choice: dict | None = None,
+        ephemeral: EphemeralQueue | None = None,
         name: str = "agent",
     ):
         self.client, self.model, self.name = client, model, name
@@ -67,7 +68,7 @@ class Agent:
             self.prefill_ok = False
 
         self.messages: list[dict] = []
-        self.ephemeral = EphemeralQueue()
+        self.ephemeral = ephemeral if ephemeral is not None else EphemeralQueue()
         self.calls: list[CallRecord] = []
         self.last_call: CallView | None = None
         self.active = False

@@ -39,5 +39,10 @@ def text_of(message: dict) -> str:
 
 
 def dumps(value: Any) -> str:
-    """The one serialization for anything the runtime writes: the same value, the same bytes."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    """The one serialization for anything the runtime writes: the same value, the same bytes.
+
+    Key order is kept as it is, never sorted: a tool call's ``input`` is rendered into the prompt
+    in its own key order, so a history stored with sorted keys and loaded back would no longer be
+    byte-identical to what the provider cached (a resumed run would miss the cache, and the model
+    would see its own past calls rewritten)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))

@@ -15,6 +15,7 @@ share it.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import threading
 import time
@@ -168,7 +169,8 @@ class Emulator:
             turn = Turn.of(self.policy(request))
         except Exception as e:  # a broken policy is a server-side bug: say so, don't retry
             raise ApiError(500, f"policy failed: {type(e).__name__}: {e}", {"x-should-retry": "false"}) from None
-        content = [self._complete_block(b) for b in turn.content]
+        last = prompt.digests[-1] if prompt.digests else b""
+        content = [self._complete_block(b, last, k) for k, b in enumerate(turn.content)]
         output_tokens = sum(estimate_tokens(render_block(b)) for b in content) if content else 1
         stop_reason = turn.stop_reason or ("tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn")
         if output_tokens > max_tokens:
@@ -191,9 +193,12 @@ class Emulator:
             "usage": usage, "diagnostics": diagnostics,
         }
 
-    def _complete_block(self, block: dict) -> dict:
+    @staticmethod
+    def _complete_block(block: dict, prompt_digest: bytes, index: int) -> dict:
+        """Give a tool_use an id if the policy did not: derived from the prompt, so it is unique
+        within a conversation and the same when a resumed run repeats a request."""
         if block.get("type") == "tool_use" and not block.get("id"):
-            return {**block, "id": f"toolu_emu_{self._next_id():06d}"}
+            return {**block, "id": "toolu_" + hashlib.blake2b(prompt_digest + bytes([index]), digest_size=12).hexdigest()}
         return block
 
 

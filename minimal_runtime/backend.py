@@ -1,0 +1,34 @@
+"""Which model answers: the offline emulator (default) or a real Messages API.
+
+The runtime takes any ``anthropic.Anthropic`` it is given; this module is the wiring. Offline, a
+policy (a simulation) decides what the emulated model says. Online, the policy is ignored and the
+real model decides; set ``ANTHROPIC_API_KEY`` (and ``ANTHROPIC_BASE_URL`` for any other server that
+speaks the Messages API) and opt in with ``online=True`` or ``COURSE_BACKEND=api``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Callable
+
+import anthropic
+
+from .emulator import Emulator
+
+DEFAULT_MODEL = os.environ.get("COURSE_MODEL", "claude-sonnet-4-6")
+
+
+def online_requested() -> bool:
+    return os.environ.get("COURSE_BACKEND", "emulator") == "api"
+
+
+def make_client(policy: Callable | None = None, *, model: str = DEFAULT_MODEL, online: bool | None = None,
+                clock: Callable[[], float] | None = None) -> tuple[anthropic.Anthropic, Emulator | None]:
+    """A client and, offline, the emulator behind it (for its per-call records and its clock)."""
+    online = online_requested() if online is None else online
+    if online:
+        if not os.environ.get("ANTHROPIC_API_KEY"):
+            raise RuntimeError("online backend requested but ANTHROPIC_API_KEY is not set")
+        return anthropic.Anthropic(), None
+    emulator = Emulator(model=model, policy=policy, **({"clock": clock} if clock else {}))
+    return emulator.client(), emulator

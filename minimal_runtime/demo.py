@@ -1,0 +1,78 @@
+"""The running example end to end, call by call: what was injected, what the cache did, the cost.
+
+Offline (the default) the model is the emulator with a *simulated* researcher policy; with
+``ANTHROPIC_API_KEY`` set the same run goes to the real API.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from .agent import Agent
+from .backend import DEFAULT_MODEL, make_client
+from .example import SYSTEM, TASK, LongRunPolicy, SimulatedResearcher, Workspace, pricing_tools
+from .hooks import HookEvent, HookRegistry, Point
+
+
+def notes_progress(workspace: Workspace):
+    """A PRE_LLM_CALL hook: where the work stands, read fresh from the workspace every call."""
+    def hook(event: HookEvent) -> None:
+        folder = workspace.root / "notes"
+        notes = sorted(p.stem for p in folder.glob("*.md")) if folder.exists() else []
+        have = ", ".join(notes) if notes else "none yet"
+        event.agent.inject_ephemeral("progress", f"Where I stand: notes saved for {len(notes)} of 4 competitors ({have}).")
+    return hook
+
+
+def pages_progress(event: HookEvent) -> None:
+    """The long run's PRE_LLM_CALL hook: how far the reading has got."""
+    event.agent.inject_ephemeral("progress", f"Where I stand: {len(event.agent.calls)} pages read so far.")
+
+
+def run_demo(turns: int | None = None, out=sys.stdout) -> Agent:
+    online = bool(os.environ.get("ANTHROPIC_API_KEY"))
+    policy = LongRunPolicy(turns) if turns else SimulatedResearcher()
+    client, emulator = make_client(policy, model=DEFAULT_MODEL, online=online)
+    workspace = Workspace(Path(tempfile.mkdtemp(prefix="demo-")) / "workspace")
+    outbox: list[str] = []
+    hooks = HookRegistry()
+    hooks.register(Point.PRE_LLM_CALL, pages_progress if turns else notes_progress(workspace), name="progress")
+    agent = Agent(client, model=DEFAULT_MODEL, system=SYSTEM, tools=pricing_tools(workspace, outbox), hooks=hooks,
+                  max_steps=(turns or 30) + 5)
+
+    backend = "the real API" if online else "the offline emulator, SIMULATED policy"
+    print(f"model {DEFAULT_MODEL} via {backend}; workspace {workspace.root}", file=out)
+    print(f"{'call':>4}  {'injected':<10} {'cache read':>10} {'write':>7} {'uncached':>8} {'cost':>9}  action", file=out)
+
+    def show(event: HookEvent) -> None:
+        n, view = len(event.agent.calls), event.agent.last_call
+        u = view.usage
+        blocks = event.response.content
+        action = next((f"{b.name}({next(iter(b.input.values()), '')!s:.40})" for b in blocks if b.type == "tool_use"),
+                      "answer")
+        if turns and n % 50 and n != 1:  # long runs: a row every 50 calls, a progress line between
+            if out.isatty():
+                print(f"\r  ... call {n}/{turns}", end="", file=out, flush=True)
+            return
+        injected = "progress" if view.batch_size else "-"
+        print(f"\r{n:>4}  {injected:<10} {u.cache_read_input_tokens:>10,} {u.cache_creation_input_tokens:>7,} "
+              f"{u.input_tokens:>8,} {u.cost:>9.5f}  {action}", file=out)
+    hooks.register(Point.POST_LLM_CALL, show, name="show")
+
+    result = agent.run(TASK if not turns else f"Read the docs pages 0 to {turns - 1}.")
+    calls = agent.calls
+    prompt = sum(c.prompt_tokens for c in calls)
+    read = sum(c.cache_read_input_tokens for c in calls)
+    cost, uncached_cost = sum(c.cost for c in calls), sum(c.cost_without_cache for c in calls)
+    print(f"\nrun {result.status} after {len(calls)} calls: {result.final_text}", file=out)
+    print(f"cache-read share of prompt tokens: {read / prompt:.1%}", file=out)
+    print(f"total cost ${cost:.4f}; without caching ${uncached_cost:.4f} ({uncached_cost / cost:.1f}x)", file=out)
+    if outbox:
+        print("messages to the user:\n" + "\n".join(f"  > {m}" for m in outbox), file=out)
+    report = workspace.root / "report.md"
+    if report.exists():
+        print("\n" + report.read_text(), file=out)
+    return agent

@@ -1,0 +1,76 @@
+"""Chapter 02: the breakpoint on the last durable block, the batch after it, and what that buys."""
+
+from __future__ import annotations
+
+import copy
+
+from minimal_runtime.context import Injection
+from minimal_runtime.hooks import HookRegistry, Point
+from tests.support import long_agent
+
+
+def history(exchanges: int, results_per_exchange: int = 1) -> list[dict]:
+    messages = [{"role": "user", "content": [{"type": "text", "text": "task"}]}]
+    for i in range(exchanges):
+        ids = [f"toolu_{i}_{k}" for k in range(results_per_exchange)]
+        messages.append({"role": "assistant", "content": [
+            {"type": "tool_use", "id": t, "name": "fetch", "input": {"url": f"https://x.test/{t}"}} for t in ids]})
+        messages.append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": t, "content": "result"} for t in ids]})
+    return messages
+
+
+def marked(messages: list[dict]) -> list[tuple[int, int]]:
+    return [(m, i) for m, msg in enumerate(messages) for i, b in enumerate(msg["content"]) if "cache_control" in b]
+
+
+def test_breakpoint_on_the_last_durable_block_only(impl):
+    durable = history(5)
+    before = copy.deepcopy(durable)
+    out = impl.with_breakpoints(durable)
+    assert durable == before
+    assert marked(out) == [(len(durable) - 1, 0)]
+    assert out[-1]["content"][0]["cache_control"] == {"type": "ephemeral"}
+
+
+def test_previous_end_is_marked_when_beyond_the_lookback(impl):
+    durable = history(3) + history(2, results_per_exchange=6)[1:]  # 24 new blocks since message 7
+    out = impl.with_breakpoints(durable, previous_len=7)
+    assert marked(out) == [(6, 0), (len(durable) - 1, 5)]
+    near = impl.with_breakpoints(history(6), previous_len=11)  # 2 blocks since: no second marker needed
+    assert marked(near) == [(12, 0)]
+
+
+def test_system_breakpoint(impl):
+    system = [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]
+    out = impl.system_with_breakpoint(system)
+    assert "cache_control" not in system[-1]
+    assert out[-1] == {"type": "text", "text": "b", "cache_control": {"type": "ephemeral"}} and out[0] == system[0]
+    assert impl.system_with_breakpoint([]) == []
+
+
+def test_tail_layout_puts_the_batch_after_every_breakpoint(impl):
+    parts = impl.CallParts(system=[{"type": "text", "text": "sys"}], tools=[{"name": "fetch", "input_schema": {}}],
+                           durable=history(4), batch=[Injection(source="plan", text="I am on phase 2.")],
+                           tool_choice={"type": "auto"})
+    request = impl.tail_layout(parts)
+    assert request["tools"] == parts.tools and request["tool_choice"] == {"type": "auto"}
+    assert "cache_control" in request["system"][-1]
+    blocks = [b for m in request["messages"] for b in m["content"]]
+    last_breakpoint = max(i for i, b in enumerate(blocks) if "cache_control" in b)
+    batch_at = next(i for i, b in enumerate(blocks) if b.get("text", "").startswith("<!-- plan -->"))
+    assert batch_at > last_breakpoint
+    assert "cache_control" not in blocks[batch_at]
+
+
+def test_a_long_run_reads_the_whole_previous_prompt_every_call(impl, tmp_path):
+    """Through the emulator: with the tail layout, call n reads everything call n-1 cached."""
+    hooks = HookRegistry()
+    hooks.register(Point.PRE_LLM_CALL, lambda e: e.agent.inject_ephemeral("progress", f"{len(e.agent.calls)} done"))
+    agent, emu = long_agent(tmp_path, turns=60, hooks=hooks, layout=impl.tail_layout)
+    assert agent.run("Read the pages.").status == "done"
+    calls = agent.calls
+    for before, after in zip(calls[1:], calls[2:]):
+        assert after.cache_read_input_tokens == before.cache_read_input_tokens + before.cache_creation_input_tokens
+    share = sum(c.cache_read_input_tokens for c in calls) / sum(c.prompt_tokens for c in calls)
+    assert share > 0.95

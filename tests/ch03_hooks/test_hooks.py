@@ -1,0 +1,88 @@
+"""Chapter 03: hooks run in registration order, can be conditional, and never end the run."""
+
+from __future__ import annotations
+
+import pytest
+
+from minimal_runtime.hooks import HookEvent
+from tests.support import TASK, pricing_agent
+
+
+def event(impl, point):
+    return impl.HookEvent(point=point, agent=None)
+
+
+def test_hooks_run_in_registration_order(impl):
+    registry, order = impl.HookRegistry(), []
+    for name in ("policy", "discipline", "plan", "budget"):
+        registry.register(impl.Point.PRE_LLM_CALL, lambda e, n=name: order.append(n), name=name)
+    registry.run(impl.Point.PRE_LLM_CALL, event(impl, impl.Point.PRE_LLM_CALL))
+    assert order == ["policy", "discipline", "plan", "budget"]
+    assert registry.names(impl.Point.PRE_LLM_CALL) == order
+    assert registry.names(impl.Point.FINISHED) == []
+
+
+def test_a_raising_hook_is_recorded_and_skipped(impl):
+    registry, ran = impl.HookRegistry(), []
+
+    def broken(e):
+        raise ValueError("boom")
+    registry.register(impl.Point.POST_TOOL_CALL, broken)
+    registry.register(impl.Point.POST_TOOL_CALL, lambda e: ran.append("after"), name="after")
+    registry.run(impl.Point.POST_TOOL_CALL, event(impl, impl.Point.POST_TOOL_CALL))
+    assert ran == ["after"]
+    assert [(f.point, f.hook, f.error) for f in registry.failures] == [(impl.Point.POST_TOOL_CALL, "broken", "ValueError: boom")]
+
+
+def test_conditions_decide_whether_a_hook_runs(impl):
+    registry, ran = impl.HookRegistry(), []
+    state = {"plan": None}
+    registry.register(impl.Point.PRE_LLM_CALL, lambda e: ran.append("discipline"), when=lambda e: state["plan"] is None,
+                      name="discipline")
+    registry.register(impl.Point.PRE_LLM_CALL, lambda e: ran.append("plan"), when=lambda e: state["plan"] is not None,
+                      name="plan")
+    registry.run(impl.Point.PRE_LLM_CALL, event(impl, impl.Point.PRE_LLM_CALL))
+    state["plan"] = "a plan"
+    registry.run(impl.Point.PRE_LLM_CALL, event(impl, impl.Point.PRE_LLM_CALL))
+    assert ran == ["discipline", "plan"]
+
+
+def test_a_raising_condition_counts_as_a_failure(impl):
+    registry, ran = impl.HookRegistry(), []
+    registry.register(impl.Point.START, lambda e: ran.append("x"), when=lambda e: 1 / 0, name="x")
+    registry.run(impl.Point.START, event(impl, impl.Point.START))
+    assert ran == [] and registry.failures[0].error.startswith("ZeroDivisionError")
+
+
+@pytest.mark.parametrize("point", ["START", "PRE_LLM_CALL", "POST_LLM_CALL", "PRE_TOOL_CALL", "POST_TOOL_CALL", "FINISHED"])
+def test_a_raising_hook_at_any_point_leaves_the_run_finishing(impl, tmp_path, point):
+    registry = impl.HookRegistry()
+
+    def explode(e: HookEvent) -> None:
+        raise RuntimeError(f"hook failure at {point}")
+    registry.register(getattr(impl.Point, point), explode)
+    agent, _, outbox = pricing_agent(tmp_path, hooks=registry)
+    result = agent.run(TASK)
+    assert result.status == "done" and len(outbox) == 2
+    assert registry.failures and all(f.hook == "explode" for f in registry.failures)
+
+
+def test_a_raising_error_hook_still_stops_cleanly(impl, tmp_path):
+    registry = impl.HookRegistry()
+    registry.register(impl.Point.ERROR, lambda e: 1 / 0, name="bad_error_hook")
+    agent, emu, _ = pricing_agent(tmp_path, hooks=registry)
+    emu.inject_fault(529, count=10)
+    result = agent.run(TASK)
+    assert result.status == "error" and "Overloaded" in result.error
+    assert registry.failures[0].hook == "bad_error_hook"
+    assert agent.messages == [agent.messages[0]]  # only the task: nothing half-done was appended
+
+
+def test_the_batch_order_is_the_registration_order(impl, tmp_path):
+    registry = impl.HookRegistry()
+    for source in ("policy", "plan", "budget"):
+        registry.register(impl.Point.PRE_LLM_CALL, lambda e, s=source: e.agent.inject_ephemeral(s, f"{s} note"), name=source)
+    agent, _, _ = pricing_agent(tmp_path, hooks=registry)
+    agent.run(TASK)
+    tail = agent.last_call.request["messages"][-1]["content"]
+    assert [b["text"].split("\n")[0] for b in tail[-3:]] == ["<!-- policy -->", "<!-- plan -->", "<!-- budget -->"]

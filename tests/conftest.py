@@ -1,0 +1,26 @@
+"""The course switch: ``--impl exercises|solutions`` (default solutions, or ``COURSE_IMPL``).
+
+A chapter suite lives in ``tests/chNN_topic/`` and gets the chosen implementation of
+``chNN_topic`` through the ``impl`` fixture.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from pathlib import Path
+
+import pytest
+
+
+def pytest_addoption(parser):
+    parser.addoption("--impl", default=os.environ.get("COURSE_IMPL", "solutions"), choices=["exercises", "solutions"],
+                     help="which implementation the chapter suites test")
+
+
+@pytest.fixture
+def impl(request):
+    chapter = Path(request.node.fspath).parent.name
+    if not chapter.startswith("ch"):
+        raise RuntimeError(f"the impl fixture is for chapter suites, not {chapter}")
+    return importlib.import_module(f"{request.config.getoption('--impl')}.{chapter}")

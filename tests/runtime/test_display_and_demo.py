@@ -1,0 +1,34 @@
+"""A call displays itself in Jupyter; the demo runs offline end to end."""
+
+from __future__ import annotations
+
+import io
+
+from minimal_runtime.demo import run_demo
+from minimal_runtime.hooks import HookRegistry, Point
+from tests.support import TASK, pricing_agent
+
+
+def test_call_view_tells_the_regions_apart(tmp_path):
+    hooks = HookRegistry()
+    hooks.register(Point.PRE_LLM_CALL, lambda e: e.agent.inject_ephemeral("plan", "I am on phase 2 of 4."))
+    agent, _, _ = pricing_agent(tmp_path, hooks=hooks)
+    agent.run(TASK)
+    view = agent.last_call
+    regions = [region for region, _, _ in view.rows()]
+    assert regions[-1] == "batch" and "breakpoint" in regions
+    assert regions.index("batch") > max(i for i, r in enumerate(regions) if r == "breakpoint")
+    page = view._repr_html_()
+    assert "&lt;!-- plan --&gt;" in page and "cache read" in page and f"${view.usage.cost:.4f}" in page
+    assert "read" in str(view) and "batch 1" in str(view)
+
+
+def test_demo_runs_offline_and_summarises(monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    out = io.StringIO()
+    agent = run_demo(out=out)
+    text = out.getvalue()
+    assert "SIMULATED" in text and "run done after 14 calls" in text
+    assert "cache-read share of prompt tokens" in text and "without caching" in text
+    assert "| Initech | Business | $45 |" in text
+    assert len(agent.calls) == 14

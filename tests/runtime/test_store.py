@@ -1,0 +1,77 @@
+"""The durable store: a run killed between any two steps resumes with no turn lost or duplicated."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from minimal_runtime.messages import dumps
+from minimal_runtime.store import RunStore
+from tests.support import TASK, pricing_agent
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# A child process runs the example with a store and kills itself (SIGKILL: no cleanup, no flush)
+# at a chosen point of a chosen step.
+CHILD = textwrap.dedent("""
+    import os, signal, sys
+    from pathlib import Path
+    from minimal_runtime.store import RunStore
+    from tests.support import TASK, pricing_agent
+    run_dir, point, step = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+    agent, emu, _ = pricing_agent(run_dir, store=RunStore(run_dir / "run"))
+    def die(event):
+        if len(event.agent.calls) + (point == "pre_llm_call") == step:
+            os.kill(os.getpid(), signal.SIGKILL)
+    agent.hooks.register(point, die)
+    agent.run(TASK)
+""")
+
+
+def reference_history(tmp_path: Path) -> list[dict]:
+    agent, _, _ = pricing_agent(tmp_path / "reference")
+    agent.run(TASK)
+    return agent.messages
+
+
+@pytest.mark.parametrize("point", ["pre_llm_call", "post_llm_call"])
+@pytest.mark.parametrize("step", [1, 2, 7, 13, 14])
+def test_kill_and_resume_loses_and_duplicates_nothing(tmp_path, point, step):
+    child = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path), point, str(step)], cwd=ROOT,
+                           capture_output=True, text=True, timeout=120)
+    assert child.returncode == -9, child.stderr  # it really was killed
+    store = RunStore(tmp_path / "run")
+    saved = store.load()
+    assert saved.status == "new"  # killed: never reached a final status
+
+    agent, _, _ = pricing_agent(tmp_path, store=store)  # same workspace, same store
+    assert agent.messages == saved.messages
+    result = agent.run()  # resume: no new task, continue the history as it stands
+    assert result.status == "done"
+    assert dumps(agent.messages) == dumps(reference_history(tmp_path))
+    assert dumps(RunStore(tmp_path / "run").load().messages) == dumps(agent.messages)
+
+
+def test_a_torn_last_line_is_cut_on_open(tmp_path):
+    store = RunStore(tmp_path)
+    store.append_turn([{"role": "user", "content": [{"type": "text", "text": "hello"}]}])
+    store.close()
+    with open(tmp_path / "events.jsonl", "ab") as f:
+        f.write(b'{"type":"turn","messages":[{"role":"assis')  # a write cut short by a kill
+    reopened = RunStore(tmp_path)
+    assert len(reopened.load().messages) == 1
+    reopened.append_turn([{"role": "assistant", "content": [{"type": "text", "text": "hi"}]}])
+    assert [m["role"] for m in RunStore(tmp_path).load().messages] == ["user", "assistant"]
+
+
+def test_store_records_calls_and_raw_tool_outputs(tmp_path):
+    agent, _, _ = pricing_agent(tmp_path, store=RunStore(tmp_path / "run"))
+    agent.run(TASK)
+    saved = RunStore(tmp_path / "run").load()
+    assert saved.status == "done" and saved.messages == agent.messages
+    assert saved.calls == agent.calls
+    assert any("404" in raw for raw in saved.tool_outputs.values())
