@@ -19,6 +19,7 @@ test: $(STAMP)  ## every suite against the solutions; each chapter suite must fa
 	    echo "$$suite passes against the untouched exercise stubs: its tests are vacuous"; exit 1; \
 	  else echo "$$suite fails against the exercise stubs, as it should"; fi; \
 	done
+	$(BIN)/python -m pytest -q --nbval-lax --nbval-current-env chapters/
 
 demo: $(STAMP)  ## the running example, offline unless ANTHROPIC_API_KEY is set
 	$(BIN)/python -m minimal_runtime demo

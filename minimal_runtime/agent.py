@@ -130,7 +130,7 @@ class Agent:
             # The SDK has already retried what is retryable (429, 529, 5xx). Stop cleanly: the
             # history holds every completed turn and the run can be resumed.
             self.hooks.run(Point.ERROR, HookEvent(Point.ERROR, self, error=e))
-            return RunResult(status="error", error=f"{type(e).__name__}: {e}")
+            return RunResult(status="error", error=_describe(e))
         self._previous_len = len(self.messages)
 
         record = CallRecord.from_usage(response.usage, self.model)
@@ -176,3 +176,11 @@ class Agent:
         if self.store is not None:
             self.store.set_status(result.status)
         return result
+
+
+def _describe(error: anthropic.APIError) -> str:
+    """``BadRequestError 400: prompt is too long: ...``: the API's own message when it sent one."""
+    body = getattr(error, "body", None)
+    message = body.get("error", {}).get("message") if isinstance(body, dict) else None
+    status = getattr(error, "status_code", None)
+    return f"{type(error).__name__}{f' {status}' if status else ''}: {message or error}"

@@ -12,8 +12,8 @@ import tempfile
 from pathlib import Path
 
 from .agent import Agent
-from .backend import DEFAULT_MODEL, make_client
-from .example import SYSTEM, TASK, LongRunPolicy, SimulatedResearcher, Workspace, pricing_tools
+from .backend import DEFAULT_MODEL
+from .example import TASK, LongRunPolicy, SimulatedResearcher, Workspace, pricing_agent
 from .hooks import HookEvent, HookRegistry, Point
 
 
@@ -35,13 +35,11 @@ def pages_progress(event: HookEvent) -> None:
 def run_demo(turns: int | None = None, out=sys.stdout) -> Agent:
     online = bool(os.environ.get("ANTHROPIC_API_KEY"))
     policy = LongRunPolicy(turns) if turns else SimulatedResearcher()
-    client, emulator = make_client(policy, model=DEFAULT_MODEL, online=online)
-    workspace = Workspace(Path(tempfile.mkdtemp(prefix="demo-")) / "workspace")
-    outbox: list[str] = []
+    workdir = Path(tempfile.mkdtemp(prefix="demo-"))
+    workspace = Workspace(workdir / "workspace")
     hooks = HookRegistry()
     hooks.register(Point.PRE_LLM_CALL, pages_progress if turns else notes_progress(workspace), name="progress")
-    agent = Agent(client, model=DEFAULT_MODEL, system=SYSTEM, tools=pricing_tools(workspace, outbox), hooks=hooks,
-                  max_steps=(turns or 30) + 5)
+    agent, _, outbox = pricing_agent(workdir, policy=policy, online=online, hooks=hooks, max_steps=(turns or 30) + 5)
 
     backend = "the real API" if online else "the offline emulator, SIMULATED policy"
     print(f"model {DEFAULT_MODEL} via {backend}; workspace {workspace.root}", file=out)

@@ -10,7 +10,7 @@ the next action from the tool results it can see:
 
 That is 14 calls for the four competitors, including one failed fetch and its recovery.
 ``LongRunPolicy`` is the synthetic workload for long runs: it reads ``docs.example`` pages, one per
-call, for a fixed number of turns, then answers.
+call, and now and then saves a note, for a fixed number of turns, then answers.
 """
 
 from __future__ import annotations
@@ -97,14 +97,18 @@ def report(notes: dict[str, str]) -> str:
 
 
 class LongRunPolicy:
-    """Simulated policy for long runs: one ``fetch`` of a docs page per call for ``turns`` calls,
-    then a final answer. Each page is about 500 characters, so 1,000 turns fit a 200K window."""
+    """Simulated policy for long runs: one ``fetch`` of a docs page per call, and every tenth call
+    a ``write_file`` of a short note instead, for ``turns`` calls; then a final answer. Pages are
+    about 500 characters (``page_chars`` to change it), so 1,000 turns fit a 200K window."""
 
-    def __init__(self, turns: int):
-        self.turns = turns
+    def __init__(self, turns: int, page_chars: int = 500):
+        self.turns, self.page_chars = turns, page_chars
 
     def __call__(self, request: dict) -> Turn:
         n = len(exchanges(request["messages"]))
         if n >= self.turns:
-            return Turn(content=[text(f"I have read all {n} pages.")])
-        return _act(f"Reading page {n}.", "fetch", url=f"https://docs.example/page/{n}")
+            return Turn(content=[text(f"I have worked through {n} steps.")])
+        if n % 10 == 9:
+            return _act("Saving what I have so far.", "write_file", path=f"notes/summary-{n // 10}.md",
+                        content=f"Pages {n - 9} to {n - 1} read; nothing unexpected.")
+        return _act(f"Reading page {n}.", "fetch", url=f"https://docs.example/page/{n}?chars={self.page_chars}")

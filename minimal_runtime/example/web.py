@@ -2,7 +2,8 @@
 
 Acme fills its prices in client-side: a plain fetch gets the empty shell, and only a browser
 (the ``browse`` tool, which runs the page's data script) sees the tiers. Initech moved its page, so
-the obvious URL is a 404. ``docs.example/page/N`` pages exist for long synthetic runs.
+the obvious URL is a 404. ``docs.example/page/N?chars=C`` pages (C characters of text, 500 by
+default) exist for long synthetic runs.
 """
 
 from __future__ import annotations
@@ -55,10 +56,12 @@ class NotFound(Exception):
 
 
 def _page(url: str) -> str:
-    match = re.fullmatch(r"https://docs\.example/page/(\d+)", url)
+    match = re.fullmatch(r"https://docs\.example/page/(\d+)(?:\?chars=(\d+))?", url)
     if match:
-        n = int(match.group(1))
-        return f"<html><body><h1>Notes page {n}</h1><p>{('Section %d of the reference. ' % n) * 16}</p></body></html>"
+        n, chars = int(match.group(1)), int(match.group(2) or 500)
+        sentence = f"Section {n} of the reference manual. "
+        body = (sentence * (chars // len(sentence) + 1))[:chars]
+        return f"<html><body><h1>Reference page {n}</h1><p>{body}</p></body></html>"
     if url not in PAGES:
         raise NotFound(f"404 Not Found: {url}")
     return PAGES[url]
