@@ -251,3 +251,17 @@ def test_a_lookback_hit_refreshes_the_entry_it_read():
     assert create(client, longer).usage.cache_read_input_tokens == written  # read via lookback
     clock.advance(240)  # 8 minutes after the write, 4 after the hit
     assert create(client, short).usage.cache_read_input_tokens == written
+
+
+def test_thinking_change_keeps_tools_and_system_cached():
+    """Rule: a change to the thinking parameters invalidates the messages cache only."""
+    emu, _ = make(model="claude-opus-4-5")  # 4,096-token minimum: make the system prompt long enough
+    client = emu.client()
+    long_system = [breakpoint_on({"type": "text", "text": system()[0]["text"] * 4})]
+    messages = with_breakpoint_on_last(conversation(5))
+    create(client, messages, model="claude-opus-4-5", system=long_system, tools=TOOLS)
+    usage = client.messages.create(model="claude-opus-4-5", max_tokens=4096, messages=messages, system=long_system,
+                                   tools=TOOLS, thinking={"type": "enabled", "budget_tokens": 2048}).usage
+    head = flatten({"model": "claude-opus-4-5", "tools": TOOLS, "system": long_system,
+                    "messages": [{"role": "user", "content": "x"}]}).cum[len(TOOLS)]
+    assert usage.cache_read_input_tokens == head
