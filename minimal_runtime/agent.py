@@ -148,6 +148,9 @@ class Agent:
             return RunResult(status="done", final_text=text_of(reply) if reply["content"] else "")
         results = [self._run_tool(call) for call in calls]
         self._append([reply, {"role": "user", "content": results}])
+        finals = [r for c, r in zip(calls, results) if self.toolbox.is_final(c["name"]) and not r.get("is_error")]
+        if finals:  # a final tool (an executor's report) ends the run with its output as the result
+            return RunResult(status="done", final_text=finals[0]["content"])
         return None
 
     def _run_tool(self, call: dict) -> dict:

@@ -24,10 +24,13 @@ class ToolOutput(BaseModel):
 
 
 class FunctionTool:
-    """A tool from a function taking one pydantic model: the model is the input schema."""
+    """A tool from a function taking one pydantic model: the model is the input schema.
+    A ``final`` tool ends the run when it succeeds; its output is the run's result (an executor's
+    structured report, say)."""
 
-    def __init__(self, name: str, description: str, input_model: type[BaseModel], fn: Callable[[Any], str]):
-        self.name, self.description, self.input_model, self.fn = name, description, input_model, fn
+    def __init__(self, name: str, description: str, input_model: type[BaseModel], fn: Callable[[Any], str],
+                 final: bool = False):
+        self.name, self.description, self.input_model, self.fn, self.final = name, description, input_model, fn, final
 
     def definition(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "input_schema": self.input_model.model_json_schema()}
@@ -60,6 +63,9 @@ class ToolBox:
     def unmask(self, *names: str) -> None:
         with self._lock:
             self.masked -= set(names)
+
+    def is_final(self, name: str) -> bool:
+        return bool(getattr(self.tools.get(name), "final", False))
 
     def call(self, tool_use: dict) -> dict:
         """Run one tool_use block; always returns a tool_result block."""

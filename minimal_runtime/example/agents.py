@@ -6,13 +6,18 @@ ignored and a real model does the work (see ``minimal_runtime.backend``).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 from ..agent import Agent
+from ..delegation import ExecutorTask, TaskHook, delegate_tool, report_tool
+from ..hooks import HookRegistry, Point
+from ..plan import PlanHook, PlanState, message_discipline, plan_tool, start_hook
 from ..backend import DEFAULT_MODEL, make_client
 from ..emulator import Emulator
 from . import SYSTEM
+from .planning import EXECUTOR_SYSTEM, PLANNER_SYSTEM, Executor, Planner, RolePolicy
 from .policy import LongRunPolicy, SimulatedResearcher
 from .tools import Workspace, pricing_tools
 
@@ -29,15 +34,61 @@ class SteppingClock:
 
 
 def pricing_agent(workdir: str | Path, *, policy: Callable | None = None, model: str = DEFAULT_MODEL,
-                  online: bool | None = None, clock: Callable[[], float] | None = None,
+                  online: bool | None = None, clock: Callable[[], float] | None = None, extra_tools: tuple = (),
                   **agent_kwargs: Any) -> tuple[Agent, Emulator | None, list[str]]:
     """The pricing-comparison agent: (agent, the emulator or None online, the user's outbox)."""
     client, emulator = make_client(policy or SimulatedResearcher(), model=model, online=online,
                                    clock=clock or SteppingClock())
     outbox: list[str] = []
-    agent = Agent(client, model=model, system=SYSTEM, tools=pricing_tools(Workspace(Path(workdir) / "workspace"), outbox),
-                  **agent_kwargs)
+    tools = [*pricing_tools(Workspace(Path(workdir) / "workspace"), outbox), *extra_tools]
+    agent = Agent(client, model=model, system=SYSTEM, tools=tools, **agent_kwargs)
     return agent, emulator, outbox
+
+
+@dataclass
+class Team:
+    """A planner and the executors it spawned, sharing one client (one emulator) and one plan."""
+
+    planner: Agent
+    executors: list[Agent]
+    plan: PlanState
+    emulator: Emulator | None
+    outbox: list[str]
+
+
+def planning_team(workdir: str | Path, goal: str, items: list[tuple[str, str]], *, scope_line: bool = True,
+                  wander_rate: float = 0.5, seed: int = 0, model: str = DEFAULT_MODEL, online: bool | None = None,
+                  executor_hooks: tuple = (), executor_max_steps: int = 12, render_plan: Callable | None = None,
+                  render_task: Callable | None = None, **planner_kwargs: Any) -> Team:
+    """A planner with the plan tool, the plan hook, START and message-discipline hooks, delegating
+    to executors that get a task block bound at spawn time and report back."""
+    state = PlanState()
+    policy = RolePolicy(Planner(goal, items), Executor(wander_rate, seed))
+    client, emulator = make_client(policy, model=model, online=online, clock=SteppingClock())
+    outbox: list[str] = []
+    work = pricing_tools(Workspace(Path(workdir) / "workspace"), outbox)
+    executors: list[Agent] = []
+
+    def spawn(task: ExecutorTask) -> Agent:
+        hooks = HookRegistry()
+        hooks.register(Point.PRE_LLM_CALL, TaskHook(task, render_task) if render_task else TaskHook(task))
+        for point, hook in executor_hooks:
+            hooks.register(point, hook)
+        executor = Agent(client, model=model, system=EXECUTOR_SYSTEM, hooks=hooks, max_steps=executor_max_steps,
+                         tools=[*(t for t in work if t.name != "message_user"), report_tool()], name="executor")
+        executors.append(executor)
+        return executor
+
+    hooks = HookRegistry()
+    hooks.register(Point.START, start_hook)
+    discipline, no_plan_yet = message_discipline(state)
+    hooks.register(Point.PRE_LLM_CALL, discipline, when=no_plan_yet)
+    hooks.register(Point.PRE_LLM_CALL, PlanHook(state, render_plan) if render_plan else PlanHook(state))
+    planner_kwargs.setdefault("max_steps", 3 * len(items) + 10)
+    planner = Agent(client, model=model, system=PLANNER_SYSTEM, hooks=hooks, name="planner",
+                    tools=[plan_tool(state), delegate_tool(state, spawn, scope_line),
+                           next(t for t in work if t.name == "message_user")], **planner_kwargs)
+    return Team(planner, executors, state, emulator, outbox)
 
 
 def long_agent(workdir: str | Path, turns: int, *, page_chars: int = 500, **kwargs: Any) -> tuple[Agent, Emulator | None]:

@@ -1,0 +1,109 @@
+"""Planner and executors: one atomic objective per delegation, a task block bound at spawn time,
+a structured report back.
+
+An executor starts with an *empty* history: the task block is all it knows, so the block carries
+the whole story (the task, why it matters, where it sits in the plan) and a scope line that keeps
+the executor inside its phase. It ends by calling ``report`` (status done or partial, what it did,
+what remains); an executor that stops any other way is recorded as *partial*, never as done. The
+report moves its phase in the plan, so the planner spends no action keeping the plan current.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable, Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from .hooks import HookEvent
+from .plan import Plan, PlanState
+from .tools import FunctionTool
+
+if TYPE_CHECKING:
+    from .agent import Agent
+
+
+class ExecutorTask(BaseModel):
+    objective: str
+    phase: int = Field(description="1-based phase of the plan this task belongs to")
+    plan: Plan  # a snapshot taken at spawn time
+    scope_line: bool = True  # chapter 04 measures what happens without it
+
+
+class ExecutorReport(BaseModel):
+    status: Literal["done", "partial"]
+    did: str = Field(description="what I did, briefly")
+    remains: str = Field(default="", description="what is left, for the planner to re-delegate")
+
+
+def render_task_block(task: ExecutorTask) -> str:
+    """The executor's task block, in its first person."""
+    phase = task.plan.phases[task.phase - 1]
+    lines = [f"The task I have been handed: {task.objective}", "",
+             f"Why this task matters: the overall goal I am contributing to is: {task.plan.goal}",
+             f"This task is part of phase {task.phase} of {len(task.plan.phases)}: {phase.title}.", "",
+             "Where the phase sits in the larger plan:",
+             _map_with_my_phase(task.plan, task.phase)]
+    if task.scope_line:
+        lines += ["", f"My scope for this run: the task above, nothing more. The other phases are not mine to work "
+                      f"on, even if I notice something I could do there; I leave that to the planner, which knows what "
+                      f"else is in flight. Staying inside phase {task.phase} keeps the plan coherent."]
+    lines += ["", "When I am finished, or cannot go further, I call report with status done or partial, "
+                  "what I did, and what remains."]
+    return "\n".join(lines)
+
+
+def _map_with_my_phase(plan: Plan, phase: int) -> str:
+    return "\n".join(f"- phase {i + 1} -- {p.title} ({p.status.replace('_', ' ')})"
+                     + ("  <- my task belongs to this phase" if i + 1 == phase else "")
+                     for i, p in enumerate(plan.phases))
+
+
+class TaskHook:
+    """PRE_LLM_CALL for an executor: the task block, on every call (the plan hook, bound to one task)."""
+
+    def __init__(self, task: ExecutorTask, render: Callable[[ExecutorTask], str] = render_task_block):
+        self.task, self.render, self.__name__ = task, render, "task"
+
+    def __call__(self, event: HookEvent) -> None:
+        event.agent.inject_ephemeral("task", self.render(self.task))
+
+
+def report_tool() -> FunctionTool:
+    return FunctionTool("report", "Finish: report status (done or partial), what you did and what remains.",
+                        ExecutorReport, lambda r: r.model_dump_json(), final=True)
+
+
+class DelegateInput(BaseModel):
+    objective: str = Field(min_length=1, description="one atomic objective, written out in full")
+    phase: int = Field(description="the 1-based plan phase it belongs to")
+
+
+def read_report(result_status: str, final_text: str, objective: str) -> ExecutorReport:
+    """The executor's report; anything else (a cap, an error, plain text) is partial, never done."""
+    if result_status == "done":
+        try:
+            return ExecutorReport.model_validate_json(final_text)
+        except ValidationError:
+            pass
+    return ExecutorReport(status="partial", did=f"stopped ({result_status}) without a report",
+                          remains=objective)
+
+
+def delegate_tool(state: PlanState, spawn: Callable[[ExecutorTask], "Agent"], scope_line: bool = True) -> FunctionTool:
+    """The planner's tool: run an executor on one objective and return its report."""
+    def delegate(args: DelegateInput) -> str:
+        if state.plan is None:
+            raise ValueError("write the plan before delegating")
+        if not 1 <= args.phase <= len(state.plan.phases):
+            raise ValueError(f"phase {args.phase} does not exist")
+        state.set_status(args.phase, "in_progress")
+        task = ExecutorTask(objective=args.objective, phase=args.phase, plan=state.plan.model_copy(deep=True),
+                            scope_line=scope_line)
+        executor = spawn(task)
+        result = executor.run(args.objective)
+        report = read_report(result.status, result.final_text, args.objective)
+        if report.status == "done":
+            state.set_status(args.phase, "done")
+        return report.model_dump_json()
+    return FunctionTool("delegate", "Hand one atomic objective to an executor (it starts with no context: write "
+                        "the objective in full) and get its report.", DelegateInput, delegate)

@@ -1,0 +1,147 @@
+"""Keeping the agent oriented: a structured plan, a tool to write it, a hook that recites it.
+
+The goal is the oldest thing in a long transcript; each turn adds evidence about the current
+sub-task and nothing re-states the task. The plan hook puts the goal, the current phase and a map
+of the plan at the *tail* of every call, in the first person, read fresh from the plan each time,
+so they are the newest thing the model reads as well as among the oldest. It costs no action: the
+model never has to decide to recite.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Callable, Literal
+
+from pydantic import BaseModel, Field, model_validator
+
+from .hooks import HookEvent
+from .tools import FunctionTool
+
+Status = Literal["pending", "in_progress", "done"]
+
+COMMUNICATION_RULES = ("When I need to tell the user something I use message_user; I keep what I write short and "
+                       "I don't repeat what I already delivered.")
+
+
+class Phase(BaseModel):
+    title: str = Field(min_length=1)
+    status: Status = "pending"
+    skills: list[str] = Field(default_factory=list, description="what this phase needs, e.g. web_research")
+
+
+class Plan(BaseModel):
+    goal: str = Field(min_length=1)
+    phases: list[Phase] = Field(min_length=1)
+
+    @property
+    def current(self) -> int | None:
+        """Index of the phase being worked on: the first in progress, else the first pending;
+        None when every phase is done."""
+        for wanted in ("in_progress", "pending"):
+            for i, phase in enumerate(self.phases):
+                if phase.status == wanted:
+                    return i
+        return None
+
+    @property
+    def done(self) -> int:
+        return sum(p.status == "done" for p in self.phases)
+
+
+class PlanEdit(BaseModel):
+    """The plan tool's input: write a whole plan, or change one phase's status."""
+
+    goal: str | None = None
+    phases: list[Phase] | None = None
+    phase: int | None = Field(default=None, description="1-based phase number, with status")
+    status: Status | None = None
+
+    @model_validator(mode="after")
+    def one_kind_of_edit(self) -> "PlanEdit":
+        whole, one = self.goal is not None or self.phases is not None, self.phase is not None or self.status is not None
+        if whole == one:
+            raise ValueError("give either goal and phases (a new plan) or phase and status (an update)")
+        if whole and (self.goal is None or not self.phases):
+            raise ValueError("a new plan needs a goal and at least one phase")
+        if one and (self.phase is None or self.status is None):
+            raise ValueError("an update needs both phase and status")
+        return self
+
+
+class PlanState:
+    """The run's current plan, shared by the tool that writes it and the hooks that read it."""
+
+    def __init__(self, plan: Plan | None = None):
+        self.plan = plan
+        self._lock = threading.Lock()
+
+    def apply(self, edit: PlanEdit) -> str:
+        with self._lock:
+            if edit.phases is not None:
+                self.plan = Plan(goal=edit.goal, phases=edit.phases)
+                return f"Plan saved: {len(self.plan.phases)} phases."
+            if self.plan is None:
+                raise ValueError("there is no plan yet: write one with goal and phases first")
+            if not 1 <= edit.phase <= len(self.plan.phases):
+                raise ValueError(f"phase {edit.phase} does not exist (1 to {len(self.plan.phases)})")
+            self.plan.phases[edit.phase - 1].status = edit.status
+            return f"Phase {edit.phase} is now {edit.status}."
+
+    def set_status(self, phase: int, status: Status) -> None:
+        """For the runtime itself (an executor's report moves its phase)."""
+        self.apply(PlanEdit(phase=phase, status=status))
+
+
+def plan_tool(state: PlanState) -> FunctionTool:
+    return FunctionTool("plan", "Write the plan (goal and phases, each with a status and skills) or update one "
+                        "phase's status (phase, status).", PlanEdit, state.apply)
+
+
+def plan_map(plan: Plan, cursor: str) -> str:
+    current = plan.current
+    return "\n".join(f"- phase {i + 1} -- {p.title} ({p.status.replace('_', ' ')})"
+                     + (f"  <- {cursor}" if i == current else "") for i, p in enumerate(plan.phases))
+
+
+def render_plan_block(plan: Plan) -> str:
+    """What the plan hook injects, in the agent's first person."""
+    total, current = len(plan.phases), plan.current
+    if current is None:
+        where = f"Every phase of my plan is done ({total}/{total}). What is left is to check the result and report it."
+    else:
+        where = (f"I am on phase {current + 1} of {total}: {plan.phases[current].title}.\n"
+                 f"Progress so far: {plan.done}/{total} phases done.")
+    lines = [f"Where I am in my plan. The goal I am working toward: {plan.goal}", where, "",
+             "The whole plan, so I can see where this step fits:", plan_map(plan, "I am here")]
+    if current is not None and plan.phases[current].skills:
+        lines += ["", f"Skills that matter for this phase: {', '.join(plan.phases[current].skills)}."]
+    return "\n".join(lines + ["", COMMUNICATION_RULES])
+
+
+class PlanHook:
+    """PRE_LLM_CALL: once a plan exists, recite it at the tail of every call."""
+
+    def __init__(self, state: PlanState, render: Callable[[Plan], str] = render_plan_block):
+        self.state, self.render = state, render
+        self.__name__ = "plan"
+
+    def __call__(self, event: HookEvent) -> None:
+        if self.state.plan is not None:
+            event.agent.inject_ephemeral("plan", self.render(self.state.plan))
+
+
+def message_discipline(state: PlanState):
+    """PRE_LLM_CALL, only while there is no plan: once there is one, the plan block carries the
+    same rules, so the batch has one block about the agent's situation instead of two."""
+    def hook(event: HookEvent) -> None:
+        event.agent.inject_ephemeral("discipline", COMMUNICATION_RULES + " My raw text stays under 200 words.")
+    hook.__name__ = "message_discipline"
+    return hook, (lambda event: state.plan is None)
+
+
+def start_hook(event: HookEvent) -> None:
+    """START, once per new user message: shapes the planner's first action."""
+    event.agent.inject_ephemeral("start", (
+        "The user sent a new message. First I acknowledge it with message_user, then I decide whether to plan: "
+        "if this will likely take two or more delegations, I write the plan before anything else. "
+        "Each delegation I make carries one atomic objective."))
