@@ -1,6 +1,7 @@
 """SIMULATED planning behaviour for chapter 04. Not Claude: fixed rules, stated here.
 
-Three ways to keep a long task oriented, each a policy for the emulated model:
+Three ways to keep a long task oriented, each a policy for the emulated model, and a baseline
+(``PlainWorker``: no plan at all, just the work):
 
 ``TodoRecitation`` (one agent, Manus's first approach): acknowledge; write ``todo.md``; then for
 each item: fetch its page, write a note, rewrite ``todo.md`` with the item checked off.
@@ -49,60 +50,104 @@ def _target(objective: str) -> tuple[str | None, str | None]:
     return (url.group(0) if url else None), (path.group(0) if path else None)
 
 
-class TodoRecitation:
+def next_work_step(objective: str, done: list) -> Turn | None:
+    """The next tool call for one objective given the exchanges so far; None once it is done.
+    Knows the three kinds of objective these tasks have: a pricing page (with the moved page and
+    the client-side prices to recover from), a reference page, and the write-up."""
+    url, path = _target(objective)
+    mine = [d for d in done if not _beyond(d, objective)]
+    if objective.startswith("Read the four notes"):
+        read = [i["path"] for n, i, *_ in mine if n == "read_file"]
+        for name in COMPETITORS:
+            if f"notes/{name.lower()}.md" not in read:
+                return _act(f"Reading my {name} note.", "read_file", path=f"notes/{name.lower()}.md")
+        if any(n == "write_file" for n, *_ in mine):
+            return None
+        from .policy import report
+        notes = {name: r for (n, i, r, _), name in zip([d for d in mine if d[0] == "read_file"], COMPETITORS)}
+        return _act("Writing the comparison.", "write_file", path="report.md", content=report(notes))
+    fetched = [(n, i, r, e) for n, i, r, e in mine if n in ("fetch", "browse")]
+    if not fetched:
+        return _act("Fetching the page.", "fetch", url=url)
+    name, inputs, result, failed = fetched[-1]
+    if failed and "404" in result:
+        return _act("The page moved; trying /plans.", "fetch", url=inputs["url"].replace("/pricing", "/plans"))
+    if "Loading prices" in result:
+        return _act("Rendered client-side; browsing.", "browse", url=inputs["url"])
+    if any(n == "write_file" for n, *_ in mine):
+        return None
+    lines = [line.strip() for line in result.splitlines() if "$" in line] or [result[:120]]
+    return _act("Saving what I found.", "write_file", path=path,
+                content=f"source: {inputs['url']}\n" + "".join(f"- {line}\n" for line in lines))
+
+
+class _SingleAgent:
+    """Shared shape of the one-agent strategies: acknowledge, set up, work item by item, report."""
+
     def __init__(self, goal: str, items: list[tuple[str, str]]):
         self.goal, self.items = goal, items
 
-    def _todo(self, done: int) -> str:
-        return f"# Goal: {self.goal}\n" + "".join(f"- [{'x' if i < done else ' '}] {title}\n"
-                                                  for i, (title, _) in enumerate(self.items))
+    def setup(self, done: list) -> Turn | None:
+        return None
+
+    def keep_plan(self, finished: int, done: list) -> Turn | None:
+        return None
 
     def __call__(self, request: dict) -> Turn:
         done = exchanges(request["messages"])
         names = [n for n, *_ in done]
         if "message_user" not in names:
             return _act("Acknowledging first.", "message_user", text="On it.")
-        if "write_file" not in names:
-            return _act("Writing my todo list.", "write_file", path="todo.md", content=self._todo(0))
-        work = [(n, i) for n, i, *_ in done if n == "fetch" or (n == "write_file" and i["path"] != "todo.md")]
-        finished = len(work) // 2
-        last = done[-1]
-        if finished < len(self.items):
-            if last[0] == "write_file" and last[1]["path"] != "todo.md":  # an item just finished: recite
-                return _act("Updating my todo list.", "write_file", path="todo.md", content=self._todo(finished))
-            url, path = _target(self.items[finished][1])
-            if len(work) % 2 == 0:
-                return _act(f"Next item: {self.items[finished][0]}.", "fetch", url=url)
-            return _act("Saving a summary.", "write_file", path=path, content=f"Summary of {url}: {last[2][:80]}")
+        step = self.setup(done)
+        if step is not None:
+            return step
+        for finished, (title, objective) in enumerate(self.items):
+            step = self.keep_plan(finished, done)
+            if step is not None:
+                return step
+            step = next_work_step(objective, done)
+            if step is not None:
+                return step
+        step = self.keep_plan(len(self.items), done)
+        if step is not None:
+            return step
         if names.count("message_user") < 2:
-            return _act("Reporting to the user.", "message_user", text="Done: every item is summarised in notes/.")
+            return _act("Reporting to the user.", "message_user", text="Done: every item is finished; see notes/.")
         return Turn(content=[text("All items are done.")])
 
 
-class PlanWorker:
-    def __init__(self, goal: str, items: list[tuple[str, str]]):
-        self.goal, self.items = goal, items
+class PlainWorker(_SingleAgent):
+    """No plan at all: the goal is only in the user's first message."""
 
-    def __call__(self, request: dict) -> Turn:
-        done = exchanges(request["messages"])
-        names = [n for n, *_ in done]
-        if "message_user" not in names:
-            return _act("Acknowledging first.", "message_user", text="On it.")
-        if "plan" not in names:
+
+class TodoRecitation(_SingleAgent):
+    """Writes todo.md (the goal and a checklist), and rewrites it after each finished item."""
+
+    def _todo(self, finished: int) -> str:
+        return f"# Goal: {self.goal}\n" + "".join(f"- [{'x' if i < finished else ' '}] {title}\n"
+                                                  for i, (title, _) in enumerate(self.items))
+
+    def keep_plan(self, finished: int, done: list) -> Turn | None:
+        recited = sum(n == "write_file" and i["path"] == "todo.md" for n, i, *_ in done)
+        if recited <= finished:
+            return _act("Updating my todo list.", "write_file", path="todo.md", content=self._todo(finished))
+        return None
+
+
+class PlanWorker(_SingleAgent):
+    """Writes the plan with the plan tool, then marks each phase done with it; the plan hook recites."""
+
+    def setup(self, done: list) -> Turn | None:
+        if not any(n == "plan" for n, *_ in done):
             return _act("Writing the plan.", "plan", goal=self.goal,
                         phases=[{"title": t, "skills": ["web_research"]} for t, _ in self.items])
-        work = [n for n in names if n in ("fetch", "write_file")]
-        finished = len(work) // 2
-        if finished < len(self.items) or names[-1] == "write_file":
-            if names[-1] == "write_file":
-                return _act("Phase done.", "plan", phase=finished, status="done")
-            url, path = _target(self.items[finished][1])
-            if len(work) % 2 == 0:
-                return _act(f"Phase {finished + 1}.", "fetch", url=url)
-            return _act("Saving a summary.", "write_file", path=path, content=f"Summary of {url}: {done[-1][2][:80]}")
-        if names.count("message_user") < 2:
-            return _act("Reporting to the user.", "message_user", text="Done: every item is summarised in notes/.")
-        return Turn(content=[text("All phases are done.")])
+        return None
+
+    def keep_plan(self, finished: int, done: list) -> Turn | None:
+        marked = sum(n == "plan" and "status" in i for n, i, *_ in done)
+        if marked < finished:
+            return _act("Phase done.", "plan", phase=finished, status="done")
+        return None
 
 
 class Planner:
@@ -147,44 +192,17 @@ class Executor:
         block = self._task_block(request)
         objective = re.search(r"The task I have been handed: (.*)", block).group(1)
         done = exchanges(request["messages"])
-        step = self._next_step(objective, done)
+        step = next_work_step(objective, done)
         if step is not None:
             return step
         # My own task is finished. Without a scope line, the next pending phase looks like mine too.
         upcoming = re.search(r"<- my task belongs to this phase\n- phase \d+ -- (.*) \(pending\)", block)
         extra = objective_for(upcoming.group(1)) if upcoming and "My scope for this run" not in block else None
         if extra and self.wanders.setdefault(objective, self.rng.random() < self.wander_rate):
-            step = self._next_step(extra, done)
+            step = next_work_step(extra, done)
             if step is not None:
                 return step
         return _act("Reporting back.", "report", status="done", did=f"Done: {objective}", remains="")
-
-    def _next_step(self, objective: str, done: list) -> Turn | None:
-        url, path = _target(objective)
-        mine = [d for d in done if not _beyond(d, objective)]
-        if objective.startswith("Read the four notes"):
-            read = [i["path"] for n, i, *_ in mine if n == "read_file"]
-            for name in COMPETITORS:
-                if f"notes/{name.lower()}.md" not in read:
-                    return _act(f"Reading my {name} note.", "read_file", path=f"notes/{name.lower()}.md")
-            if not any(n == "write_file" for n, *_ in mine):
-                from .policy import report
-                notes = {name: r for (n, i, r, _), name in zip([d for d in mine if d[0] == "read_file"], COMPETITORS)}
-                return _act("Writing the comparison.", "write_file", path="report.md", content=report(notes))
-            return None
-        fetched = [(n, i, r, e) for n, i, r, e in mine if n in ("fetch", "browse")]
-        if not fetched:
-            return _act("Fetching the page.", "fetch", url=url)
-        name, inputs, result, failed = fetched[-1]
-        if failed and "404" in result:
-            return _act("The page moved; trying /plans.", "fetch", url=inputs["url"].replace("/pricing", "/plans"))
-        if "Loading prices" in result:
-            return _act("Rendered client-side; browsing.", "browse", url=inputs["url"])
-        if not any(n == "write_file" for n, *_ in mine):
-            lines = [line.strip() for line in result.splitlines() if "$" in line] or [result[:120]]
-            return _act("Saving what I found.", "write_file", path=path,
-                        content=f"source: {inputs['url']}\n" + "".join(f"- {line}\n" for line in lines))
-        return None
 
 
 def objective_for(title: str) -> str | None:
