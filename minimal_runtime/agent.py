@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Iterable, Literal
+from typing import Any, Callable, Iterable, Literal
 
 import anthropic
 from pydantic import BaseModel
@@ -54,13 +54,14 @@ class Agent:
         max_tokens: int = 4096,
         tool_choice: dict | None = None,
         ephemeral: EphemeralQueue | None = None,
+        offloader: Callable[[dict, dict], dict] | None = None,
         name: str = "agent",
     ):
         self.client, self.model, self.name = client, model, name
         self.system = [text_block(system)] if isinstance(system, str) and system else list(system or [])
         self.toolbox = ToolBox(tools)
         self.hooks = hooks or HookRegistry()
-        self.store, self.layout = store, layout
+        self.store, self.layout, self.offloader = store, layout, offloader
         self.max_steps, self.max_tokens, self.tool_choice = max_steps, max_tokens, tool_choice
         try:  # unknown models (a local server) get the safe choice: no trailing assistant message
             self.prefill_ok = model_spec(model).supports_prefill
@@ -156,8 +157,10 @@ class Agent:
     def _run_tool(self, call: dict) -> dict:
         self.hooks.run(Point.PRE_TOOL_CALL, HookEvent(Point.PRE_TOOL_CALL, self, tool_call=call))
         result = self.toolbox.call(call)
-        if self.store is not None:
+        if self.store is not None:  # the raw output, whatever the history ends up keeping
             self.store.append_tool_output(call["id"], result["content"])
+        if self.offloader is not None:  # large outputs: a file, and head, tail and path in the history
+            result = self.offloader(call, result)
         self.hooks.run(Point.POST_TOOL_CALL, HookEvent(Point.POST_TOOL_CALL, self, tool_call=call, tool_result=result))
         return result
 
@@ -166,6 +169,13 @@ class Agent:
             pending, self._steering = self._steering, []
         for text in pending:
             self._append([user(text)])
+
+    def replace_history(self, messages: list[dict]) -> None:
+        """Compaction: the one sanctioned way to rewrite the history (recorded in the store)."""
+        if self.store is not None:
+            self.store.append_compaction(messages)
+        self.messages = list(messages)
+        self._previous_len = None  # the old prefix is gone: nothing to mark
 
     def _append(self, turn: list[dict]) -> None:
         """Append one completed turn to the history, and to the store first."""

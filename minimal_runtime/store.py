@@ -1,7 +1,8 @@
 """The durable run record: what survives a crash.
 
 One JSON line per event in ``events.jsonl``: a completed turn (the messages it appended to the
-history), a call's usage, a tool's raw output, a status change. A line is written whole with one
+history), a call's usage, a tool's raw output, a compaction (the history as rewritten), counters,
+a status change. A line is written whole with one
 ``write`` and flushed to disk before the run goes on, so a kill between any two steps leaves a file
 that ends on a complete line; a kill in the middle of a write leaves a torn last line, which
 opening the store cuts off. Ephemeral content (the batch) is never written here: the store only
@@ -25,6 +26,8 @@ class StoredRun(BaseModel):
     messages: list[dict] = Field(default_factory=list)
     calls: list[CallRecord] = Field(default_factory=list)
     tool_outputs: dict[str, str] = Field(default_factory=dict)
+    counters: dict[str, int] = Field(default_factory=dict)
+    compactions: int = 0
     status: str = "new"
 
 
@@ -60,6 +63,13 @@ class RunStore:
     def append_tool_output(self, tool_use_id: str, raw: str) -> None:
         self._write({"type": "tool_output", "tool_use_id": tool_use_id, "raw": raw})
 
+    def append_compaction(self, messages: list[dict]) -> None:
+        """The history was rewritten (compaction): from here on it is ``messages``."""
+        self._write({"type": "compaction", "messages": messages})
+
+    def set_counters(self, counters: dict[str, int]) -> None:
+        self._write({"type": "counters", "counters": counters})
+
     def set_status(self, status: str) -> None:
         self._write({"type": "status", "status": status})
 
@@ -76,6 +86,11 @@ class RunStore:
                 run.calls.append(CallRecord(**event))
             elif kind == "tool_output":
                 run.tool_outputs[event["tool_use_id"]] = event["raw"]
+            elif kind == "compaction":
+                run.messages = list(event["messages"])
+                run.compactions += 1
+            elif kind == "counters":
+                run.counters = event["counters"]
             elif kind == "status":
                 run.status = event["status"]
         return run

@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..agent import Agent
+from ..budget import MaxStepsWarning
 from ..delegation import ExecutorTask, TaskHook, delegate_tool, report_tool
+from ..filesystem import REFINED_RULES, filesystem_first_hook
 from ..hooks import HookRegistry, Point
 from ..plan import PlanHook, PlanState, message_discipline, plan_tool, start_hook
 from ..backend import DEFAULT_MODEL, make_client
@@ -59,7 +61,8 @@ class Team:
 def planning_team(workdir: str | Path, goal: str, items: list[tuple[str, str]], *, scope_line: bool = True,
                   wander_rate: float = 0.5, seed: int = 0, model: str = DEFAULT_MODEL, online: bool | None = None,
                   executor_hooks: tuple = (), executor_max_steps: int = 12, render_plan: Callable | None = None,
-                  render_task: Callable | None = None, **planner_kwargs: Any) -> Team:
+                  render_task: Callable | None = None, filesystem_rules: str = REFINED_RULES,
+                  **planner_kwargs: Any) -> Team:
     """A planner with the plan tool, the plan hook, START and message-discipline hooks, delegating
     to executors that get a task block bound at spawn time and report back."""
     state = PlanState()
@@ -70,8 +73,11 @@ def planning_team(workdir: str | Path, goal: str, items: list[tuple[str, str]], 
     executors: list[Agent] = []
 
     def spawn(task: ExecutorTask) -> Agent:
+        # The executor's hook plan: its task, the filesystem rules, the max-steps warning.
         hooks = HookRegistry()
         hooks.register(Point.PRE_LLM_CALL, TaskHook(task, render_task) if render_task else TaskHook(task))
+        hooks.register(Point.PRE_LLM_CALL, filesystem_first_hook(filesystem_rules))
+        hooks.register(Point.PRE_LLM_CALL, MaxStepsWarning())
         for point, hook in executor_hooks:
             hooks.register(point, hook)
         executor = Agent(client, model=model, system=EXECUTOR_SYSTEM, hooks=hooks, max_steps=executor_max_steps,

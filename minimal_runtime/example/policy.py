@@ -10,7 +10,7 @@ the next action from the tool results it can see:
 
 That is 14 calls for the four competitors, including one failed fetch and its recovery.
 ``LongRunPolicy`` is the synthetic workload for long runs: it reads ``docs.example`` pages, one per
-call, and now and then saves a note, for a fixed number of turns, then answers.
+call, and now and then saves their key figures to a note, for a fixed number of turns, then answers.
 """
 
 from __future__ import annotations
@@ -96,19 +96,33 @@ def report(notes: dict[str, str]) -> str:
         "\n\n## Gaps\n" + "\n".join(gaps) + "\n"
 
 
-class LongRunPolicy:
-    """Simulated policy for long runs: one ``fetch`` of a docs page per call, and every tenth call
-    a ``write_file`` of a short note instead, for ``turns`` calls; then a final answer. Pages are
-    about 500 characters (``page_chars`` to change it), so 1,000 turns fit a 200K window."""
+def batch_text(request: dict) -> str:
+    """The injected blocks of this call, as the model sees them (the tail of the prompt)."""
+    last = request["messages"][-1]["content"]
+    return "\n".join(b.get("text", "") for b in (last if isinstance(last, list) else [])
+                     if b.get("type") == "text" and b.get("text", "").startswith("<!-- "))
 
-    def __init__(self, turns: int, page_chars: int = 500):
-        self.turns, self.page_chars = turns, page_chars
+
+class LongRunPolicy:
+    """Simulated policy for long runs. Each call reads the next reference page; every
+    ``note_every`` pages it writes the key figures read since its last note to ``notes/``; when the
+    budget warning is in its batch, it writes them at once. After ``turns`` calls it answers.
+    Pages are about ``page_chars`` characters (500: 1,000 turns fit a 200K window)."""
+
+    def __init__(self, turns: int, page_chars: int = 500, note_every: int = 10):
+        self.turns, self.page_chars, self.note_every = turns, page_chars, note_every
 
     def __call__(self, request: dict) -> Turn:
-        n = len(exchanges(request["messages"]))
+        done = exchanges(request["messages"])
+        n = len(done)
         if n >= self.turns:
             return Turn(content=[text(f"I have worked through {n} steps.")])
-        if n % 10 == 9:
-            return _act("Saving what I have so far.", "write_file", path=f"notes/summary-{n // 10}.md",
-                        content=f"Pages {n - 9} to {n - 1} read; nothing unexpected.")
-        return _act(f"Reading page {n}.", "fetch", url=f"https://docs.example/page/{n}?chars={self.page_chars}")
+        since = [r for name, _, r, _ in done[next((i + 1 for i in range(n - 1, -1, -1) if done[i][0] == "write_file"), 0):]
+                 if name == "fetch"]
+        figures = [m.group(0) for r in since for m in [re.search(r"Key figure for section \d+: \d+", r)] if m]
+        warned = "<!-- budget -->" in batch_text(request)
+        if figures and (len(since) >= self.note_every or warned):
+            why = "Saving before my context is compressed." if warned else "Saving what I have so far."
+            return _act(why, "write_file", path=f"notes/upto-{n}.md", content="\n".join(figures) + "\n")
+        page = sum(name == "fetch" for name, *_ in done)
+        return _act(f"Reading page {page}.", "fetch", url=f"https://docs.example/page/{page}?chars={self.page_chars}")

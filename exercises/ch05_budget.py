@@ -1,0 +1,40 @@
+"""Chapter 05 exercise: warn once, before the window runs out.
+
+Post-call measures, pre-call acts: ``record`` runs after every call and keeps the provider's count
+of the prompt just sent (``event.agent.calls[-1].prompt_tokens``: cached + written + uncached).
+``warn`` runs before every call and, the first time that count is at or over ``threshold`` of the
+window, injects the warning, in the first person, telling the agent to persist what it would hate
+to lose. Then never again in this run. Test with ``pytest tests/ch05_budget --impl exercises``.
+"""
+
+from __future__ import annotations
+
+from minimal_runtime.hooks import HookEvent, HookRegistry, Point
+
+__all__ = ["BudgetMonitor"]
+
+
+class BudgetMonitor:
+    def __init__(self, window: int, threshold: float = 0.8):
+        self.window, self.threshold = window, threshold
+        self.last_prompt_tokens = 0
+        self.warned_at: int | None = None  # the number of the call the warning rode on (1-based)
+
+    def record(self, event: HookEvent) -> None:
+        """POST_LLM_CALL: remember the last call's prompt tokens. Injects nothing."""
+        raise NotImplementedError("ch05: BudgetMonitor.record")
+
+    def warn(self, event: HookEvent) -> None:
+        """PRE_LLM_CALL: once per run, when the last prompt was >= threshold * window, inject with
+        source "budget" a first-person note that gives the fill ratio and says to write down now
+        whatever would hurt to lose. Set ``warned_at`` to the number of the call about to be made."""
+        raise NotImplementedError("ch05: BudgetMonitor.warn")
+
+    def reset(self, event: HookEvent) -> None:
+        """START: a new user message starts a new run, which gets its own warning."""
+        self.warned_at = None
+
+    def install(self, hooks: HookRegistry) -> None:
+        hooks.register(Point.START, self.reset, name="budget_reset")
+        hooks.register(Point.POST_LLM_CALL, self.record, name="budget_record")
+        hooks.register(Point.PRE_LLM_CALL, self.warn, name="budget_warning")

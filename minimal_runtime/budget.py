@@ -1,0 +1,66 @@
+"""Warning the agent before it runs out: of context, and of steps.
+
+The model cannot see how full its window is. A POST_LLM_CALL hook records what the provider
+reported for the call just made (cached + written + uncached input tokens); a PRE_LLM_CALL hook
+acts on that number before the next call. Post-call measures, pre-call acts.
+
+Both warnings fire *once*. A warning on every call past the threshold is a warning the model
+learns to skip. And a warning that tells an agent to stop must also tell it how to mark the stop
+as partial, or the caller reads every stop as done.
+"""
+
+from __future__ import annotations
+
+from .hooks import HookEvent, HookRegistry, Point
+
+
+class BudgetMonitor:
+    """Warn once per run when the last call's prompt crossed ``threshold`` of the window."""
+
+    def __init__(self, window: int, threshold: float = 0.8):
+        self.window, self.threshold = window, threshold
+        self.last_prompt_tokens = 0
+        self.warned_at: int | None = None  # the call number the warning rode on
+
+    def record(self, event: HookEvent) -> None:
+        """POST_LLM_CALL: the provider's count, not an estimate. Injects nothing."""
+        self.last_prompt_tokens = event.agent.calls[-1].prompt_tokens
+
+    def warn(self, event: HookEvent) -> None:
+        """PRE_LLM_CALL: once, the first time the last call was over the threshold."""
+        if self.warned_at is not None or self.last_prompt_tokens < self.threshold * self.window:
+            return
+        self.warned_at = len(event.agent.calls) + 1
+        share = self.last_prompt_tokens / self.window
+        event.agent.inject_ephemeral("budget", (
+            f"Context check: I am at about {share:.0%} of my context window, so compression is coming. If I hold "
+            "anything I would hate to lose (findings not yet in a file, paths, what I was about to do), I write it "
+            "down now, before my next action."))
+
+    def reset(self, event: HookEvent) -> None:
+        """START: a new user message starts a new run, which gets its own warning."""
+        self.warned_at = None
+
+    def install(self, hooks: HookRegistry) -> None:
+        hooks.register(Point.START, self.reset, name="budget_reset")
+        hooks.register(Point.POST_LLM_CALL, self.record, name="budget_record")
+        hooks.register(Point.PRE_LLM_CALL, self.warn, name="budget_warning")
+
+
+class MaxStepsWarning:
+    """PRE_LLM_CALL for an executor: once, when three calls of its cap are left."""
+
+    def __init__(self, margin: int = 3):
+        self.margin = margin
+        self.warned_at: int | None = None
+        self.__name__ = "max_steps_warning"
+
+    def __call__(self, event: HookEvent) -> None:
+        made = len(event.agent.calls)
+        if self.warned_at is not None or made != event.agent.max_steps - self.margin:
+            return
+        self.warned_at = made + 1
+        event.agent.inject_ephemeral("steps", (
+            f"I have {self.margin} calls left in this session. I stop starting new work now: I wrap up what is in "
+            "hand and call report with status partial, saying what I did and exactly what remains, so the planner "
+            "can hand the rest to someone else."))

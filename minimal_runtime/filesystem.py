@@ -1,0 +1,122 @@
+"""Filesystem first: large observations live in files; the history keeps head, tail and path.
+
+A web page or a long command output can cost tens of thousands of tokens on every later call.
+Dropping it is irreversible (nobody knows which observation matters ten steps later), so instead
+the full output is written to the run's workspace and the history gets a placeholder that says
+what it was, how big, where it is, and shows its head and tail. The content is one ordinary
+``read_file`` away, byte for byte.
+
+The hook that tells executors how to use the filesystem had to be written twice: a first version
+("persist important state to disk") produced agents that saved the same content under several
+names and re-read their own output every turn to check it was still there. The refined rules
+defend against the reminder itself. Counters in the run record keep both failures visible.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .hooks import HookEvent
+
+OBSERVATIONS = ".observations"
+
+
+class Offloader:
+    """Tool results longer than ``threshold`` characters go to ``<workspace>/.observations/``."""
+
+    def __init__(self, workspace: str | Path, threshold: int = 4000, head: int = 600, tail: int = 300):
+        self.root = Path(workspace).resolve()
+        self.threshold, self.head, self.tail = threshold, head, tail
+
+    def path_for(self, tool_use_id: str) -> str:
+        safe = "".join(c for c in tool_use_id if c.isalnum() or c in "_-") or "result"
+        return f"{OBSERVATIONS}/{safe}.txt"
+
+    def __call__(self, tool_use: dict, result: dict) -> dict:
+        """The tool_result block the history keeps: unchanged when small, a placeholder when large."""
+        content = result.get("content")
+        if not isinstance(content, str) or len(content) <= self.threshold:
+            return result
+        return {**result, "content": self.offload(content, self.path_for(tool_use["id"]))}
+
+    def offload(self, content: str, relative_path: str) -> str:
+        """Write ``content`` exactly (lone surrogates from undecodable bytes go back to those bytes)
+        and return the placeholder."""
+        target = (self.root / relative_path).resolve()
+        if not target.is_relative_to(self.root):
+            raise PermissionError(f"{relative_path!r} is outside the workspace")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(content.encode("utf-8", "surrogateescape"))
+        return placeholder(content, relative_path, self.head, self.tail)
+
+    def restore(self, relative_path: str) -> str:
+        return (self.root / relative_path).read_bytes().decode("utf-8", "surrogateescape")
+
+
+def _printable(text: str) -> str:
+    # The preview goes into the prompt, which must be valid UTF-8: undecodable bytes become U+FFFD.
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def placeholder(content: str, path: str, head: int, tail: int) -> str:
+    return (f"[{len(content):,} characters; the full output is saved at {path}; read_file that path to see all of it]\n"
+            f"--- first {head} characters ---\n{_printable(content[:head])}\n"
+            f"--- last {tail} characters ---\n{_printable(content[-tail:])}")
+
+
+NAIVE_RULES = "I persist important state to disk."
+
+REFINED_RULES = """How I use the filesystem:
+- What goes to disk: search results, fetched pages, findings from images or PDFs, long command output. Content I just read from the workspace does not: writing it again makes a duplicate under a new name.
+- Before I re-read a file I saved, I look at my recent messages: I call read_file on my own output only when I really can no longer see it, not as a reflex because this note made me doubt my context.
+- A file I wrote in this conversation is not worth re-reading on the next turn or the one after; it is once it has scrolled out of my recent history.
+- Images and PDFs are the exception: after viewing one I write down what I found at once. The pixels will not stay; the notes will."""
+
+
+def filesystem_first_hook(rules: str = REFINED_RULES):
+    """PRE_LLM_CALL for executors: the filesystem rules, every call."""
+    def hook(event: HookEvent) -> None:
+        event.agent.inject_ephemeral("filesystem", rules)
+    hook.__name__ = "filesystem_first"
+    return hook
+
+
+@dataclass
+class WorkspaceCounters:
+    """POST_TOOL_CALL: files written, duplicate writes (same content, new name), and re-reads of a
+    file the agent itself wrote within its last ``recent`` calls."""
+
+    recent: int = 3
+    files_written: int = 0
+    duplicate_writes: int = 0
+    reflexive_rereads: int = 0
+    _by_content: dict[str, str] = field(default_factory=dict)  # content hash -> first path
+    _written_at: dict[str, int] = field(default_factory=dict)  # path -> call number
+
+    def __call__(self, event: HookEvent) -> None:
+        before = self.as_dict()
+        self._count(event)
+        if self.as_dict() != before and event.agent.store is not None:  # into the run record
+            event.agent.store.set_counters(self.as_dict())
+
+    def _count(self, event: HookEvent) -> None:
+        call, result = event.tool_call, event.tool_result
+        if result.get("is_error"):
+            return
+        now = len(event.agent.calls)
+        path = call["input"].get("path")
+        if call["name"] == "write_file":
+            self.files_written += 1
+            digest = hashlib.sha256(call["input"].get("content", "").encode()).hexdigest()
+            first = self._by_content.setdefault(digest, path)
+            if first != path:
+                self.duplicate_writes += 1
+            self._written_at[path] = now
+        elif call["name"] == "read_file" and path in self._written_at and now - self._written_at[path] <= self.recent:
+            self.reflexive_rereads += 1
+
+    def as_dict(self) -> dict[str, int]:
+        return {"files_written": self.files_written, "duplicate_writes": self.duplicate_writes,
+                "reflexive_rereads": self.reflexive_rereads}

@@ -1,0 +1,5 @@
+"""Chapter 05: the warn-once budget hook. The runtime's own code."""
+
+from minimal_runtime.budget import BudgetMonitor
+
+__all__ = ["BudgetMonitor"]

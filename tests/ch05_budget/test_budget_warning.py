@@ -1,0 +1,64 @@
+"""Chapter 05: the budget warning fires once, at the crossing, never before, never twice."""
+
+from __future__ import annotations
+
+from minimal_runtime.hooks import HookRegistry, Point
+from tests.support import long_agent
+
+WINDOW = 20_000  # a small window, so a short run crosses 80% of it
+
+
+def run_with_monitor(impl, tmp_path, turns=60, threshold=0.8):
+    monitor, hooks = impl.BudgetMonitor(window=WINDOW, threshold=threshold), HookRegistry()
+    monitor.install(hooks)
+    warned = []
+    hooks.register(Point.POST_LLM_CALL, lambda e: warned.append("<!-- budget -->" in str(e.agent.last_call.request["messages"][-1])))
+    agent, _ = long_agent(tmp_path, turns, hooks=hooks, page_chars=1000)
+    agent.run("Read the pages.")
+    return agent, monitor, warned
+
+
+def test_warns_once_right_after_the_crossing(impl, tmp_path):
+    agent, monitor, warned = run_with_monitor(impl, tmp_path)
+    prompts = [c.prompt_tokens for c in agent.calls]
+    crossing = next(i for i, p in enumerate(prompts) if p >= 0.8 * WINDOW)  # 0-based index of the first call over
+    assert warned.count(True) == 1
+    assert warned.index(True) == crossing + 1  # the very next call carries it
+    assert monitor.warned_at == crossing + 2  # 1-based call number
+    assert prompts[-1] >= 0.8 * WINDOW  # and it stayed over: still only once
+
+
+def test_never_before_the_crossing(impl, tmp_path):
+    agent, monitor, warned = run_with_monitor(impl, tmp_path, turns=20)  # stays well under 80%
+    assert max(c.prompt_tokens for c in agent.calls) < 0.8 * WINDOW
+    assert not any(warned) and monitor.warned_at is None
+
+
+def test_the_warning_speaks_in_the_first_person_with_the_ratio(impl, tmp_path):
+    agent, monitor, _ = run_with_monitor(impl, tmp_path, threshold=0.5)
+    texts = [b["text"] for b in agent.ephemeral.drain()]  # nothing left over after the run
+    assert texts == []
+    hooks = HookRegistry()
+    monitor = impl.BudgetMonitor(window=100, threshold=0.8)
+
+    class FakeAgent:
+        calls = [type("C", (), {"prompt_tokens": 85})()]
+        injected = []
+
+        def inject_ephemeral(self, source, text):
+            self.injected.append((source, text))
+    fake = FakeAgent()
+    event = type("E", (), {"agent": fake})()
+    monitor.record(event)
+    monitor.warn(event)
+    monitor.warn(event)
+    assert len(fake.injected) == 1 and fake.injected[0][0] == "budget"
+    assert "85%" in fake.injected[0][1] and " I " in fake.injected[0][1]
+
+
+def test_a_new_user_message_gets_its_own_warning(impl, tmp_path):
+    agent, monitor, warned = run_with_monitor(impl, tmp_path)
+    assert warned.count(True) == 1
+    agent.run("One more thing.")  # the simulated policy answers at once: one call
+    assert warned.count(True) == 2 and warned[-1]  # the new run's first call carries its own warning
+    assert monitor.warned_at == len(agent.calls)
