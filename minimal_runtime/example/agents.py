@@ -97,8 +97,9 @@ def planning_team(workdir: str | Path, goal: str, items: list[tuple[str, str]], 
     return Team(planner, executors, state, emulator, outbox)
 
 
-def long_agent(workdir: str | Path, turns: int, *, page_chars: int = 500, **kwargs: Any) -> tuple[Agent, Emulator | None]:
+def long_agent(workdir: str | Path, turns: int, *, page_chars: int = 500, note_every: int = 10,
+               **kwargs: Any) -> tuple[Agent, Emulator | None]:
     """A long synthetic run: ``turns`` tool calls over the docs pages, then an answer."""
     kwargs.setdefault("max_steps", turns + 2)
-    agent, emulator, _ = pricing_agent(workdir, policy=LongRunPolicy(turns, page_chars), **kwargs)
+    agent, emulator, _ = pricing_agent(workdir, policy=LongRunPolicy(turns, page_chars, note_every), **kwargs)
     return agent, emulator

@@ -5,7 +5,8 @@ figures to PATH"), one per call, writes the note, and reports done. What it does
 depends only on what its batch says:
 
 - the runtime's max-steps warning (``<!-- steps -->``, which asks for a structured partial
-  report): it reports ``partial`` with the pages it has not read as what remains;
+  report): unless every page is already read, it reports ``partial`` with the pages it has not
+  read as what remains;
 - a generic wrap-up note (``<!-- wrapup -->``): it obeys, and stops with a plain "Wrapped up."
   answer, which looks exactly like finishing;
 - nothing: it keeps reading until the cap stops it.
@@ -50,11 +51,11 @@ class PagesExecutor:
         figures = [m.group(0) for n, _, r, _ in done if n == "fetch"
                    for m in [re.search(r"Key figure for section \d+: \d+", r)] if m]
         batch = batch_text(request)
-        if "<!-- steps -->" in batch:
-            left = last - (first + len(read)) + 1
-            remains = pages_objective(first + len(read), last, path) if left > 0 else ""
-            return _act("Out of steps: reporting what is left.", "report", status="partial" if left > 0 else "done",
-                        did=f"Read {len(read)} pages: {'; '.join(figures)}", remains=remains)
+        unread = last - (first + len(read)) + 1
+        if "<!-- steps -->" in batch and unread > 0:  # all read: the three calls left suffice to finish
+            return _act("Out of steps: reporting what is left.", "report", status="partial",
+                        did=f"Read {len(read)} pages: {'; '.join(figures)}",
+                        remains=pages_objective(first + len(read), last, path))
         if "<!-- wrapup -->" in batch:
             return Turn(content=[text("Wrapped up.")])
         if first + len(read) <= last:
