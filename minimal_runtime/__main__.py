@@ -1,4 +1,4 @@
-"""Command line: ``python -m minimal_runtime demo [--turns N]``."""
+"""Command line: ``python -m minimal_runtime demo [--turns N]`` and ``replay PATH [--strategy S]``."""
 
 from __future__ import annotations
 
@@ -10,10 +10,46 @@ def main(argv: list[str] | None = None) -> None:
     commands = parser.add_subparsers(dest="command", required=True)
     demo = commands.add_parser("demo", help="the running example, call by call (offline unless ANTHROPIC_API_KEY is set)")
     demo.add_argument("--turns", type=int, default=None, help="instead: a long synthetic run of N tool calls")
+    rep = commands.add_parser("replay", help="replay a recorded run (Claude Code, mini-swe-agent, OpenHands) offline")
+    rep.add_argument("path", help="a session .jsonl, a stream-json log, a .traj.json, or an OpenHands output.jsonl")
+    rep.add_argument("--strategy", action="append", help="one of the strategies (repeatable; default: all)")
+    rep.add_argument("--model", default=None, help="price the replay as this model (default: the log's, if known)")
+    rep.add_argument("--plot", default="replay.png", help="where to write the plot (default: replay.png)")
     args = parser.parse_args(argv)
     if args.command == "demo":
         from .demo import run_demo
         run_demo(args.turns)
+    elif args.command == "replay":
+        replay_command(args)
+
+
+def replay_command(args) -> None:
+    import sys
+    from pathlib import Path
+    from .replay import STRATEGIES, TrajectoryError, load, plot, replay, table
+    names = args.strategy or list(STRATEGIES)
+    unknown = [n for n in names if n not in STRATEGIES]
+    if unknown:
+        raise SystemExit(f"unknown strategy {', '.join(unknown)}; known: {', '.join(STRATEGIES)}")
+    try:
+        runs = load(Path(args.path).expanduser())
+    except TrajectoryError as e:
+        raise SystemExit(f"cannot import: {e}")
+
+    def progress(done: int, total: int) -> None:
+        if sys.stderr.isatty() and (done % 10 == 0 or done == total):
+            print(f"\r  {done}/{total} calls", end="" if done < total else "\n", file=sys.stderr, flush=True)
+
+    for k, run in enumerate(runs):
+        results = []
+        for name in names:
+            if sys.stderr.isatty():
+                print(f"{name}:", file=sys.stderr)
+            results.append(replay(run, name, model=args.model, progress=progress))
+        print(table(run, results) + "\n")
+        target = args.plot if len(runs) == 1 else f"{Path(args.plot).with_suffix('')}-{k + 1}.png"
+        plot(run, results, target)
+        print(f"plot: {target}")
 
 
 if __name__ == "__main__":

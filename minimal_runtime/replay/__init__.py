@@ -1,0 +1,15 @@
+"""Replay recorded agent runs (Claude Code, mini-swe-agent, OpenHands) and price context strategies
+on them. Offline always: nothing from a log leaves the machine.
+
+    runs = load("~/.claude/projects/my-project/session.jsonl")
+    results = [replay(runs[0], name) for name in STRATEGIES]
+    print(table(runs[0], results))
+"""
+
+from .driver import STRATEGIES, Replay, Strategy, replay
+from .importers import load
+from .recorded import RecordedCall, RecordedRun, RecordedUsage, TrajectoryError
+from .report import plot, rows, table
+
+__all__ = ["load", "replay", "table", "rows", "plot", "STRATEGIES", "Strategy", "Replay", "RecordedRun",
+           "RecordedCall", "RecordedUsage", "TrajectoryError"]

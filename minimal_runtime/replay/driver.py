@@ -1,0 +1,211 @@
+"""Replaying a recorded run through the runtime under different context strategies.
+
+The emulated model re-issues the recorded assistant turns in order, and the tools answer with the
+recorded observations, so every strategy replays the same run: same calls, same results. Only what
+the runtime does around them changes (layout, batch, offloading), and the emulator prices each.
+
+What a replay cannot know, and how it approximates it:
+- the provider's tokenizer: the emulator estimates four characters a token;
+- the hidden system prompt and tool definitions (Claude Code sends tens of thousands of tokens the
+  session file does not contain): the first call's recorded prompt size minus our estimate of what
+  the log does show is added to the system prompt as opaque filler, so the stable prefix has about
+  the right size;
+- tool schemas: only names are logged; each tool gets a generic schema;
+- time: the emulator's clock follows the logged time of each call, so a long pause expires the
+  cache in the replay as it did in the run.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from .. import Layout
+from ..agent import Agent
+from ..context import tail_layout
+from ..cost import CallRecord
+from ..emulator import Emulator
+from ..emulator.policies import Turn
+from ..filesystem import Offloader
+from ..hooks import HookRegistry, Point
+from ..layouts import automatic_caching_layout, batch_after_system_layout
+from ..messages import text_block, user
+from ..models import MODELS, model_spec
+from ..tools import ToolBox
+from .recorded import RecordedRun
+
+
+@dataclass
+class Strategy:
+    """A way to run the same calls. New strategies (compaction, ...) plug in here, not in the driver."""
+
+    name: str
+    about: str
+    layout: Callable[[], Layout]  # a fresh layout per replay: some keep state
+    batch: bool = True  # inject a per-call progress note, as a runtime with hooks would
+    offload_threshold: int | None = None
+
+
+STRATEGIES = {s.name: s for s in [
+    Strategy("recorded", "the history as logged, automatic caching, nothing injected", lambda: automatic_caching_layout,
+             batch=False),
+    Strategy("tail", "breakpoint on the last durable block, a per-call batch after it", lambda: tail_layout),
+    Strategy("early", "the same batch, inserted right after the system prompt", lambda: batch_after_system_layout),
+    Strategy("offload", "tail, with tool results over 4,000 characters offloaded to files", lambda: tail_layout,
+             offload_threshold=4000),
+]}
+
+
+class _ReplayPolicy:
+    """The recorded assistant turns, in order: a model that says exactly what it said then."""
+
+    def __init__(self, run: RecordedRun):
+        self.turns, self.next = [c.assistant["content"] for c in run.calls], 0
+
+    def __call__(self, request: dict) -> Turn:
+        content = self.turns[self.next] if self.next < len(self.turns) else [text_block("(end of the recording)")]
+        self.next += 1
+        return Turn(content=content or [text_block("(empty turn)")], stop_reason=None)
+
+
+class _RecordedClock:
+    """The emulator's clock during a replay: the time each call was made, as logged, so cache
+    entries expire as they did (a pause of more than five minutes costs a re-write). Where the log
+    has no times, each call is one second after the last."""
+
+    def __init__(self, run: RecordedRun):
+        times = [c.at for c in run.calls]
+        self.times = times if all(t is not None for t in times) else [float(k) for k in range(len(times))]
+        self.now = self.times[0] if self.times else 0.0
+
+    def at(self, k: int) -> None:
+        if k < len(self.times):
+            self.now = self.times[k]
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class _RecordedToolBox(ToolBox):
+    """Answers each tool call with its recorded observation."""
+
+    def __init__(self, run: RecordedRun):
+        super().__init__([])
+        self.results = {i: r for c in run.calls for i, r in c.results.items()}
+        self.definitions = [{"name": n, "description": "(a recorded tool; its schema is not in the log)",
+                             "input_schema": {"type": "object"}} for n in run.tools]
+
+    def call(self, tool_use: dict) -> dict:
+        recorded = self.results.get(tool_use["id"])
+        if recorded is None:
+            return {"type": "tool_result", "tool_use_id": tool_use["id"], "content": "(no result was recorded)",
+                    "is_error": True}
+        content = recorded.get("content", "")
+        block = {"type": "tool_result", "tool_use_id": tool_use["id"],
+                 "content": content if isinstance(content, (str, list)) else str(content)}
+        if recorded.get("is_error"):
+            block["is_error"] = True
+        return block
+
+
+@dataclass
+class Replay:
+    strategy: str
+    model: str
+    calls: list[CallRecord]
+    seconds: float
+    hidden_tokens: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def prompt_tokens(self) -> int:
+        return sum(c.prompt_tokens for c in self.calls)
+
+    @property
+    def cache_read_share(self) -> float:
+        return sum(c.cache_read_input_tokens for c in self.calls) / max(1, self.prompt_tokens)
+
+    @property
+    def cost(self) -> float:
+        return sum(c.cost for c in self.calls)
+
+
+def replay_model(run: RecordedRun, model: str | None = None) -> str:
+    """The model to price the replay with: the one asked for, else the log's if we know it, else Sonnet 4.6."""
+    for candidate in (model, run.model):
+        try:
+            return model_spec(candidate).id if candidate else next(iter(()))
+        except (KeyError, StopIteration):
+            continue
+    return "claude-sonnet-4-6"
+
+
+def _text(blocks: list[dict]) -> str:
+    return "\n\n".join(b.get("text", "") for b in blocks if b.get("type") == "text") or "(continue)"
+
+
+def replay(run: RecordedRun, strategy: Strategy | str = "tail", *, model: str | None = None,
+           progress: Callable[[int, int], None] | None = None) -> Replay:
+    strategy = STRATEGIES[strategy] if isinstance(strategy, str) else strategy
+    model = replay_model(run, model)
+    clock = _RecordedClock(run)
+    emulator = Emulator(model=model, policy=_ReplayPolicy(run), clock=clock)
+    client = emulator.client()
+    workdir = Path(tempfile.mkdtemp(prefix="replay-"))
+    hidden = _hidden_tokens(run, client, model)
+    system = run.system + (f"\n\n[hidden prompt and tool definitions, approximated]\n{'.' * (4 * hidden)}" if hidden else "")
+    hooks = HookRegistry()
+    agent = Agent(client, model=model, system=system, layout=strategy.layout(), hooks=hooks,
+                  max_steps=len(run.calls) + 1, max_tokens=21_000,  # above ~21K the SDK insists on streaming
+                  offloader=Offloader(workdir, strategy.offload_threshold) if strategy.offload_threshold else None)
+    agent.toolbox = _RecordedToolBox(run)
+
+    def before_call(event) -> None:
+        k = len(event.agent.calls)
+        clock.at(k)
+        if k < len(run.calls) and run.calls[k].compacted_before:  # the log's compaction, reproduced
+            event.agent.replace_history([user(run.calls[k].compacted_before)])
+        if strategy.batch:
+            event.agent.inject_ephemeral("progress", f"I have made {k} calls so far.")
+
+    def after_call(event) -> None:
+        k = len(event.agent.calls) - 1
+        if progress:
+            progress(k + 1, len(run.calls))
+        if k < len(run.calls) and run.calls[k].then_user and any(b.get("type") == "tool_use" for b in run.calls[k].assistant["content"]):
+            event.agent.steer(_text(run.calls[k].then_user))  # user text that arrived between two calls
+
+    hooks.register(Point.PRE_LLM_CALL, before_call)
+    hooks.register(Point.POST_LLM_CALL, after_call)
+    start, task = time.perf_counter(), _text(run.task)
+    notes = []
+    while len(agent.calls) < len(run.calls):
+        before = len(agent.calls)
+        agent.max_steps = len(run.calls) - before  # never past the end of the recording
+        result = agent.run(task)
+        if result.status == "error":
+            notes.append(f"stopped at call {len(agent.calls) + 1}: {result.error}")
+            break
+        if len(agent.calls) == before:
+            break
+        task = _text(run.calls[len(agent.calls) - 1].then_user)
+    return Replay(strategy.name, model, agent.calls, time.perf_counter() - start, hidden, notes)
+
+
+def _hidden_tokens(run: RecordedRun, client, model: str) -> int:
+    """First call's recorded prompt minus our estimate of what the log shows of it."""
+    first = next((c.usage for c in run.calls[:1] if c.usage), None)
+    if first is None:
+        return 0
+    tools = [{"name": n, "description": "(a recorded tool; its schema is not in the log)", "input_schema": {"type": "object"}}
+             for n in run.tools]
+    shown = client.messages.count_tokens(model=model, system=run.system or "-", messages=[user(_text(run.task))],
+                                         **({"tools": tools} if tools else {})).input_tokens
+    return max(0, first.prompt_tokens - shown)
+
+
+def known_models() -> list[str]:
+    return list(MODELS)

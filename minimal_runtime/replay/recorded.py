@@ -1,0 +1,66 @@
+"""A recorded agent run in the runtime's own terms: Messages API dicts and what the log measured."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class TrajectoryError(ValueError):
+    """Malformed input, always naming the file and the line (1-based) where it went wrong."""
+
+    def __init__(self, path: str, line: int, problem: str):
+        super().__init__(f"{path}:{line}: {problem}")
+        self.path, self.line, self.problem = path, line, problem
+
+
+class RecordedUsage(BaseModel):
+    """What the provider reported for one call, as far as the log says."""
+
+    prompt_tokens: int  # everything the model read: cached or not
+    cache_read: int | None = None  # None: the log does not say
+    cache_write: int | None = None
+    output_tokens: int | None = None
+
+    @property
+    def cache_read_share(self) -> float | None:
+        return None if self.cache_read is None or not self.prompt_tokens else self.cache_read / self.prompt_tokens
+
+    def cost(self, model: str) -> float | None:
+        """Dollars under our price table, when the model is in it and the log has cache figures.
+        Cache writes are priced as 5-minute writes (the default TTL)."""
+        from ..cost import CallRecord
+        if self.cache_read is None:
+            return None
+        try:
+            return CallRecord(model=model, input_tokens=self.prompt_tokens - self.cache_read - (self.cache_write or 0),
+                              cache_creation_input_tokens=self.cache_write or 0, cache_creation_5m=self.cache_write or 0,
+                              cache_read_input_tokens=self.cache_read, output_tokens=self.output_tokens or 0).cost
+        except KeyError:
+            return None
+
+
+class RecordedCall(BaseModel):
+    """One model call: what the model answered, and what came back before its next call."""
+
+    assistant: dict  # {"role": "assistant", "content": [...]}
+    results: dict[str, dict] = Field(default_factory=dict)  # tool_use id -> its tool_result block
+    then_user: list[dict] = Field(default_factory=list)  # text blocks the user (or harness) added after it
+    usage: RecordedUsage | None = None
+    compacted_before: str | None = None  # a compaction summary that replaced the history before this call
+    at: float | None = None  # when the call was made, seconds since the epoch, if the log says
+
+
+class RecordedRun(BaseModel):
+    source: str  # claude-code | claude-code-stream | mini-swe-agent | openhands
+    path: str
+    model: str | None = None
+    system: str = ""
+    tools: list[str] = Field(default_factory=list)  # tool names seen in the log
+    task: list[dict] = Field(default_factory=list)  # the first user message's blocks
+    calls: list[RecordedCall] = Field(default_factory=list)
+    skipped: dict[str, int] = Field(default_factory=dict)  # line or event kinds that are not conversation
+    cost_usd: float | None = None  # what the log says the run cost, when it says
+
+    @property
+    def compactions(self) -> int:
+        return sum(c.compacted_before is not None for c in self.calls)
