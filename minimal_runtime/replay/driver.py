@@ -156,7 +156,8 @@ def replay(run: RecordedRun, strategy: Strategy | str = "tail", *, model: str | 
     client = emulator.client()
     workdir = Path(tempfile.mkdtemp(prefix="replay-"))
     hidden = _hidden_tokens(run, client, model)
-    system = run.system + (f"\n\n[hidden prompt and tool definitions, approximated]\n{'.' * (4 * hidden)}" if hidden else "")
+    header = "\n\n[hidden prompt and tool definitions, approximated]\n"
+    system = run.system + (header + "." * max(0, 4 * hidden - len(header)) if hidden else "")
     hooks = HookRegistry()
     agent = Agent(client, model=model, system=system, layout=strategy.layout(), hooks=hooks,
                   max_steps=len(run.calls) + 1, max_tokens=21_000,  # above ~21K the SDK insists on streaming

@@ -44,12 +44,22 @@ def write_samples(directory: str | Path) -> dict[str, Path]:
     assistants = messages[1::2]
     followups = messages[2::2] + [None]
     times = _times(len(assistants))
-    paths = {
-        "claude-code": _claude_code_session(directory / "session.jsonl", messages[0], assistants, followups, calls, times),
-        "claude-code-stream": _stream_json(directory / "stream.jsonl", messages[0], assistants, followups, calls),
-        "mini-swe-agent": _mini_swe(directory / "run.traj.json", system, messages[0], assistants, followups, calls, times),
-        "openhands": _openhands(directory / "output.jsonl", system, messages[0], assistants, followups, calls, times),
+    writers = {
+        "claude-code": lambda usage: _claude_code_session(directory / "session.jsonl", messages[0], assistants, followups,
+                                                          usage, times),
+        "claude-code-stream": lambda usage: _stream_json(directory / "stream.jsonl", messages[0], assistants, followups, usage),
+        "mini-swe-agent": lambda usage: _mini_swe(directory / "run.traj.json", system, messages[0], assistants, followups,
+                                                  usage, times),
+        "openhands": lambda usage: _openhands(directory / "output.jsonl", system, messages[0], assistants, followups,
+                                              usage, times),
     }
+    paths = {fmt: write(calls) for fmt, write in writers.items()}
+    # The session's compaction and the logged pause change what the calls really cost: record the
+    # usage of the run *as logged*, which is what replaying it with its own layout measures.
+    from .driver import replay
+    from .importers import load
+    for fmt in ("claude-code", "mini-swe-agent"):
+        writers[fmt](replay(load(paths[fmt])[0], "recorded").calls)
     return paths
 
 

@@ -122,3 +122,20 @@ def test_unknown_line_types_are_skipped_and_counted(tmp_path):
     ])
     (run,) = load(path)
     assert run.skipped == {"telemetry": 2, "summary": 1} and len(run.calls) == 1
+
+
+def test_the_command_line_prints_the_table_and_writes_the_plot(samples, tmp_path, capsys):
+    from minimal_runtime.__main__ import main
+    main(["replay", str(samples["mini-swe-agent"]), "--strategy", "tail", "--strategy", "early",
+          "--plot", str(tmp_path / "p.png")])
+    out = capsys.readouterr().out
+    assert "the log itself" in out and "tail" in out and "early" in out and "offload" not in out.split("plot:")[0]
+    assert (tmp_path / "p.png").stat().st_size > 10_000
+
+
+def test_the_command_line_names_a_bad_file(tmp_path):
+    from minimal_runtime.__main__ import main
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"type": "user"\n')
+    with pytest.raises(SystemExit, match=r"cannot import: .*bad\.jsonl:1"):
+        main(["replay", str(bad)])
