@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from minimal_runtime.context import CallParts, append_batch  # chapter 01's solution
+from minimal_runtime.context import CallParts, append_batch  # noqa: F401  (chapter 01: use it)
 
 __all__ = ["CallParts", "LOOKBACK_BLOCKS", "system_with_breakpoint", "tail_layout", "with_breakpoints"]
 

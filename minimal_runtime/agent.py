@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Callable, Iterable, Literal
+from typing import Callable, Iterable, Literal
 
 import anthropic
 from pydantic import BaseModel

@@ -75,5 +75,8 @@ class ToolBox:
             return tool_result_block(tool_id, f"Unknown tool {name!r}. Available: {', '.join(self.tools)}.", True)
         if name in self.masked:
             return tool_result_block(tool_id, f"Tool {name!r} is not available at this point of the task.", True)
-        output = tool.run(tool_use.get("input") or {})
+        try:
+            output = tool.run(tool_use.get("input") or {})
+        except Exception as e:  # the protocol says return errors; a tool that raises anyway must not end the run
+            return tool_result_block(tool_id, f"{name} failed: {type(e).__name__}: {e}", True)
         return tool_result_block(tool_id, output.content, output.is_error)

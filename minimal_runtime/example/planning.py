@@ -23,7 +23,7 @@ import json
 import random
 import re
 
-from ..emulator.policies import Turn, text, tool_use
+from ..emulator.policies import Turn, text
 from .policy import _act, exchanges
 from .web import COMPETITORS
 

@@ -46,7 +46,7 @@ PAGES: dict[str, str] = {
 # Real pricing pages are mostly everything but the prices: plan comparisons, FAQs, legal footers.
 # About 6,000 characters of it per page, after the tiers, so a fetch returns a realistic amount.
 def _boilerplate(company: str) -> str:
-    faq = [(f"Can I change plans later?", f"Yes. {company} prorates upgrades to the day and applies downgrades at the next renewal."),
+    faq = [("Can I change plans later?", f"Yes. {company} prorates upgrades to the day and applies downgrades at the next renewal."),
            ("Do you offer discounts for non-profits?", "Registered non-profits get a reduced rate on request; contact the sales team with proof of status."),
            ("Which payment methods are accepted?", "All major cards, bank transfer on annual plans, and purchase orders for larger accounts."),
            ("Where is my data stored?", f"{company} runs in two regions; customers on higher tiers can pin their data to one of them."),

@@ -33,7 +33,7 @@ from ..filesystem import Offloader
 from ..hooks import HookRegistry, Point
 from ..layouts import automatic_caching_layout, batch_after_system_layout
 from ..messages import text_block, user
-from ..models import MODELS, model_spec
+from ..models import model_spec
 from ..tools import ToolBox
 from .recorded import RecordedRun
 
@@ -135,12 +135,12 @@ class Replay:
 
 def replay_model(run: RecordedRun, model: str | None = None) -> str:
     """The model to price the replay with: the one asked for, else the log's if we know it, else Sonnet 4.6."""
-    for candidate in (model, run.model):
-        try:
-            return model_spec(candidate).id if candidate else next(iter(()))
-        except (KeyError, StopIteration):
-            continue
-    return "claude-sonnet-4-6"
+    if model:
+        return model_spec(model).id  # asked for by name: an unknown one is an error, not a fallback
+    try:
+        return model_spec(run.model or "").id
+    except KeyError:
+        return "claude-sonnet-4-6"
 
 
 def _text(blocks: list[dict]) -> str:
@@ -207,6 +207,3 @@ def _hidden_tokens(run: RecordedRun, client, model: str) -> int:
                                          **({"tools": tools} if tools else {})).input_tokens
     return max(0, first.prompt_tokens - shown)
 
-
-def known_models() -> list[str]:
-    return list(MODELS)

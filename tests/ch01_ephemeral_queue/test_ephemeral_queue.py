@@ -46,7 +46,7 @@ def test_batch_is_a_trailing_assistant_message_with_prefill(impl):
 
 
 def _agent_with(impl, tmp_path, model="claude-sonnet-4-6"):
-    from minimal_runtime.context import tail_layout, with_breakpoints, system_with_breakpoint
+    from minimal_runtime.context import tail_layout, with_breakpoints
 
     def layout(parts):
         request = tail_layout(parts)

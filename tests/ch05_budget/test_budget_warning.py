@@ -34,11 +34,7 @@ def test_never_before_the_crossing(impl, tmp_path):
     assert not any(warned) and monitor.warned_at is None
 
 
-def test_the_warning_speaks_in_the_first_person_with_the_ratio(impl, tmp_path):
-    agent, monitor, _ = run_with_monitor(impl, tmp_path, threshold=0.5)
-    texts = [b["text"] for b in agent.ephemeral.drain()]  # nothing left over after the run
-    assert texts == []
-    hooks = HookRegistry()
+def test_the_warning_speaks_in_the_first_person_with_the_ratio(impl):
     monitor = impl.BudgetMonitor(window=100, threshold=0.8)
 
     class FakeAgent:

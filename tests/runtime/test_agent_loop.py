@@ -111,3 +111,19 @@ def test_resuming_a_finished_conversation_with_a_new_message(tmp_path):
     assert agent.run("one").final_text == "first answer"
     assert agent.run("two").final_text == "second answer"
     assert [m["role"] for m in agent.messages] == ["user", "assistant", "user", "assistant"]
+
+
+def test_a_protocol_tool_that_raises_does_not_end_the_run(tmp_path):
+    class Exploding:
+        name, description = "explode", "raises instead of returning an error"
+
+        def definition(self):
+            return {"name": self.name, "description": self.description, "input_schema": {"type": "object"}}
+
+        def run(self, raw_input):
+            raise OSError("disk on fire")
+    policy = ScriptedPolicy([[tool_use("explode", {})], "carrying on"])
+    agent, _, _ = pricing_agent(tmp_path, policy=policy)
+    agent.toolbox = type(agent.toolbox)([Exploding()])
+    assert agent.run(TASK).final_text == "carrying on"
+    assert results(agent)[0]["is_error"] and "OSError: disk on fire" in results(agent)[0]["content"]

@@ -6,7 +6,7 @@ import json
 
 from minimal_runtime.coordination import SharedSandbox, coordination_hook
 from minimal_runtime.delegation import read_report
-from minimal_runtime.emulator import ScriptedPolicy, Turn, text, tool_use
+from minimal_runtime.emulator import ScriptedPolicy, tool_use
 from minimal_runtime.example import planning_team
 from minimal_runtime.example.planning import reference_items
 from minimal_runtime.hooks import HookRegistry, Point
