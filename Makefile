@@ -15,9 +15,10 @@ $(STAMP): pyproject.toml
 test: $(STAMP)  ## every suite against the solutions; each chapter suite must fail on the stubs; notebooks
 	$(BIN)/python -m pytest -q -n auto
 	@for suite in tests/ch*/; do \
-	  if $(BIN)/python -m pytest -q -x --impl exercises $$suite >/dev/null 2>&1; then \
-	    echo "$$suite passes against the untouched exercise stubs: its tests are vacuous"; exit 1; \
-	  else echo "$$suite fails against the exercise stubs, as it should"; fi; \
+	  out=$$($(BIN)/python -m pytest -q -rN --impl exercises $$suite 2>&1 | tail -1); \
+	  case "$$out" in *passed*|*"no tests"*) echo "$$suite: some tests pass on the untouched stubs ($$out)"; exit 1;; \
+	  *failed*) echo "$$suite: every test fails on the untouched exercise stubs ($$out)";; \
+	  *) echo "$$suite: unexpected result on the stubs ($$out)"; exit 1;; esac; \
 	done
 	$(BIN)/python -m pytest -q --nbval-lax --nbval-current-env chapters/
 

@@ -32,6 +32,8 @@ def test_never_before_the_crossing(impl, tmp_path):
     agent, monitor, warned = run_with_monitor(impl, tmp_path, turns=20)  # stays well under 80%
     assert max(c.prompt_tokens for c in agent.calls) < 0.8 * WINDOW
     assert not any(warned) and monitor.warned_at is None
+    assert monitor.last_prompt_tokens == agent.calls[-1].prompt_tokens  # it was measuring all along
+    assert agent.hooks.failures == []
 
 
 def test_the_warning_speaks_in_the_first_person_with_the_ratio(impl):
