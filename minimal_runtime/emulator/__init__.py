@@ -33,6 +33,7 @@ from .diagnostics import Fingerprint, cache_miss_reason
 from .errors import ApiError, bad_request
 from .policies import FunctionPolicy, ScriptedPolicy, Turn, echo_policy, text, tool_use
 from .prompt import flatten, render_block
+from .streaming import sse
 from .tokens import estimate_tokens
 from .validate import validate
 
@@ -100,7 +101,11 @@ class Emulator:
             if method != "POST" or path not in ("/v1/messages", "/v1/messages/count_tokens"):
                 raise ApiError(404, f"{method} {path}: no such endpoint")
             self._maybe_fault()
-            result = self._count_tokens(body) if path.endswith("count_tokens") else self._messages(body)
+            if path.endswith("count_tokens"):
+                return 200, headers, json.dumps(self._count_tokens(body)).encode()
+            result, streaming = self._messages(body)
+            if streaming:
+                return 200, {**headers, "content-type": "text/event-stream"}, sse(result)
             return 200, headers, json.dumps(result).encode()
         except ApiError as e:
             return e.status, {**headers, **e.headers}, e.body()
@@ -137,15 +142,13 @@ class Emulator:
         _, prompt = self._prompt(_json(body), needs_max_tokens=False)
         return {"input_tokens": prompt.total}
 
-    def _messages(self, body: bytes) -> dict:
+    def _messages(self, body: bytes) -> tuple[dict, bool]:
         with self._lock:
             try:
                 parsed, earlier, shared = self._bodies.parse(body)
             except ValueError as e:
                 raise bad_request(f"request body is not valid JSON: {e}") from None
             request = parsed.request
-            if isinstance(request, dict) and request.get("stream"):
-                raise bad_request("stream: the offline emulator answers non-streaming requests only")
             spec, prompt = self._prompt(request, reuse=(earlier.prompt, shared) if earlier and earlier.prompt else None)
             parsed.prompt = prompt
             outcome = self.cache.apply(prompt, spec.min_cacheable_tokens, self.clock())
@@ -164,7 +167,7 @@ class Emulator:
 
         # Behaviour runs after accounting is complete, so a policy cannot change what was billed.
         # Policies treat the request as read-only: its messages are shared with later parses.
-        model, max_tokens = request["model"], request["max_tokens"]
+        model, max_tokens, streaming = request["model"], request["max_tokens"], bool(request.get("stream"))
         try:
             turn = Turn.of(self.policy(request))
         except Exception as e:  # a broken policy is a server-side bug: say so, don't retry
@@ -191,7 +194,7 @@ class Emulator:
             "id": message_id, "type": "message", "role": "assistant", "model": model,
             "content": content, "stop_reason": stop_reason, "stop_sequence": None,
             "usage": usage, "diagnostics": diagnostics,
-        }
+        }, streaming
 
     @staticmethod
     def _complete_block(block: dict, prompt_digest: bytes, index: int) -> dict:

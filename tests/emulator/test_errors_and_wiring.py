@@ -187,3 +187,30 @@ def test_emulator_keeps_a_record_per_call():
         create(client, with_breakpoint_on_last(conversation(t)), system=system())
     assert [c.prompt_tokens for c in emu.calls] == sorted(c.prompt_tokens for c in emu.calls)
     assert emu.calls[-1].cache_read_share > 0.9
+
+
+def test_streaming_gives_the_same_message_as_a_plain_call():
+    """stream: true answers with server-sent events; the SDK assembles the same message and usage."""
+    turns = [[{"type": "text", "text": "Checking the page. " * 5}, tool_use("fetch", {"url": "https://acme.example/pricing"})]]
+    plain_emu, _ = make(policy=ScriptedPolicy(turns))
+    stream_emu, _ = make(policy=ScriptedPolicy(turns))
+    messages = with_breakpoint_on_last(conversation(3))
+    plain = create(plain_emu.client(), messages, system=system(), tools=TOOLS)
+    with stream_emu.client().messages.stream(model=MODEL, max_tokens=256, messages=messages, system=system(),
+                                             tools=TOOLS) as stream:
+        texts = list(stream.text_stream)
+        streamed = stream.get_final_message()
+    assert len(texts) > 1 and "".join(texts) == plain.content[0].text
+    assert streamed.content[1].input == plain.content[1].input and streamed.stop_reason == "tool_use"
+    assert streamed.usage.cache_creation_input_tokens == plain.usage.cache_creation_input_tokens
+    assert streamed.usage.output_tokens == plain.usage.output_tokens and streamed.usage.input_tokens == plain.usage.input_tokens
+
+
+def test_streaming_over_http():
+    emu, _ = make(policy=ScriptedPolicy(["Hello from the stream."]))
+    with emu.serve() as base_url:
+        client = anthropic.Anthropic(api_key="x", base_url=base_url)
+        events = [e.type for e in client.messages.create(model=MODEL, max_tokens=64, stream=True,
+                                                           messages=[{"role": "user", "content": "hi"}])]
+    assert events[0] == "message_start" and events[-1] == "message_stop"
+    assert "content_block_delta" in events and "message_delta" in events

@@ -1,0 +1,55 @@
+"""The same answer as server-sent events, for ``stream: true`` requests (``messages.stream()``,
+and clients such as Claude Code that always stream).
+
+Event sequence as documented at https://platform.claude.com/docs/en/build-with-claude/streaming:
+``message_start`` (the message with empty content and the input usage), then per content block
+``content_block_start``, one or more ``content_block_delta`` and ``content_block_stop``, then
+``message_delta`` (stop reason and output tokens) and ``message_stop``. The accounting is the
+non-streaming answer's: streaming changes how the bytes arrive, not what is billed.
+"""
+
+from __future__ import annotations
+
+import json
+
+CHUNK = 40  # characters per text delta: several deltas per block, as a real stream has
+
+
+def _event(kind: str, data: dict) -> str:
+    return f"event: {kind}\ndata: {json.dumps(data)}\n\n"
+
+
+def _pieces(text: str) -> list[str]:
+    return [text[i:i + CHUNK] for i in range(0, len(text), CHUNK)] or [""]
+
+
+def _block_events(index: int, block: dict) -> list[str]:
+    kind = block.get("type")
+    if kind == "text":
+        start, deltas = {"type": "text", "text": ""}, [{"type": "text_delta", "text": p} for p in _pieces(block["text"])]
+    elif kind == "tool_use":
+        start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+        deltas = [{"type": "input_json_delta", "partial_json": p} for p in _pieces(json.dumps(block.get("input", {})))]
+    elif kind == "thinking":
+        start = {"type": "thinking", "thinking": ""}
+        deltas = [{"type": "thinking_delta", "thinking": p} for p in _pieces(block.get("thinking", ""))]
+        deltas.append({"type": "signature_delta", "signature": block.get("signature", "")})
+    else:  # anything else arrives whole
+        start, deltas = block, []
+    return ([_event("content_block_start", {"type": "content_block_start", "index": index, "content_block": start})]
+            + [_event("content_block_delta", {"type": "content_block_delta", "index": index, "delta": d}) for d in deltas]
+            + [_event("content_block_stop", {"type": "content_block_stop", "index": index})])
+
+
+def sse(message: dict) -> bytes:
+    """The complete event stream for one answer."""
+    usage = message["usage"]
+    start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
+    events = [_event("message_start", {"type": "message_start", "message": start})]
+    for index, block in enumerate(message["content"]):
+        events += _block_events(index, block)
+    events.append(_event("message_delta", {"type": "message_delta",
+                                           "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+                                           "usage": {"output_tokens": usage["output_tokens"]}}))
+    events.append(_event("message_stop", {"type": "message_stop"}))
+    return "".join(events).encode()
