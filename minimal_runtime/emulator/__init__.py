@@ -201,7 +201,7 @@ class Emulator:
         """Give a tool_use an id if the policy did not: derived from the prompt, so it is unique
         within a conversation and the same when a resumed run repeats a request."""
         if block.get("type") == "tool_use" and not block.get("id"):
-            return {**block, "id": "toolu_" + hashlib.blake2b(prompt_digest + bytes([index]), digest_size=12).hexdigest()}
+            return {**block, "id": "toolu_" + hashlib.blake2b(prompt_digest + index.to_bytes(4, "big"), digest_size=12).hexdigest()}
         return block
 
 
