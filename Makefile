@@ -12,7 +12,8 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[course]'
 	touch $(STAMP)
 
-test: $(STAMP)  ## every suite against the solutions; each chapter suite must fail on the stubs; notebooks
+test: $(STAMP)  ## lint; every suite against the solutions; each chapter suite must fail on the stubs; notebooks
+	$(BIN)/ruff check --quiet minimal_runtime tests benchmarks solutions exercises
 	$(BIN)/python -m pytest -q -n auto
 	@for suite in tests/ch*/; do \
 	  out=$$($(BIN)/python -m pytest -q -rN --impl exercises $$suite 2>&1 | tail -1); \
