@@ -1,9 +1,12 @@
 """How a call shows itself: the prompt as the model saw it, with its regions told apart.
 
-Regions: the *cached prefix* (blocks up to the last breakpoint, which the provider served from or
-wrote to its cache, as ``usage`` reports), and the *batch* (blocks that start with an injection
-marker and ride after the last breakpoint). In Jupyter a ``CallView`` renders as HTML; ``str()``
-gives the one-line summary the demo prints.
+Each block is placed in a region by where it falls in the prompt's token count against the call's
+usage: the first ``cache_read_input_tokens`` were *read* from the cache, the next
+``cache_creation_input_tokens`` were *written* to it, the rest was *uncached*; injected blocks
+(they open with a ``<!-- source -->`` marker) are the *batch*. Per-block sizes are estimated in
+proportion to their serialized length, so a boundary can be off by a block; the usage figures in
+the header are the provider's (or the emulator's) exact ones. In Jupyter a ``CallView`` renders as
+HTML; ``str()`` gives the one-line summary the demo prints.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import Any
 
 from .cost import CallRecord
 
-COLOURS = {"head": "#eef3fb", "durable": "#e8f5e9", "breakpoint": "#c8e6c9", "batch": "#fff3cd", "uncached": "#f5f5f5"}
+COLOURS = {"cache read": "#c8e6c9", "cache write": "#fff9c4", "uncached": "#eeeeee", "batch": "#ffe0b2"}
 
 
 @dataclass
@@ -25,25 +28,31 @@ class CallView:
     batch_size: int
     durable_len: int
 
-    def rows(self) -> list[tuple[str, str, str]]:
-        """(region, where, preview) for every block of the prompt, in prompt order."""
-        out, after_breakpoint = [], False
-        for i, tool in enumerate(self.request.get("tools") or []):
-            out.append(("head", f"tools.{i}", tool["name"]))
-        for i, block in enumerate(self.request.get("system") or []):
-            out.append(("breakpoint" if "cache_control" in block else "head", f"system.{i}", block["text"]))
-        last_bp = max((m for m, msg in enumerate(self.request["messages"])
-                       if any("cache_control" in b for b in msg["content"])), default=-1)
+    def _blocks(self) -> list[tuple[str, dict, str]]:
+        out = [(f"tools.{i}", tool, tool.get("name", "")) for i, tool in enumerate(self.request.get("tools") or [])]
+        out += [(f"system.{i}", b, b.get("text", "")) for i, b in enumerate(self.request.get("system") or [])]
         for m, msg in enumerate(self.request["messages"]):
-            for i, block in enumerate(msg["content"]):
+            content = msg["content"] if isinstance(msg["content"], list) else [{"type": "text", "text": msg["content"]}]
+            for i, block in enumerate(content):
                 preview = block.get("text") or block.get("content") or json.dumps(block.get("input", ""))
-                is_batch = isinstance(preview, str) and preview.startswith("<!-- ")
-                region = "batch" if is_batch else "breakpoint" if "cache_control" in block else (
-                    "uncached" if after_breakpoint else "durable")
-                if m == last_bp and "cache_control" in block:
-                    after_breakpoint = True
-                label = f"{msg['role']} {block.get('type')}"
-                out.append((region, f"messages.{m}.{i} {label}", str(preview)))
+                out.append((f"messages.{m}.{i} {msg['role']} {block.get('type')}", block, str(preview)))
+        return out
+
+    def rows(self) -> list[tuple[str, str, str, bool]]:
+        """(region, where, preview, has a breakpoint) for every block, in prompt order."""
+        blocks = self._blocks()
+        weights = [len(json.dumps(b, ensure_ascii=False)) for _, b, _ in blocks]
+        scale = self.usage.prompt_tokens / max(1, sum(weights))
+        read, written = self.usage.cache_read_input_tokens, self.usage.cache_creation_input_tokens
+        out, seen = [], 0.0
+        for (where, block, preview), weight in zip(blocks, weights):
+            middle = seen + weight * scale / 2
+            seen += weight * scale
+            if block.get("type") == "text" and block.get("text", "").startswith("<!-- "):
+                region = "batch"
+            else:
+                region = "cache read" if middle <= read else "cache write" if middle <= read + written else "uncached"
+            out.append((region, where, preview, "cache_control" in block))
         return out
 
     def __str__(self) -> str:
@@ -53,16 +62,16 @@ class CallView:
 
     def _repr_html_(self) -> str:
         u = self.usage
-        legend = " ".join(f'<span style="background:{COLOURS[k]};padding:0 6px">{k}</span>'
-                          for k in ("head", "durable", "breakpoint", "batch", "uncached"))
+        legend = " ".join(f'<span style="background:{c};padding:0 6px">{k}</span>' for k, c in COLOURS.items())
         rows = "".join(
-            f'<tr style="background:{COLOURS[region]}"><td><code>{html.escape(where)}</code></td>'
+            f'<tr style="background:{COLOURS[region]}"><td><code>{html.escape(where)}</code>'
+            f'{" &#9873; breakpoint" if breakpoint else ""}</td>'
             f'<td style="white-space:pre-wrap;font-family:monospace">{html.escape(_shorten(preview))}</td></tr>'
-            for region, where, preview in self.rows())
+            for region, where, preview, breakpoint in self.rows())
         return (f"<div><b>call</b>: {u.prompt_tokens:,} prompt tokens, cache read {u.cache_read_input_tokens:,} "
                 f"({u.cache_read_share:.0%}), written {u.cache_creation_input_tokens:,}, uncached {u.input_tokens:,}, "
                 f"output {u.output_tokens:,}; cost ${u.cost:.4f} (without caching ${u.cost_without_cache:.4f})"
-                f"<br>{legend}<table>{rows}</table></div>")
+                f"<br>{legend} &#9873; = cache breakpoint (regions by estimated block size)<table>{rows}</table></div>")
 
 
 def _shorten(text: str, limit: int = 160) -> str:

@@ -15,11 +15,15 @@ def test_call_view_tells_the_regions_apart(tmp_path):
     agent, _, _ = pricing_agent(tmp_path, hooks=hooks)
     agent.run(TASK)
     view = agent.last_call
-    regions = [region for region, _, _ in view.rows()]
-    assert regions[-1] == "batch" and "breakpoint" in regions
-    assert regions.index("batch") > max(i for i, r in enumerate(regions) if r == "breakpoint")
+    rows = view.rows()
+    regions = [region for region, *_ in rows]
+    breakpoints = [i for i, row in enumerate(rows) if row[3]]
+    assert regions[-1] == "batch" and regions.index("batch") > max(breakpoints)
+    assert regions[0] == "cache read" and "cache write" in regions  # the history read, the new turn written
+    assert all(r == "cache read" for r in regions[: breakpoints[0]])  # the head was cached long ago
     page = view._repr_html_()
     assert "&lt;!-- plan --&gt;" in page and "cache read" in page and f"${view.usage.cost:.4f}" in page
+    assert page.count("breakpoint") >= len(breakpoints)
     assert "read" in str(view) and "batch 1" in str(view)
 
 
