@@ -13,7 +13,8 @@ __all__ = ["COMMUNICATION_RULES", "ExecutorTask", "Phase", "Plan", "render_plan_
 
 
 def render_plan_block(plan: Plan) -> str:
-    """The planner's plan block. It must contain:
+    """The planner's plan block, in the first person ("I am on ...", never "You ...") and plain
+    text (no Markdown headers). It must contain:
 
     - ``The goal I am working toward: <goal>``;
     - while a phase is current: ``I am on phase <n> of <total>: <title>.`` and

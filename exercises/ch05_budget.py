@@ -26,8 +26,9 @@ class BudgetMonitor:
 
     def warn(self, event: HookEvent) -> None:
         """PRE_LLM_CALL: once per run, when the last prompt was >= threshold * window, inject with
-        source "budget" a first-person note that gives the fill ratio and says to write down now
-        whatever would hurt to lose. Set ``warned_at`` to the number of the call about to be made."""
+        source "budget" a first-person note ("I ...") that gives the fill ratio as a whole
+        percentage (85 of 100 tokens -> "85%") and says to write down now whatever would hurt to
+        lose. Set ``warned_at`` to the number of the call about to be made (calls so far + 1)."""
         raise NotImplementedError("ch05: BudgetMonitor.warn")
 
     def reset(self, event: HookEvent) -> None:
