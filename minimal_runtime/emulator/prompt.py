@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import bad_request
-from .tokens import estimate_tokens
+from .tokens import block_tokens
 
 MAX_BREAKPOINTS = 4  # [caching] "You can define up to 4 cache breakpoints"
 TTL_SECONDS = {"5m": 300, "1h": 3600}  # [caching] default 5 minutes; "ttl": "1h" option
@@ -74,7 +74,7 @@ class Prompt:
 
     def _append(self, prev: bytes, rendered: str, block: dict, where: Any) -> bytes:
         digest = _digest(prev, rendered)
-        n = estimate_tokens(rendered)
+        n = block_tokens(block, rendered)
         self.tokens.append(n)
         self.cum.append((self.cum[-1] if self.cum else 0) + n)
         self.digests.append(digest)

@@ -6,15 +6,88 @@ both come out near the ratio published for Claude models (about 3.5-4 characters
 close enough for the shapes the course measures: growth, ratios, cache-read shares. Absolute
 counts differ from the real API; online, the provider's own ``usage`` replaces this estimate.
 
+Images follow the vision guide instead (https://platform.claude.com/docs/en/build-with-claude/vision):
+about width x height / 750 tokens, after scaling an image down (aspect ratio kept) until its long
+edge is at most 1,568 px and it is at most ~1.15 megapixels. Dimensions are read from the image
+header (PNG, GIF, JPEG, WebP); an image given by URL or file id, whose size we cannot see, counts
+as the largest an image can be after scaling (~1,600 tokens).
+
 The same function is used for accounting and for ``count_tokens``, so the count of a request always
 equals ``input_tokens + cache_creation_input_tokens + cache_read_input_tokens`` of that request.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
+import math
+import struct
+
 CHARS_PER_TOKEN = 4
+PIXELS_PER_TOKEN = 750
+MAX_EDGE = 1568
+MAX_PIXELS = 1_150_000
+MAX_IMAGE_TOKENS = math.ceil(MAX_PIXELS / PIXELS_PER_TOKEN)
 
 
 def estimate_tokens(rendered: str) -> int:
     """Tokens for one rendered block (see ``prompt.render_block``)."""
     return max(1, -(-len(rendered) // CHARS_PER_TOKEN))
+
+
+def image_size(data: bytes) -> tuple[int, int] | None:
+    """(width, height) from a PNG, GIF, JPEG or WebP header; None if unrecognised."""
+    if data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) >= 24:
+        return struct.unpack(">II", data[16:24])
+    if data[:6] in (b"GIF87a", b"GIF89a") and len(data) >= 10:
+        return struct.unpack("<HH", data[6:10])
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP" and len(data) >= 30:
+        chunk = data[12:16]
+        if chunk == b"VP8X":
+            return 1 + int.from_bytes(data[24:27], "little"), 1 + int.from_bytes(data[27:30], "little")
+        if chunk == b"VP8L":
+            bits = int.from_bytes(data[21:25], "little")
+            return 1 + (bits & 0x3FFF), 1 + ((bits >> 14) & 0x3FFF)
+        if chunk == b"VP8 ":
+            w, h = struct.unpack("<HH", data[26:30])
+            return w & 0x3FFF, h & 0x3FFF
+    if data[:2] == b"\xff\xd8":  # JPEG: walk the segments to a start-of-frame
+        i = 2
+        while i + 9 < len(data):
+            if data[i] != 0xFF:
+                return None
+            marker, length = data[i + 1], int.from_bytes(data[i + 2:i + 4], "big")
+            if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+                h, w = struct.unpack(">HH", data[i + 5:i + 9])
+                return w, h
+            i += 2 + length
+    return None
+
+
+def image_tokens(block: dict) -> int:
+    source = block.get("source") or {}
+    size = None
+    if source.get("type") == "base64":
+        try:
+            size = image_size(base64.b64decode(source.get("data", "")[:65536], validate=False))
+        except (binascii.Error, ValueError):
+            size = None
+    if size is None or min(size) <= 0:
+        return MAX_IMAGE_TOKENS
+    w, h = size
+    scale = min(1.0, MAX_EDGE / max(w, h), math.sqrt(MAX_PIXELS / (w * h)))
+    return max(1, math.ceil((w * scale) * (h * scale) / PIXELS_PER_TOKEN))
+
+
+def block_tokens(block: dict, rendered: str) -> int:
+    """Tokens of one block: images by their pixels, everything else by its rendered text."""
+    if block.get("type") == "image":
+        return image_tokens(block)
+    content = block.get("content")
+    if block.get("type") == "tool_result" and isinstance(content, list) and any(
+            isinstance(b, dict) and b.get("type") == "image" for b in content):
+        images = [b for b in content if isinstance(b, dict) and b.get("type") == "image"]
+        rest = {**block, "content": [b for b in content if b not in images]}
+        return estimate_tokens(json.dumps(rest, ensure_ascii=False)) + sum(image_tokens(b) for b in images)
+    return estimate_tokens(rendered)

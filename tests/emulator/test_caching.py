@@ -265,3 +265,24 @@ def test_thinking_change_keeps_tools_and_system_cached():
     head = flatten({"model": "claude-opus-4-5", "tools": TOOLS, "system": long_system,
                     "messages": [{"role": "user", "content": "x"}]}).cum[len(TOOLS)]
     assert usage.cache_read_input_tokens == head
+
+
+def _png(width: int, height: int) -> str:
+    import base64
+    import struct
+    import zlib
+    header = b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + b"IHDR" + struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return base64.b64encode(header + b"\x00" * 16 + zlib.compress(b"")).decode()
+
+
+@pytest.mark.parametrize("size, tokens", [((200, 150), 40), ((1000, 1000), 1334), ((3000, 2000), 1534)])
+def test_images_count_by_pixels_after_scaling(size, tokens):
+    """Rule (vision guide): about width*height/750 tokens, after scaling to a long edge of at most
+    1,568 px and at most ~1.15 megapixels."""
+    emu, _ = make()
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": _png(*size)}}
+    with_image = emu.client().messages.count_tokens(
+        model=MODEL, messages=[{"role": "user", "content": [image, {"type": "text", "text": "describe"}]}]).input_tokens
+    without = emu.client().messages.count_tokens(
+        model=MODEL, messages=[{"role": "user", "content": [{"type": "text", "text": "describe"}]}]).input_tokens
+    assert with_image - without == tokens
