@@ -27,6 +27,7 @@ import httpx2
 
 from ..cost import CallRecord
 from ..models import model_spec
+from . import context_editing
 from .body import BodyParser
 from .cache import PromptCache
 from .diagnostics import Fingerprint, cache_miss_reason
@@ -65,7 +66,7 @@ class Emulator:
     def transport(self) -> httpx2.MockTransport:
         """An httpx transport that answers from this emulator (sync and async)."""
         def handler(request: httpx2.Request) -> httpx2.Response:
-            status, headers, body = self.handle(request.method, request.url.path, request.read())
+            status, headers, body = self.handle(request.method, request.url.path, request.read(), dict(request.headers))
             return httpx2.Response(status, headers=headers, content=body)
         return httpx2.MockTransport(handler)
 
@@ -94,16 +95,18 @@ class Emulator:
 
     # -- the API --------------------------------------------------------------------------------
 
-    def handle(self, method: str, path: str, body: bytes) -> tuple[int, dict[str, str], bytes]:
+    def handle(self, method: str, path: str, body: bytes,
+               request_headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
         """One HTTP exchange: (status, headers, body). Shared by the transport and the server."""
+        betas = {b.strip() for b in (request_headers or {}).get("anthropic-beta", "").split(",") if b.strip()}
         headers = {"content-type": "application/json", "request-id": f"req_emu_{self._next_id():06d}"}
         try:
             if method != "POST" or path not in ("/v1/messages", "/v1/messages/count_tokens"):
                 raise ApiError(404, f"{method} {path}: no such endpoint")
             self._maybe_fault()
             if path.endswith("count_tokens"):
-                return 200, headers, json.dumps(self._count_tokens(body)).encode()
-            result, streaming = self._messages(body)
+                return 200, headers, json.dumps(self._count_tokens(body, betas)).encode()
+            result, streaming = self._messages(body, betas)
             if streaming:
                 return 200, {**headers, "content-type": "text/event-stream"}, sse(result)
             return 200, headers, json.dumps(result).encode()
@@ -127,30 +130,43 @@ class Emulator:
             "retry-after-ms": str(int(retry_after * 1000)),
         })
 
-    def _prompt(self, request: dict, *, needs_max_tokens: bool = True, reuse=None):
+    def _prompt(self, request: dict, betas: set[str], *, needs_max_tokens: bool = True, reuse=None):
+        """Validate, apply server-side context edits, flatten.
+        Returns (spec, prompt, applied edits, the request as the model will read it)."""
         try:
             spec = model_spec(request.get("model", "") if isinstance(request, dict) else "")
         except KeyError:
             raise ApiError(404, f"model: {request.get('model') if isinstance(request, dict) else None}") from None
         validate(request, spec, needs_max_tokens=needs_max_tokens)
+        applied = []
+        if request.get("context_management") is not None:
+            if context_editing.BETA not in betas:
+                raise bad_request(f"context_management: requires the anthropic-beta header {context_editing.BETA}")
+            request, applied = context_editing.apply_edits(request, lambda r: flatten(r).total)
+            reuse = None  # the edited prompt is not the body that was parsed
         prompt = flatten(request, reuse)
         if prompt.total > spec.context_window:
             raise bad_request(f"prompt is too long: {prompt.total} tokens > {spec.context_window} maximum")
-        return spec, prompt
+        return spec, prompt, applied, request
 
-    def _count_tokens(self, body: bytes) -> dict:
-        _, prompt = self._prompt(_json(body), needs_max_tokens=False)
-        return {"input_tokens": prompt.total}
+    def _count_tokens(self, body: bytes, betas: set[str]) -> dict:
+        request = _json(body)
+        _, prompt, _, _ = self._prompt(request, betas, needs_max_tokens=False)
+        result = {"input_tokens": prompt.total}
+        if isinstance(request, dict) and request.get("context_management") is not None:
+            result["context_management"] = {"original_input_tokens": flatten(request).total}
+        return result
 
-    def _messages(self, body: bytes) -> tuple[dict, bool]:
+    def _messages(self, body: bytes, betas: set[str]) -> tuple[dict, bool]:
         with self._lock:
             try:
                 parsed, earlier, shared = self._bodies.parse(body)
             except ValueError as e:
                 raise bad_request(f"request body is not valid JSON: {e}") from None
             request = parsed.request
-            spec, prompt = self._prompt(request, reuse=(earlier.prompt, shared) if earlier and earlier.prompt else None)
-            parsed.prompt = prompt
+            spec, prompt, applied, seen = self._prompt(request, betas,
+                                                       reuse=(earlier.prompt, shared) if earlier and earlier.prompt else None)
+            parsed.prompt = prompt if not applied else None
             outcome = self.cache.apply(prompt, spec.min_cacheable_tokens, self.clock())
             self._ids += 1
             message_id = f"msg_emu_{self._ids:020d}"
@@ -169,7 +185,7 @@ class Emulator:
         # Policies treat the request as read-only: its messages are shared with later parses.
         model, max_tokens, streaming = request["model"], request["max_tokens"], bool(request.get("stream"))
         try:
-            turn = Turn.of(self.policy(request))
+            turn = Turn.of(self.policy(seen))  # the model reads the prompt after server-side edits
         except Exception as e:  # a broken policy is a server-side bug: say so, don't retry
             raise ApiError(500, f"policy failed: {type(e).__name__}: {e}", {"x-should-retry": "false"}) from None
         last = prompt.digests[-1] if prompt.digests else b""
@@ -190,11 +206,14 @@ class Emulator:
         }
         with self._lock:
             self.calls.append(CallRecord.from_usage(usage, spec.id))
-        return {
+        message = {
             "id": message_id, "type": "message", "role": "assistant", "model": model,
             "content": content, "stop_reason": stop_reason, "stop_sequence": None,
             "usage": usage, "diagnostics": diagnostics,
-        }, streaming
+        }
+        if request.get("context_management") is not None:
+            message["context_management"] = {"applied_edits": applied}
+        return message, streaming
 
     @staticmethod
     def _complete_block(block: dict, prompt_digest: bytes, index: int) -> dict:

@@ -18,7 +18,8 @@ def serve(emulator: "Emulator", host: str = "127.0.0.1", port: int = 0) -> Itera
 
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("content-length") or 0))
-            status, headers, payload = emulator.handle("POST", self.path.split("?")[0], body)
+            status, headers, payload = emulator.handle("POST", self.path.split("?")[0], body,
+                                                       {k.lower(): v for k, v in self.headers.items()})
             self.send_response(status)
             for name, value in headers.items():
                 self.send_header(name, value)

@@ -1,0 +1,85 @@
+"""Server-side context editing: ``clear_tool_uses_20250919``.
+
+From https://platform.claude.com/docs/en/build-with-claude/context-editing (beta header
+``context-management-2025-06-27``): when the prompt exceeds the trigger (default 100,000 input
+tokens, or a number of tool uses), the API clears the oldest tool results in chronological order,
+keeping the most recent ``keep`` tool uses (default 3) and any tool named in ``exclude_tools``,
+and replaces each cleared result with placeholder text. ``clear_tool_inputs`` (true, or a list of
+tool names) clears the matching tool_use inputs too. ``clear_at_least`` makes an edit happen only
+if at least that many input tokens would be removed. The edit is applied to the prompt before the
+model reads it, so it is also what the cache sees: clearing content changes the prefix from the
+first cleared block on. The client keeps its full history; nothing is edited on its side.
+
+The placeholder wording is ours (the docs describe it, not its text). Thinking-block clearing and
+server-side compaction are not emulated yet: a request asking for them gets a clear 400.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Callable
+
+from .errors import bad_request
+
+BETA = "context-management-2025-06-27"
+PLACEHOLDER = "[This tool result was cleared to save context.]"
+CLEARED_INPUT: dict = {}
+
+
+def _tool_uses(messages: list[dict]) -> list[tuple[int, int, dict]]:
+    return [(m, i, b) for m, msg in enumerate(messages) if msg["role"] == "assistant" and isinstance(msg["content"], list)
+            for i, b in enumerate(msg["content"]) if b.get("type") == "tool_use"]
+
+
+def _results(messages: list[dict]) -> dict[str, tuple[int, int]]:
+    return {b["tool_use_id"]: (m, i) for m, msg in enumerate(messages) if msg["role"] == "user"
+            and isinstance(msg["content"], list) for i, b in enumerate(msg["content"]) if b.get("type") == "tool_result"}
+
+
+def apply_edits(request: dict, count: Callable[[dict], int]) -> tuple[dict, list[dict]]:
+    """The request as the model will see it, and the ``applied_edits`` to report."""
+    config = request.get("context_management") or {}
+    applied, edited = [], request
+    for k, edit in enumerate(config.get("edits") or []):
+        kind = edit.get("type") if isinstance(edit, dict) else None
+        if kind != "clear_tool_uses_20250919":
+            raise bad_request(f"context_management.edits.{k}.type: {kind!r} is not emulated offline "
+                              "(only clear_tool_uses_20250919 is)")
+        edited, done = _clear_tool_uses(edited, edit, count, k)
+        if done:
+            applied.append(done)
+    return edited, applied
+
+
+def _clear_tool_uses(request: dict, edit: dict, count: Callable[[dict], int], k: int) -> tuple[dict, dict | None]:
+    trigger = edit.get("trigger") or {"type": "input_tokens", "value": 100_000}
+    keep = (edit.get("keep") or {"type": "tool_uses", "value": 3}).get("value", 3)
+    exclude = set(edit.get("exclude_tools") or [])
+    inputs = edit.get("clear_tool_inputs") or False
+    uses = _tool_uses(request["messages"])
+    if trigger.get("type") == "input_tokens":
+        fired = count(request) > trigger["value"]
+    elif trigger.get("type") == "tool_uses":
+        fired = len(uses) > trigger["value"]
+    else:
+        raise bad_request(f"context_management.edits.{k}.trigger.type: must be input_tokens or tool_uses")
+    if not fired:
+        return request, None
+    results = _results(request["messages"])
+    candidates = [(m, i, b) for m, i, b in (uses[:-keep] if keep else uses) if b.get("name") not in exclude]
+    edited = copy.deepcopy(request)
+    cleared = 0
+    for m, i, use in candidates:
+        where = results.get(use["id"])
+        if where is not None and edited["messages"][where[0]]["content"][where[1]].get("content") != PLACEHOLDER:
+            edited["messages"][where[0]]["content"][where[1]]["content"] = PLACEHOLDER
+            cleared += 1
+        if inputs is True or (isinstance(inputs, list) and use.get("name") in inputs):
+            edited["messages"][m]["content"][i]["input"] = CLEARED_INPUT
+    if not cleared:
+        return request, None
+    removed = count(request) - count(edited)
+    at_least = edit.get("clear_at_least")
+    if at_least and removed < at_least.get("value", 0):
+        return request, None  # not worth invalidating the cache for
+    return edited, {"type": "clear_tool_uses_20250919", "cleared_tool_uses": cleared, "cleared_input_tokens": removed}
