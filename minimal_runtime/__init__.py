@@ -6,6 +6,7 @@ API dict (messages, content blocks, tool definitions) or a pydantic model.
     Layout  how one call's request is laid out from the durable history and the ephemeral batch
     Hook    a function run at a lifecycle point; it reads the run and may inject into the batch
     Tool    something the model can call; validated input in, text out
+    Policy  what the offline emulator's model answers (a simulation, never a property of Claude)
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from .context import CallParts
+    from .emulator.policies import Turn
     from .hooks import HookEvent
     from .tools import ToolOutput
 
@@ -44,3 +46,10 @@ class Tool(Protocol):
     def run(self, raw_input: dict[str, Any]) -> "ToolOutput":
         """Validate the input and act. Errors come back as an error output, never raised."""
         ...
+
+
+class Policy(Protocol):
+    """The emulated model's behaviour: from the request (read-only) to the answer's content. It
+    runs after the emulator has done all the accounting and cannot change it."""
+
+    def __call__(self, request: dict[str, Any]) -> "Turn": ...

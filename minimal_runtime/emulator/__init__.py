@@ -25,6 +25,7 @@ from typing import Any, Callable, Iterator
 import anthropic
 import httpx2
 
+from .. import Policy
 from ..cost import CallRecord
 from ..models import model_spec
 from . import context_editing
@@ -47,7 +48,7 @@ class Emulator:
     def __init__(
         self,
         model: str = "claude-sonnet-4-6",
-        policy: Callable[[dict], Turn] | None = None,
+        policy: Policy | None = None,
         clock: Callable[[], float] = time.monotonic,
     ):
         self.model = model_spec(model).id  # fail early on an unknown model
