@@ -7,7 +7,9 @@ A step makes one model call with ``messages + batch`` (laid out by ``layout``), 
 model asked for, and appends the assistant turn and its tool results to the history together. A
 run ends on a final answer, at the step limit, or on an API error that the SDK's own retries did
 not get past; in every case the history holds exactly the completed turns, and the store (if any)
-holds the same, so a run killed between two steps resumes where it was.
+holds the same, so a run killed between two steps resumes where it was. A step killed while its
+tools ran is repeated on resume, tools included: tools with side effects should be idempotent (or
+check the workspace first).
 """
 
 from __future__ import annotations
@@ -106,6 +108,10 @@ class Agent:
             if task is not None:
                 self._append([user(task)])
                 self.hooks.run(Point.START, HookEvent(Point.START, self))
+            else:
+                self._apply_steering()
+                if self.messages and self.messages[-1]["role"] == "assistant":  # finished already: nothing to resume
+                    return RunResult(status="done", final_text=text_of(self.messages[-1]))
             for step in range(1, self.max_steps + 1):
                 outcome = self._step()
                 if isinstance(outcome, RunResult):

@@ -75,3 +75,12 @@ def test_store_records_calls_and_raw_tool_outputs(tmp_path):
     assert saved.status == "done" and saved.messages == agent.messages
     assert saved.calls == agent.calls
     assert any("404" in raw for raw in saved.tool_outputs.values())
+
+
+def test_resuming_a_finished_run_makes_no_call(tmp_path):
+    agent, emu, _ = pricing_agent(tmp_path, store=RunStore(tmp_path / "run"))
+    agent.run(TASK)
+    again, emu2, _ = pricing_agent(tmp_path, store=RunStore(tmp_path / "run"))
+    result = again.run()
+    assert result.status == "done" and result.final_text == agent.messages[-1]["content"][0]["text"]
+    assert emu2.calls == []
