@@ -23,7 +23,7 @@ import random
 import re
 
 from ..emulator.policies import Turn, text
-from .policy import _act, batch_text, exchanges
+from .work import act, batch_text, exchanges
 
 
 def pages_objective(first: int, last: int, path: str) -> str:
@@ -53,17 +53,17 @@ class PagesExecutor:
         batch = batch_text(request)
         unread = last - (first + len(read)) + 1
         if "<!-- steps -->" in batch and unread > 0:  # all read: the three calls left suffice to finish
-            return _act("Out of steps: reporting what is left.", "report", status="partial",
+            return act("Out of steps: reporting what is left.", "report", status="partial",
                         did=f"Read {len(read)} pages: {'; '.join(figures)}",
                         remains=pages_objective(first + len(read), last, path))
         if "<!-- wrapup -->" in batch:
             return Turn(content=[text("Wrapped up.")])
         if first + len(read) <= last:
             page = first + len(read)
-            return _act(f"Reading page {page}.", "fetch", url=f"https://docs.example/page/{page}?chars={self.page_chars}")
+            return act(f"Reading page {page}.", "fetch", url=f"https://docs.example/page/{page}?chars={self.page_chars}")
         if not any(n == "write_file" for n, *_ in done):
-            return _act("Saving the key figures.", "write_file", path=path, content="\n".join(figures) + "\n")
-        return _act("Reporting back.", "report", status="done", did=f"Read {len(read)} pages: {'; '.join(figures)}")
+            return act("Saving the key figures.", "write_file", path=path, content="\n".join(figures) + "\n")
+        return act("Reporting back.", "report", status="done", did=f"Read {len(read)} pages: {'; '.join(figures)}")
 
 
 class FilesystemExecutor:
@@ -85,12 +85,12 @@ class FilesystemExecutor:
             written = [i["path"] for n, i in since if n == "write_file"]
             content = next(r for n, i, r, _ in reversed(done) if n == "fetch")
             if note not in written:
-                return _act("Saving the page.", "write_file", path=note, content=content)
+                return act("Saving the page.", "write_file", path=note, content=content)
             if naive and duplicate and copy not in written:
-                return _act("Persisting it somewhere safe too.", "write_file", path=copy, content=content)
+                return act("Persisting it somewhere safe too.", "write_file", path=copy, content=content)
             if naive and reread and not any(n == "read_file" for n, _ in since):
-                return _act("Checking my note is still there.", "read_file", path=note)
+                return act("Checking my note is still there.", "read_file", path=note)
         if first + len(reads) <= last:
             page = first + len(reads)
-            return _act(f"Reading page {page}.", "fetch", url=f"https://docs.example/page/{page}?chars={self.page_chars}")
-        return _act("Reporting back.", "report", status="done", did=f"Read pages {first} to {last}; notes in notes/.")
+            return act(f"Reading page {page}.", "fetch", url=f"https://docs.example/page/{page}?chars={self.page_chars}")
+        return act("Reporting back.", "report", status="done", did=f"Read pages {first} to {last}; notes in notes/.")

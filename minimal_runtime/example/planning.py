@@ -24,103 +24,20 @@ import random
 import re
 
 from ..emulator.policies import Turn, text
-from .policy import _act, exchanges
-from .web import COMPETITORS
+from .work import SingleAgent, act, exchanges, next_work_step, objective_for, pricing_items, reference_items
+
+__all__ = ["PLANNER_SYSTEM", "EXECUTOR_SYSTEM", "PlainWorker", "TodoRecitation", "PlanWorker", "Planner", "Executor",
+           "RolePolicy", "pricing_items", "reference_items"]
 
 PLANNER_SYSTEM = "You are a planner. You plan, delegate one atomic objective at a time to executors, and report to the user."
 EXECUTOR_SYSTEM = "You are an executor. You do exactly the task in your task block, then call report."
 
 
-def reference_items(n: int) -> list[tuple[str, str]]:
-    """The long synthetic task: (phase title, objective) for ``n`` reference pages."""
-    return [(f"Summarise reference page {i}", f"Read https://docs.example/page/{i} and save a summary to notes/page-{i}.md")
-            for i in range(n)]
-
-
-def pricing_items() -> list[tuple[str, str]]:
-    """The running example as phases: one per competitor, then the write-up."""
-    items = [(f"Collect {name}'s pricing", f"Read {name}'s pricing page at {url} and save the tiers to notes/{name.lower()}.md")
-             for name, url in COMPETITORS.items()]
-    return items + [("Write up the gaps", "Read the four notes in notes/ and write report.md: a tier table and the gaps")]
-
-
-def _target(objective: str) -> tuple[str | None, str | None]:
-    url = re.search(r"https://\S+", objective)
-    path = re.search(r"notes/[\w.-]+\.md|report\.md", objective)
-    return (url.group(0) if url else None), (path.group(0) if path else None)
-
-
-def next_work_step(objective: str, done: list) -> Turn | None:
-    """The next tool call for one objective given the exchanges so far; None once it is done.
-    Knows the three kinds of objective these tasks have: a pricing page (with the moved page and
-    the client-side prices to recover from), a reference page, and the write-up."""
-    url, path = _target(objective)
-    mine = [d for d in done if not _beyond(d, objective)]
-    if objective.startswith("Read the four notes"):
-        read = [i["path"] for n, i, *_ in mine if n == "read_file"]
-        for name in COMPETITORS:
-            if f"notes/{name.lower()}.md" not in read:
-                return _act(f"Reading my {name} note.", "read_file", path=f"notes/{name.lower()}.md")
-        if any(n == "write_file" for n, *_ in mine):
-            return None
-        from .policy import report
-        notes = {name: r for (n, i, r, _), name in zip([d for d in mine if d[0] == "read_file"], COMPETITORS)}
-        return _act("Writing the comparison.", "write_file", path="report.md", content=report(notes))
-    fetched = [(n, i, r, e) for n, i, r, e in mine if n in ("fetch", "browse")]
-    if not fetched:
-        return _act("Fetching the page.", "fetch", url=url)
-    name, inputs, result, failed = fetched[-1]
-    if failed and "404" in result:
-        return _act("The page moved; trying /plans.", "fetch", url=inputs["url"].replace("/pricing", "/plans"))
-    if "Loading prices" in result:
-        return _act("Rendered client-side; browsing.", "browse", url=inputs["url"])
-    if any(n == "write_file" for n, *_ in mine):
-        return None
-    lines = [line.strip() for line in result.splitlines() if "$" in line] or [result[:120]]
-    return _act("Saving what I found.", "write_file", path=path,
-                content=f"source: {inputs['url']}\n" + "".join(f"- {line}\n" for line in lines))
-
-
-class _SingleAgent:
-    """Shared shape of the one-agent strategies: acknowledge, set up, work item by item, report."""
-
-    def __init__(self, goal: str, items: list[tuple[str, str]]):
-        self.goal, self.items = goal, items
-
-    def setup(self, done: list) -> Turn | None:
-        return None
-
-    def keep_plan(self, finished: int, done: list) -> Turn | None:
-        return None
-
-    def __call__(self, request: dict) -> Turn:
-        done = exchanges(request["messages"])
-        names = [n for n, *_ in done]
-        if "message_user" not in names:
-            return _act("Acknowledging first.", "message_user", text="On it.")
-        step = self.setup(done)
-        if step is not None:
-            return step
-        for finished, (title, objective) in enumerate(self.items):
-            step = self.keep_plan(finished, done)
-            if step is not None:
-                return step
-            step = next_work_step(objective, done)
-            if step is not None:
-                return step
-        step = self.keep_plan(len(self.items), done)
-        if step is not None:
-            return step
-        if names.count("message_user") < 2:
-            return _act("Reporting to the user.", "message_user", text="Done: every item is finished; see notes/.")
-        return Turn(content=[text("All items are done.")])
-
-
-class PlainWorker(_SingleAgent):
+class PlainWorker(SingleAgent):
     """No plan at all: the goal is only in the user's first message."""
 
 
-class TodoRecitation(_SingleAgent):
+class TodoRecitation(SingleAgent):
     """Writes todo.md (the goal and a checklist), and rewrites it after each finished item."""
 
     def _todo(self, finished: int) -> str:
@@ -130,23 +47,23 @@ class TodoRecitation(_SingleAgent):
     def keep_plan(self, finished: int, done: list) -> Turn | None:
         recited = sum(n == "write_file" and i["path"] == "todo.md" for n, i, *_ in done)
         if recited <= finished:
-            return _act("Updating my todo list.", "write_file", path="todo.md", content=self._todo(finished))
+            return act("Updating my todo list.", "write_file", path="todo.md", content=self._todo(finished))
         return None
 
 
-class PlanWorker(_SingleAgent):
+class PlanWorker(SingleAgent):
     """Writes the plan with the plan tool, then marks each phase done with it; the plan hook recites."""
 
     def setup(self, done: list) -> Turn | None:
         if not any(n == "plan" for n, *_ in done):
-            return _act("Writing the plan.", "plan", goal=self.goal,
+            return act("Writing the plan.", "plan", goal=self.goal,
                         phases=[{"title": t, "skills": ["web_research"]} for t, _ in self.items])
         return None
 
     def keep_plan(self, finished: int, done: list) -> Turn | None:
         marked = sum(n == "plan" and "status" in i for n, i, *_ in done)
         if marked < finished:
-            return _act("Phase done.", "plan", phase=finished, status="done")
+            return act("Phase done.", "plan", phase=finished, status="done")
         return None
 
 
@@ -158,9 +75,9 @@ class Planner:
         done = exchanges(request["messages"])
         names = [n for n, *_ in done]
         if "message_user" not in names:
-            return _act("Acknowledging first.", "message_user", text="On it: I'll plan this and hand out the pieces.")
+            return act("Acknowledging first.", "message_user", text="On it: I'll plan this and hand out the pieces.")
         if "plan" not in names:
-            return _act("This needs several delegations, so I plan first.", "plan", goal=self.goal,
+            return act("This needs several delegations, so I plan first.", "plan", goal=self.goal,
                         phases=[{"title": t, "skills": ["web_research"]} for t, _ in self.items])
         reports = [(i["phase"], json.loads(r)) for n, i, r, err in done if n == "delegate" and not err]
         closed = {phase for phase, report in reports if report["status"] == "done"}
@@ -170,9 +87,9 @@ class Planner:
             open_reports = [r for p, r in reports if p == phase]
             if open_reports:  # a partial report: re-delegate what remains
                 objective = open_reports[-1]["remains"] or objective
-            return _act(f"Delegating phase {phase}.", "delegate", objective=objective, phase=phase)
+            return act(f"Delegating phase {phase}.", "delegate", objective=objective, phase=phase)
         if names.count("message_user") < 2:
-            return _act("Reporting to the user.", "message_user", text="Done: every phase is complete.")
+            return act("Reporting to the user.", "message_user", text="Done: every phase is complete.")
         return Turn(content=[text("All phases are complete.")])
 
 
@@ -202,29 +119,7 @@ class Executor:
             step = next_work_step(extra, done)
             if step is not None:
                 return step
-        return _act("Reporting back.", "report", status="done", did=f"Done: {objective}", remains="")
-
-
-def objective_for(title: str) -> str | None:
-    """The objective behind a phase title, for the phases these policies know how to do."""
-    page = re.fullmatch(r"Summarise reference page (\d+)", title)
-    if page:
-        return reference_items(int(page.group(1)) + 1)[-1][1]
-    company = re.fullmatch(r"Collect (\w+)'s pricing", title)
-    if company and company.group(1) in COMPETITORS:
-        return next(o for t, o in pricing_items() if t == title)
-    return None
-
-
-def _beyond(exchange: tuple, objective: str) -> bool:
-    """Is this tool call outside the objective (another page, another note)?"""
-    name, inputs, *_ = exchange
-    url, path = _target(objective)
-    target = inputs.get("url") or inputs.get("path")
-    if name not in ("fetch", "browse", "write_file") or target is None:
-        return False
-    own = {u for u in (url, path) if u} | ({url.replace("/pricing", "/plans")} if url else set())
-    return target not in own
+        return act("Reporting back.", "report", status="done", did=f"Done: {objective}", remains="")
 
 
 class RolePolicy:
