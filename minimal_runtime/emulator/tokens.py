@@ -12,6 +12,10 @@ edge is at most 1,568 px and it is at most ~1.15 megapixels. Dimensions are read
 header (PNG, GIF, JPEG, WebP); an image given by URL or file id, whose size we cannot see, counts
 as the largest an image can be after scaling (~1,600 tokens).
 
+Not emulated: the API drops thinking blocks of earlier turns from the context it counts (see the
+context-windows guide); where exactly "earlier" ends when a tool-result message also carries text
+is not documented precisely enough to reproduce, so here every thinking block sent is counted.
+
 The same function is used for accounting and for ``count_tokens``, so the count of a request always
 equals ``input_tokens + cache_creation_input_tokens + cache_read_input_tokens`` of that request.
 """
