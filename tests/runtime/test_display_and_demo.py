@@ -36,3 +36,18 @@ def test_demo_runs_offline_and_summarises(monkeypatch):
     assert "cache-read share of prompt tokens" in text and "without caching" in text
     assert "| Initech | Business | $45 |" in text
     assert len(agent.calls) == 14
+
+
+def test_demo_online_path_against_any_messages_api_server(monkeypatch):
+    """With a key set the demo builds a plain anthropic.Anthropic from the environment. Pointed by
+    ANTHROPIC_BASE_URL at the emulator served over HTTP, that online path runs end to end."""
+    from minimal_runtime.emulator import Emulator
+    from minimal_runtime.example import SimulatedResearcher
+    emu = Emulator(policy=SimulatedResearcher())
+    with emu.serve() as base_url:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", base_url)
+        out = io.StringIO()
+        agent = run_demo(out=out)
+    assert "via the real API" in out.getvalue() and "run done after 14 calls" in out.getvalue()
+    assert len(emu.calls) == len(agent.calls) == 14
