@@ -41,7 +41,8 @@ def run_demo(turns: int | None = None, out=sys.stdout) -> Agent:
     hooks.register(Point.PRE_LLM_CALL, pages_progress if turns else notes_progress(workspace), name="progress")
     agent, _, outbox = pricing_agent(workdir, policy=policy, online=online, hooks=hooks, max_steps=(turns or 30) + 5)
 
-    backend = "the real API" if online else "the offline emulator, SIMULATED policy"
+    server = os.environ.get("ANTHROPIC_BASE_URL", "https://api.anthropic.com")
+    backend = f"the Messages API at {server}" if online else "the offline emulator, SIMULATED policy"
     print(f"model {DEFAULT_MODEL} via {backend}; workspace {workspace.root}", file=out)
     print(f"{'call':>4}  {'injected':<10} {'cache read':>10} {'write':>7} {'uncached':>8} {'cost':>9}  action", file=out)
 

@@ -49,5 +49,5 @@ def test_demo_online_path_against_any_messages_api_server(monkeypatch):
         monkeypatch.setenv("ANTHROPIC_BASE_URL", base_url)
         out = io.StringIO()
         agent = run_demo(out=out)
-    assert "via the real API" in out.getvalue() and "run done after 14 calls" in out.getvalue()
+    assert f"via the Messages API at {base_url}" in out.getvalue() and "run done after 14 calls" in out.getvalue()
     assert len(emu.calls) == len(agent.calls) == 14
