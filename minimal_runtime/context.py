@@ -38,6 +38,14 @@ class Injection(BaseModel):
         return text_block(f"<!-- {self.source} -->\n{self.text}")
 
 
+def injected_source(block: dict) -> str | None:
+    """The source of an injected block (``plan`` for ``<!-- plan -->``), None for anything else."""
+    text = block.get("text", "") if block.get("type") == "text" else ""
+    if not text.startswith("<!-- ") or " -->" not in text:
+        return None
+    return text[5:text.index(" -->")]
+
+
 class EphemeralQueue:
     """Injections for the next call only. ``drain`` hands them over and empties the queue.
     Thread-safe: a background process may inject while the agent works."""
@@ -108,12 +116,17 @@ def system_with_breakpoint(system: list[dict]) -> list[dict]:
     return [*system[:-1], {**system[-1], "cache_control": {"type": "ephemeral"}}]
 
 
-def tail_layout(parts: CallParts) -> dict[str, Any]:
-    """The layout this runtime uses: breakpoints on durable blocks, the batch after them."""
-    messages = append_batch(with_breakpoints(parts.durable, parts.previous_durable_len), parts.batch, parts.prefill_ok)
-    request: dict[str, Any] = {"system": system_with_breakpoint(parts.system), "messages": messages}
+def request_for(parts: CallParts, messages: list[dict], system: list[dict]) -> dict[str, Any]:
+    """The request keywords of a call from its laid-out messages and system blocks."""
+    request: dict[str, Any] = {"system": system, "messages": messages}
     if parts.tools:
         request["tools"] = parts.tools
     if parts.tool_choice:
         request["tool_choice"] = parts.tool_choice
     return request
+
+
+def tail_layout(parts: CallParts) -> dict[str, Any]:
+    """The layout this runtime uses: breakpoints on durable blocks, the batch after them."""
+    messages = append_batch(with_breakpoints(parts.durable, parts.previous_durable_len), parts.batch, parts.prefill_ok)
+    return request_for(parts, messages, system_with_breakpoint(parts.system))

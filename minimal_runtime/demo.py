@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 
 from .agent import Agent
+from .context import injected_source
 from .backend import DEFAULT_MODEL
 from .example import TASK, LongRunPolicy, SimulatedResearcher, Workspace, pricing_agent
 from .hooks import HookEvent, HookRegistry, Point
@@ -57,12 +58,12 @@ def run_demo(turns: int | None = None, out=sys.stdout) -> Agent:
                 print(f"\r  ... call {n}/{turns}", end="", file=out, flush=True)
             return
         tail = view.request["messages"][-1]["content"]
-        batch = [b["text"] for b in tail if b.get("type") == "text" and b.get("text", "").startswith("<!-- ")]
-        sources = ",".join(t[5:t.index(" -->")] for t in batch) or "-"
+        batch = [b for b in tail if injected_source(b)]
+        sources = ",".join(injected_source(b) for b in batch) or "-"
         print(f"\r{n:>4}  {sources:<10} {u.cache_read_input_tokens:>10,} {u.cache_creation_input_tokens:>7,} "
               f"{u.input_tokens:>8,} {u.cost:>9.5f}  {action}", file=out)
-        for t in batch:  # what the model read at the tail of this call, and only of this call
-            body = t.split("\n", 1)[-1].replace("\n", " ")
+        for b in batch:  # what the model read at the tail of this call, and only of this call
+            body = b["text"].split("\n", 1)[-1].replace("\n", " ")
             print(f"{'':>6}{body[:96]}{'...' if len(body) > 96 else ''}", file=out)
     hooks.register(Point.POST_LLM_CALL, show, name="show")
 

@@ -16,6 +16,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from .context import injected_source
 from .cost import CallRecord
 
 COLOURS = {"cache read": "#c8e6c9", "cache write": "#fff9c4", "uncached": "#eeeeee", "batch": "#ffe0b2"}
@@ -48,7 +49,7 @@ class CallView:
         for (where, block, preview), weight in zip(blocks, weights):
             middle = seen + weight * scale / 2
             seen += weight * scale
-            if block.get("type") == "text" and block.get("text", "").startswith("<!-- "):
+            if injected_source(block):
                 region = "batch"
             else:
                 region = "cache read" if middle <= read else "cache write" if middle <= read + written else "uncached"

@@ -10,21 +10,12 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from .context import CallParts, append_batch, system_with_breakpoint, tail_layout, with_breakpoints
-
-
-def _request(parts: CallParts, messages: list[dict], system: list[dict] | None = None) -> dict[str, Any]:
-    request: dict[str, Any] = {"system": parts.system if system is None else system, "messages": messages}
-    if parts.tools:
-        request["tools"] = parts.tools
-    if parts.tool_choice:
-        request["tool_choice"] = parts.tool_choice
-    return request
+from .context import CallParts, append_batch, request_for, system_with_breakpoint, tail_layout, with_breakpoints
 
 
 def naive_layout(parts: CallParts) -> dict[str, Any]:
     """No cache breakpoints at all: every call pays full price for the whole prompt."""
-    return _request(parts, append_batch(parts.durable, parts.batch, parts.prefill_ok))
+    return request_for(parts, append_batch(parts.durable, parts.batch, parts.prefill_ok), parts.system)
 
 
 def batch_on_breakpoint_layout(parts: CallParts) -> dict[str, Any]:
@@ -32,13 +23,13 @@ def batch_on_breakpoint_layout(parts: CallParts) -> dict[str, Any]:
     that no later call repeats, so nothing past the system prompt is ever read."""
     messages = append_batch(parts.durable, parts.batch, parts.prefill_ok)
     messages = with_breakpoints(messages)
-    return _request(parts, messages, system_with_breakpoint(parts.system))
+    return request_for(parts, messages, system_with_breakpoint(parts.system))
 
 
 def automatic_caching_layout(parts: CallParts) -> dict[str, Any]:
     """Top-level ``cache_control``: the API puts the breakpoint on the last cacheable block, which,
     with a batch at the tail, is the batch. Same failure as ``batch_on_breakpoint_layout``."""
-    request = _request(parts, append_batch(parts.durable, parts.batch, parts.prefill_ok))
+    request = request_for(parts, append_batch(parts.durable, parts.batch, parts.prefill_ok), parts.system)
     request["cache_control"] = {"type": "ephemeral"}
     return request
 
@@ -52,7 +43,7 @@ def batch_after_system_layout(parts: CallParts) -> dict[str, Any]:
     changes on every call, so only tools and system are ever read from cache."""
     durable = with_breakpoints(parts.durable, parts.previous_durable_len)
     messages = ([_batch_message(parts)] if parts.batch else []) + durable
-    return _request(parts, messages, system_with_breakpoint(parts.system))
+    return request_for(parts, messages, system_with_breakpoint(parts.system))
 
 
 def batch_before_last_user_layout(parts: CallParts) -> dict[str, Any]:
@@ -60,7 +51,7 @@ def batch_before_last_user_layout(parts: CallParts) -> dict[str, Any]:
     previous call's entry (which ended in its own final turn) is never matched."""
     durable = with_breakpoints(parts.durable, parts.previous_durable_len)
     messages = durable[:-1] + ([_batch_message(parts)] if parts.batch else []) + durable[-1:]
-    return _request(parts, messages, system_with_breakpoint(parts.system))
+    return request_for(parts, messages, system_with_breakpoint(parts.system))
 
 
 class TimestampInSystemLayout:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 
+from ..context import injected_source
 from ..emulator.policies import Turn, text, tool_use
 from .web import COMPETITORS
 
@@ -45,8 +46,7 @@ def act(thought: str, name: str, **inputs) -> Turn:
 def batch_text(request: dict) -> str:
     """The injected blocks of this call, as the model sees them (the tail of the prompt)."""
     last = request["messages"][-1]["content"]
-    return "\n".join(b.get("text", "") for b in (last if isinstance(last, list) else [])
-                     if b.get("type") == "text" and b.get("text", "").startswith("<!-- "))
+    return "\n".join(b["text"] for b in (last if isinstance(last, list) else []) if injected_source(b))
 
 
 def reference_items(n: int) -> list[tuple[str, str]]:

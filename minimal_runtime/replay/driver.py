@@ -89,14 +89,19 @@ class _RecordedClock:
         return self.now
 
 
+def _tool_definitions(run: RecordedRun) -> list[dict]:
+    """Only tool names are logged: each gets a generic schema."""
+    return [{"name": n, "description": "(a recorded tool; its schema is not in the log)", "input_schema": {"type": "object"}}
+            for n in run.tools]
+
+
 class _RecordedToolBox(ToolBox):
     """Answers each tool call with its recorded observation."""
 
     def __init__(self, run: RecordedRun):
         super().__init__([])
         self.results = {i: r for c in run.calls for i, r in c.results.items()}
-        self.definitions = [{"name": n, "description": "(a recorded tool; its schema is not in the log)",
-                             "input_schema": {"type": "object"}} for n in run.tools]
+        self.definitions = _tool_definitions(run)
 
     def call(self, tool_use: dict) -> dict:
         recorded = self.results.get(tool_use["id"])
@@ -201,8 +206,7 @@ def _hidden_tokens(run: RecordedRun, client, model: str) -> int:
     first = next((c.usage for c in run.calls[:1] if c.usage), None)
     if first is None:
         return 0
-    tools = [{"name": n, "description": "(a recorded tool; its schema is not in the log)", "input_schema": {"type": "object"}}
-             for n in run.tools]
+    tools = _tool_definitions(run)
     shown = client.messages.count_tokens(model=model, system=run.system or "-", messages=[user(_text(run.task))],
                                          **({"tools": tools} if tools else {})).input_tokens
     return max(0, first.prompt_tokens - shown)
