@@ -9,7 +9,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from minimal_runtime.replay import STRATEGIES, load, replay, rows  # noqa: E402
+from minimal_runtime.provider.models import lookup  # noqa: E402
+from minimal_runtime.replay import STRATEGIES, TrajectoryError, load, replay, rows  # noqa: E402
+
+FALLBACK = "claude-sonnet-4-6"  # the price table for logs of models it does not know (said in the output)
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "trajectories"
 
@@ -21,9 +24,17 @@ def main() -> None:
         return
     print(f"{'run':<58} {'strategy':<16} {'calls':>5} {'cache read':>10} {'cost $':>9} {'ms/call':>8}")
     for path in files:
-        for run in load(path):
+        try:
+            runs = load(path)
+        except TrajectoryError as e:
+            print(f"{path.name}: not imported: {e.problem}\n")
+            continue
+        for run in runs:
             started = time.perf_counter()
-            results = [replay(run, name) for name in STRATEGIES]
+            model = None if lookup(run.model or "") else FALLBACK
+            if model:
+                print(f"{Path(run.path).name}: the log's model {run.model!r} is not in the table; priced as {model}")
+            results = [replay(run, name, model=model) for name in STRATEGIES]
             label = Path(run.path).name[:56]
             for row in rows(run, results):
                 share = "n/a" if row["cache_read_share"] is None else f"{row['cache_read_share']:.1%}"

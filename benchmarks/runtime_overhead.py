@@ -24,10 +24,10 @@ import httpx2
 from anthropic.types import Message
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from minimal_runtime.agent import Agent  # noqa: E402
-from minimal_runtime.hooks import HookRegistry, Point  # noqa: E402
-from minimal_runtime.store import RunStore  # noqa: E402
-from minimal_runtime.tools import FunctionTool  # noqa: E402
+from minimal_runtime.core.agent import Agent  # noqa: E402
+from minimal_runtime.core.hooks import HookRegistry, Point  # noqa: E402
+from minimal_runtime.core.store import RunStore  # noqa: E402
+from minimal_runtime.core.tools import FunctionTool  # noqa: E402
 from pydantic import BaseModel  # noqa: E402
 
 MODEL = "claude-sonnet-4-6"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 
-from minimal_runtime.context import Injection  # a source and a text; .block() gives the marked text block
+from minimal_runtime.core.context import Injection  # a source and a text; .block() gives the marked text block
 
 __all__ = ["EphemeralQueue", "Injection", "append_batch"]
 

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from minimal_runtime.context import CallParts, append_batch  # noqa: F401  (chapter 01: use it)
+from minimal_runtime.core.context import CallParts, append_batch  # noqa: F401  (chapter 01: use it)
+from minimal_runtime.provider.models import LOOKBACK_BLOCKS  # 20: the provider's lookback, in block positions
 
 __all__ = ["CallParts", "LOOKBACK_BLOCKS", "system_with_breakpoint", "tail_layout", "with_breakpoints"]
-
-LOOKBACK_BLOCKS = 20
 
 
 def with_breakpoints(durable: list[dict], previous_len: int | None = None) -> list[dict]:

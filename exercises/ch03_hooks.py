@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Callable
 
-from minimal_runtime.hooks import HookEvent, HookFailure, Point
+from minimal_runtime.core.hooks import HookEvent, HookFailure, Point, hook_name  # noqa: F401  (the default name)
 
 __all__ = ["HookEvent", "HookFailure", "HookRegistry", "Point"]
 
@@ -24,7 +24,8 @@ class HookRegistry:
 
     def register(self, point: Point, hook: Callable[[HookEvent], None], *,
                  when: Callable[[HookEvent], bool] | None = None, name: str | None = None) -> None:
-        """Remember ``hook`` for ``point``; ``name`` defaults to the hook's ``__name__``."""
+        """Remember ``hook`` for ``point``; ``name`` defaults to ``hook_name(hook)`` (a function's name,
+        a method's ``Class.method``, a callable object's class name)."""
         raise NotImplementedError("ch03: HookRegistry.register")
 
     def run(self, point: Point, event: HookEvent) -> None:
@@ -35,3 +36,9 @@ class HookRegistry:
     def names(self, point: Point) -> list[str]:
         """The names registered at ``point``, in order."""
         raise NotImplementedError("ch03: HookRegistry.names")
+
+    def install(self, *features) -> "HookRegistry":
+        """Given: each feature registers its own hooks (``feature.install(registry)``), in order."""
+        for feature in features:
+            feature.install(self)
+        return self

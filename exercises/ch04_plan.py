@@ -6,8 +6,8 @@ it had written them. Test with ``pytest tests/ch04_plan --impl exercises``.
 
 from __future__ import annotations
 
-from minimal_runtime.delegation import ExecutorTask  # objective, phase (1-based), plan snapshot, scope_line
-from minimal_runtime.plan import COMMUNICATION_RULES, Phase, Plan  # Plan.current: index of the phase now, or None
+from minimal_runtime.features.delegation import ExecutorTask  # objective, phase (1-based), plan snapshot, scope_line
+from minimal_runtime.features.plan import COMMUNICATION_RULES, Phase, Plan  # Plan.current: index of the phase now, or None
 
 __all__ = ["COMMUNICATION_RULES", "ExecutorTask", "Phase", "Plan", "render_plan_block", "render_task_block"]
 

@@ -9,7 +9,7 @@ to lose. Then never again in this run. Test with ``pytest tests/ch05_budget --im
 
 from __future__ import annotations
 
-from minimal_runtime.hooks import HookEvent, HookRegistry, Point
+from minimal_runtime.core.hooks import HookEvent, HookRegistry, Point
 
 __all__ = ["BudgetMonitor"]
 
@@ -36,6 +36,6 @@ class BudgetMonitor:
         self.warned_at = None
 
     def install(self, hooks: HookRegistry) -> None:
-        hooks.register(Point.START, self.reset, name="budget_reset")
-        hooks.register(Point.POST_LLM_CALL, self.record, name="budget_record")
-        hooks.register(Point.PRE_LLM_CALL, self.warn, name="budget_warning")
+        hooks.register(Point.START, self.reset)
+        hooks.register(Point.POST_LLM_CALL, self.record)
+        hooks.register(Point.PRE_LLM_CALL, self.warn)

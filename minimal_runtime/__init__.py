@@ -1,55 +1,21 @@
 """A minimal runtime for long-horizon agents, built chapter by chapter.
 
-The interfaces live here, in one place. Everything that crosses a boundary is either a Messages
-API dict (messages, content blocks, tool definitions) or a pydantic model.
+    core/      the forkable loop (agent, context, hooks, tools, messages, store, steering)
+    provider/  facts about providers: the sourced per-model table, dollars from usage
+    features/  one chapter's idea each, installed as hooks on a core agent
+    emulator/  the offline Messages API (the instrument); owns the simulated model's Policy
+    replay/    recorded runs replayed under other context strategies
+    example/   the course's running example, simulated policies, the demo
+    view/      what a notebook shows of a call
 
-    Layout  how one call's request is laid out from the durable history and the ephemeral batch
-    Hook    a function run at a lifecycle point; it reads the run and may inject into the batch
-    Tool    something the model can call; validated input in, text out
-    Policy  what the offline emulator's model answers (a simulation, never a property of Claude)
+This module re-exports the concrete core and its protocols, so a notebook or a fork imports from
+one place. Importing it loads the core only: no emulator, no plotting, no example.
 """
 
-from __future__ import annotations
+from .core import (Agent, AgentConfig, AgentView, CallParts, EphemeralQueue, Feature, FunctionTool, Hook, HookEvent,
+                   HookFailure, HookRegistry, Injection, Layout, MemoryStore, Point, RunResult, RunStore, Store, Tool,
+                   ToolBox, ToolOutput, Tools, tail_layout)
 
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
-
-if TYPE_CHECKING:
-    from .context import CallParts
-    from .emulator.policies import Turn
-    from .hooks import HookEvent
-    from .tools import ToolOutput
-
-
-class Layout(Protocol):
-    """Turns one call's parts into the request's ``system``, ``tools`` and ``messages`` (and any
-    other ``messages.create`` keyword). The durable history it is given must not be modified."""
-
-    def __call__(self, parts: "CallParts") -> dict[str, Any]: ...
-
-
-class Hook(Protocol):
-    """Runs at a lifecycle point. Injects with ``event.agent.inject_ephemeral(source, text)``.
-    A hook that raises is logged and skipped; it never ends the run."""
-
-    def __call__(self, event: "HookEvent") -> None: ...
-
-
-@runtime_checkable
-class Tool(Protocol):
-    name: str
-    description: str
-
-    def definition(self) -> dict[str, Any]:
-        """The Messages API tool definition: name, description, input_schema."""
-        ...
-
-    def run(self, raw_input: dict[str, Any]) -> "ToolOutput":
-        """Validate the input and act. Errors come back as an error output, never raised."""
-        ...
-
-
-class Policy(Protocol):
-    """The emulated model's behaviour: from the request (read-only) to the answer's content. It
-    runs after the emulator has done all the accounting and cannot change it."""
-
-    def __call__(self, request: dict[str, Any]) -> "Turn": ...
+__all__ = ["Agent", "AgentConfig", "AgentView", "CallParts", "EphemeralQueue", "Feature", "FunctionTool", "Hook",
+           "HookEvent", "HookFailure", "HookRegistry", "Injection", "Layout", "MemoryStore", "Point", "RunResult",
+           "RunStore", "Store", "Tool", "ToolBox", "ToolOutput", "Tools", "tail_layout"]

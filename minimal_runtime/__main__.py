@@ -17,7 +17,7 @@ def main(argv: list[str] | None = None) -> None:
     rep.add_argument("--plot", default="replay.png", help="where to write the plot (default: replay.png)")
     args = parser.parse_args(argv)
     if args.command == "demo":
-        from .demo import run_demo
+        from .example.demo import run_demo
         run_demo(args.turns)
     elif args.command == "replay":
         replay_command(args)

@@ -1,5 +1,5 @@
 """Chapter 03: the hook registry with isolation. The runtime's own code."""
 
-from minimal_runtime.hooks import HookEvent, HookFailure, HookRegistry, Point
+from minimal_runtime.core.hooks import HookEvent, HookFailure, HookRegistry, Point
 
 __all__ = ["HookEvent", "HookFailure", "HookRegistry", "Point"]

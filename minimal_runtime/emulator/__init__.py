@@ -25,21 +25,20 @@ from typing import Any, Callable, Iterator
 import anthropic
 import httpx2
 
-from .. import Policy
-from ..cost import CallRecord
-from ..models import model_spec
+from ..provider.cost import CallRecord
+from ..provider.models import lookup, model_spec
 from . import context_editing
 from .body import BodyParser
 from .cache import PromptCache
 from .diagnostics import Fingerprint, cache_miss_reason
 from .errors import ApiError, bad_request
-from .policies import FunctionPolicy, ScriptedPolicy, Turn, echo_policy, text, tool_use
+from .policies import Policy, ScriptedPolicy, Turn, echo_policy, text, tool_use
 from .prompt import flatten, render_block
 from .streaming import sse
 from .tokens import estimate_tokens
 from .validate import validate
 
-__all__ = ["Emulator", "ApiError", "Turn", "ScriptedPolicy", "FunctionPolicy", "text", "tool_use"]
+__all__ = ["Emulator", "ApiError", "Policy", "Turn", "ScriptedPolicy", "text", "tool_use"]
 
 OFFLINE_BASE_URL = "http://emulator.invalid"
 
@@ -51,7 +50,9 @@ class Emulator:
         policy: Policy | None = None,
         clock: Callable[[], float] = time.monotonic,
     ):
-        self.model = model_spec(model).id  # fail early on an unknown model
+        # A model that is not in the table is served as the model table describes unknown models
+        # (with a warning): the emulator then stands in for a local server of that name.
+        self.model = model_spec(model).id
         self.policy = policy or echo_policy
         self.clock = clock
         self.cache = PromptCache()
@@ -134,10 +135,12 @@ class Emulator:
     def _prompt(self, request: dict, betas: set[str], *, needs_max_tokens: bool = True, reuse=None):
         """Validate, apply server-side context edits, flatten.
         Returns (spec, prompt, applied edits, the request as the model will read it)."""
-        try:
-            spec = model_spec(request.get("model", "") if isinstance(request, dict) else "")
-        except KeyError:
-            raise ApiError(404, f"model: {request.get('model') if isinstance(request, dict) else None}") from None
+        name = request.get("model") if isinstance(request, dict) else None
+        spec = lookup(name) if isinstance(name, str) else None
+        if spec is None and name == self.model:  # the emulator's own model, unknown to the table
+            spec = model_spec(name)
+        if spec is None:  # the API's answer to a model it does not serve
+            raise ApiError(404, f"model: {name}")
         validate(request, spec, needs_max_tokens=needs_max_tokens)
         applied = []
         if request.get("context_management") is not None:
@@ -146,7 +149,7 @@ class Emulator:
             request, applied = context_editing.apply_edits(request, lambda r: flatten(r).total)
             reuse = None  # the edited prompt is not the body that was parsed
         prompt = flatten(request, reuse)
-        if prompt.total > spec.context_window:
+        if spec.context_window is not None and prompt.total > spec.context_window:
             raise bad_request(f"prompt is too long: {prompt.total} tokens > {spec.context_window} maximum")
         return spec, prompt, applied, request
 
@@ -168,7 +171,7 @@ class Emulator:
             spec, prompt, applied, seen = self._prompt(request, betas,
                                                        reuse=(earlier.prompt, shared) if earlier and earlier.prompt else None)
             parsed.prompt = prompt if not applied else None
-            outcome = self.cache.apply(prompt, spec.min_cacheable_tokens, self.clock())
+            outcome = self.cache.apply(prompt, spec.min_cacheable_tokens or 0, self.clock())
             self._ids += 1
             message_id = f"msg_emu_{self._ids:020d}"
             current = Fingerprint.of(spec.id, prompt, outcome.read + outcome.written)

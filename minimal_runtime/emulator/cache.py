@@ -16,9 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..provider.models import LOOKBACK_BLOCKS
 from .prompt import Prompt
-
-LOOKBACK_BLOCKS = 20
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """Behaviour: what the emulated model answers. A *simulation*, never a property of Claude.
 
 A policy is any callable from the request (a Messages API dict, to be treated as read-only) to a
-``Turn``.
+``Turn`` (or a string, a block, a list of blocks: ``Turn.of`` reads each).
 It decides the content blocks only; the emulator does all accounting before the policy runs and
 never lets the policy see or touch it.
 """
@@ -9,9 +9,16 @@ never lets the policy see or touch it.
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Iterable, Optional, Protocol
 
 from pydantic import BaseModel
+
+
+class Policy(Protocol):
+    """The emulated model's behaviour: from the request (read-only) to the answer's content. It
+    runs after the emulator has done all the accounting and cannot change it."""
+
+    def __call__(self, request: dict[str, Any]) -> "Turn": ...
 
 
 class Turn(BaseModel):
@@ -59,16 +66,6 @@ class ScriptedPolicy:
             turn = self.turns[self._next]
             self._next += 1
             return turn
-
-
-class FunctionPolicy:
-    """Wraps ``fn(request) -> Turn | str | list[blocks]``: the policy is whatever the function decides."""
-
-    def __init__(self, fn: Callable[[dict], Any]):
-        self.fn = fn
-
-    def __call__(self, request: dict) -> Turn:
-        return Turn.of(self.fn(request))
 
 
 def echo_policy(request: dict) -> Turn:

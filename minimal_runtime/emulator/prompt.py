@@ -16,11 +16,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..provider.models import MAX_BREAKPOINTS, TTL_SECONDS
 from .errors import bad_request
 from .tokens import block_tokens
-
-MAX_BREAKPOINTS = 4  # [caching] "You can define up to 4 cache breakpoints"
-TTL_SECONDS = {"5m": 300, "1h": 3600}  # [caching] default 5 minutes; "ttl": "1h" option
 # Blocks that cannot carry a breakpoint themselves; automatic caching skips past them.
 UNCACHEABLE_TYPES = {"thinking", "redacted_thinking"}
 # Values under these keys are arbitrary JSON rendered verbatim, so their key order is part of the

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..models import ModelSpec
+from ..provider.models import ModelSpec
 from .errors import bad_request
 
 BLOCK_TYPES = {

@@ -1,7 +1,7 @@
 """Ready-made agents for the running example, used by the demo, the notebooks and the tests.
 
 Offline (the default) the client is the emulator with a SIMULATED policy; online the policy is
-ignored and a real model does the work (see ``minimal_runtime.backend``).
+ignored and a real model does the work (see ``minimal_runtime.example.backend``).
 """
 
 from __future__ import annotations
@@ -10,15 +10,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from ..agent import Agent
-from ..budget import MaxStepsWarning
-from ..delegation import ExecutorTask, TaskHook, delegate_tool, report_tool
-from ..filesystem import REFINED_RULES, filesystem_first_hook
-from ..hooks import HookRegistry, Point
-from ..plan import PlanHook, PlanState, message_discipline, plan_tool, start_hook
-from ..backend import DEFAULT_MODEL, make_client
+from ..core.agent import Agent
+from ..core.hooks import HookRegistry
 from ..emulator import Emulator
+from ..features.budget import MaxStepsWarning
+from ..features.delegation import ExecutorTask, TaskHook, delegate_tool, report_tool
+from ..features.filesystem import REFINED_RULES, FilesystemRules
+from ..features.plan import MessageDiscipline, PlanHook, PlanState, StartNote, plan_tool
 from . import SYSTEM
+from .backend import DEFAULT_MODEL, make_client
 from .planning import EXECUTOR_SYSTEM, PLANNER_SYSTEM, Executor, Planner, RolePolicy
 from .policy import LongRunPolicy, SimulatedResearcher
 from .tools import Workspace, pricing_tools
@@ -60,7 +60,7 @@ class Team:
 
 def planning_team(workdir: str | Path, goal: str, items: list[tuple[str, str]], *, scope_line: bool = True,
                   wander_rate: float = 0.5, seed: int = 0, model: str = DEFAULT_MODEL, online: bool | None = None,
-                  executor_hooks: tuple = (), executor_max_steps: int = 12, render_plan: Callable | None = None,
+                  executor_features: tuple = (), executor_max_steps: int = 12, render_plan: Callable | None = None,
                   render_task: Callable | None = None, filesystem_rules: str = REFINED_RULES,
                   **planner_kwargs: Any) -> Team:
     """A planner with the plan tool, the plan hook, START and message-discipline hooks, delegating
@@ -74,22 +74,15 @@ def planning_team(workdir: str | Path, goal: str, items: list[tuple[str, str]], 
 
     def spawn(task: ExecutorTask) -> Agent:
         # The executor's hook plan: its task, the filesystem rules, the max-steps warning.
-        hooks = HookRegistry()
-        hooks.register(Point.PRE_LLM_CALL, TaskHook(task, render_task) if render_task else TaskHook(task))
-        hooks.register(Point.PRE_LLM_CALL, filesystem_first_hook(filesystem_rules))
-        hooks.register(Point.PRE_LLM_CALL, MaxStepsWarning())
-        for point, hook in executor_hooks:
-            hooks.register(point, hook)
+        hooks = HookRegistry().install(TaskHook(task, render_task) if render_task else TaskHook(task),
+                                       FilesystemRules(filesystem_rules), MaxStepsWarning(), *executor_features)
         executor = Agent(client, model=model, system=EXECUTOR_SYSTEM, hooks=hooks, max_steps=executor_max_steps,
                          tools=[*(t for t in work if t.name != "message_user"), report_tool()], name="executor")
         executors.append(executor)
         return executor
 
-    hooks = HookRegistry()
-    hooks.register(Point.START, start_hook)
-    discipline, no_plan_yet = message_discipline(state)
-    hooks.register(Point.PRE_LLM_CALL, discipline, when=no_plan_yet)
-    hooks.register(Point.PRE_LLM_CALL, PlanHook(state, render_plan) if render_plan else PlanHook(state))
+    hooks = HookRegistry().install(StartNote(), MessageDiscipline(state),
+                                   PlanHook(state, render_plan) if render_plan else PlanHook(state))
     planner_kwargs.setdefault("max_steps", 3 * len(items) + 10)
     planner = Agent(client, model=model, system=PLANNER_SYSTEM, hooks=hooks, name="planner",
                     tools=[plan_tool(state), delegate_tool(state, spawn, scope_line),

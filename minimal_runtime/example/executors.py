@@ -23,7 +23,8 @@ import random
 import re
 
 from ..emulator.policies import Turn, text
-from .work import act, batch_text, exchanges
+from ..features.filesystem import NAIVE_RULES
+from .work import act, batch, exchanges
 
 
 def pages_objective(first: int, last: int, path: str) -> str:
@@ -50,13 +51,13 @@ class PagesExecutor:
         read = [i["url"] for n, i, *_ in done if n == "fetch"]
         figures = [m.group(0) for n, _, r, _ in done if n == "fetch"
                    for m in [re.search(r"Key figure for section \d+: \d+", r)] if m]
-        batch = batch_text(request)
+        notes = batch(request)
         unread = last - (first + len(read)) + 1
-        if "<!-- steps -->" in batch and unread > 0:  # all read: the three calls left suffice to finish
+        if "steps" in notes and unread > 0:  # all read: the three calls left suffice to finish
             return act("Out of steps: reporting what is left.", "report", status="partial",
                         did=f"Read {len(read)} pages: {'; '.join(figures)}",
                         remains=pages_objective(first + len(read), last, path))
-        if "<!-- wrapup -->" in batch:
+        if "wrapup" in notes:
             return Turn(content=[text("Wrapped up.")])
         if first + len(read) <= last:
             page = first + len(read)
@@ -74,7 +75,7 @@ class FilesystemExecutor:
     def __call__(self, request: dict) -> Turn:
         objective = _objective(request)
         first, last, path = _parse(objective)
-        naive = "I persist important state to disk." in batch_text(request)
+        naive = batch(request).get("filesystem") == NAIVE_RULES
         done = exchanges(request["messages"])
         reads = [i["url"] for n, i, *_ in done if n == "fetch"]
         page = first + len(reads) - 1  # the page in hand

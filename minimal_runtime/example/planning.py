@@ -24,7 +24,8 @@ import random
 import re
 
 from ..emulator.policies import Turn, text
-from .work import SingleAgent, act, exchanges, next_work_step, objective_for, pricing_items, reference_items
+from ..features.delegation import MY_PHASE, SCOPE_LINE, TASK_LINE
+from .work import PolicyError, SingleAgent, act, after, batch, exchanges, next_work_step, objective_for, pricing_items, reference_items
 
 __all__ = ["PLANNER_SYSTEM", "EXECUTOR_SYSTEM", "PlainWorker", "TodoRecitation", "PlanWorker", "Planner", "Executor",
            "RolePolicy", "pricing_items", "reference_items"]
@@ -98,23 +99,20 @@ class Executor:
         self.wander_rate, self.rng = wander_rate, random.Random(seed)
         self.wanders: dict[str, bool] = {}  # objective -> did this executor decide to go on?
 
-    @staticmethod
-    def _task_block(request: dict) -> str:
-        last = request["messages"][-1]["content"]
-        blocks = [b["text"] for b in last if isinstance(last, list) and b.get("type") == "text"
-                  and b["text"].startswith("<!-- task -->")]
-        return blocks[-1] if blocks else ""
-
     def __call__(self, request: dict) -> Turn:
-        block = self._task_block(request)
-        objective = re.search(r"The task I have been handed: (.*)", block).group(1)
+        block = batch(request).get("task")
+        if block is None:
+            raise PolicyError("the simulated executor expects its task block (source 'task') in every call's batch")
+        objective = after(TASK_LINE, block)
         done = exchanges(request["messages"])
         step = next_work_step(objective, done)
         if step is not None:
             return step
         # My own task is finished. Without a scope line, the next pending phase looks like mine too.
-        upcoming = re.search(r"<- my task belongs to this phase\n- phase \d+ -- (.*) \(pending\)", block)
-        extra = objective_for(upcoming.group(1)) if upcoming and "My scope for this run" not in block else None
+        if f"<- {MY_PHASE}" not in block:
+            raise PolicyError(f"the simulated executor expects {MY_PHASE!r} in the plan map of its task block")
+        upcoming = re.search(rf"<- {re.escape(MY_PHASE)}\n- phase \d+ -- (.*) \(pending\)", block)
+        extra = objective_for(upcoming.group(1)) if upcoming and SCOPE_LINE not in block else None
         if extra and self.wanders.setdefault(objective, self.rng.random() < self.wander_rate):
             step = next_work_step(extra, done)
             if step is not None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 from ..emulator.policies import Turn, text
-from .work import SingleAgent, act, batch_text, exchanges, pricing_items
+from .work import SingleAgent, act, batch, exchanges, pricing_items
 
 TASK = "Compare the pricing pages of our four competitors (Acme, Globex, Initech, Umbrella) and write up the gaps."
 
@@ -51,7 +51,7 @@ class LongRunPolicy:
         since = [r for name, _, r, _ in done[next((i + 1 for i in range(n - 1, -1, -1) if done[i][0] == "write_file"), 0):]
                  if name == "fetch"]
         figures = [m.group(0) for r in since for m in [re.search(r"Key figure for section \d+: \d+", r)] if m]
-        warned = "<!-- budget -->" in batch_text(request)
+        warned = "budget" in batch(request)
         if figures and (len(since) >= self.note_every or warned):
             why = "Saving before my context is compressed." if warned else "Saving what I have so far."
             return act(why, "write_file", path=f"notes/upto-{n}.md", content="\n".join(figures) + "\n")

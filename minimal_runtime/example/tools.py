@@ -6,7 +6,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from ..tools import FunctionTool
+from ..core.tools import FunctionTool
 from . import web
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from ..context import injected_source
+from ..core.context import injected_source
 from ..emulator.policies import Turn, text, tool_use
 from .web import COMPETITORS
 
@@ -43,10 +43,24 @@ def act(thought: str, name: str, **inputs) -> Turn:
     return Turn(content=[text(thought), tool_use(name, inputs)])
 
 
-def batch_text(request: dict) -> str:
-    """The injected blocks of this call, as the model sees them (the tail of the prompt)."""
+def batch(request: dict) -> dict[str, str]:
+    """This call's injected notes as the model sees them at the tail of the prompt: {source: text}."""
     last = request["messages"][-1]["content"]
-    return "\n".join(b["text"] for b in (last if isinstance(last, list) else []) if injected_source(b))
+    return {injected_source(b): b["text"].split("\n", 1)[-1] for b in (last if isinstance(last, list) else [])
+            if injected_source(b)}
+
+
+class PolicyError(RuntimeError):
+    """A simulated policy did not find a runtime sentence it reacts to: the sentence was reworded
+    or removed, so the simulation would silently stop reacting. Fails loudly instead."""
+
+
+def after(phrase: str, text: str) -> str:
+    """The rest of the line that starts with ``phrase`` in ``text``."""
+    for line in text.splitlines():
+        if line.startswith(phrase):
+            return line[len(phrase):]
+    raise PolicyError(f"the simulated policy expects a line starting {phrase!r} and found none in: {text[:200]!r}")
 
 
 def reference_items(n: int) -> list[tuple[str, str]]:

@@ -23,18 +23,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from .. import Layout
-from ..agent import Agent
-from ..context import tail_layout
-from ..cost import CallRecord
+from ..core.agent import Agent
+from ..core.context import tail_layout
+from ..core.hooks import HookRegistry, Point
+from ..core.messages import text_block, user
+from ..core.protocols import Layout
 from ..emulator import Emulator
 from ..emulator.policies import Turn
-from ..filesystem import Offloader
-from ..hooks import HookRegistry, Point
-from ..layouts import automatic_caching_layout, batch_after_system_layout
-from ..messages import text_block, user
-from ..models import model_spec
-from ..tools import ToolBox
+from ..example.layouts import automatic_caching_layout, batch_after_system_layout
+from ..features.filesystem import Offloader
+from ..provider.cost import CallRecord
+from ..provider.models import model_spec
 from .recorded import RecordedRun
 
 
@@ -95,13 +94,26 @@ def _tool_definitions(run: RecordedRun) -> list[dict]:
             for n in run.tools]
 
 
-class _RecordedToolBox(ToolBox):
-    """Answers each tool call with its recorded observation."""
+class RecordedTools:
+    """The recorded run's tools: generic definitions for the logged names, and each call answered
+    with its recorded observation. The calls of the recording's last turn are final: a replay ends
+    where the recording ended, without one call past it."""
 
     def __init__(self, run: RecordedRun):
-        super().__init__([])
         self.results = {i: r for c in run.calls for i, r in c.results.items()}
         self.definitions = _tool_definitions(run)
+        self.masked: set[str] = set()
+        last = run.calls[-1].assistant["content"] if run.calls else []
+        self._last_ids = {b.get("id") for b in last if b.get("type") == "tool_use"}
+
+    def is_final(self, tool_use: dict, result: dict) -> bool:
+        return tool_use.get("id") in self._last_ids
+
+    def mask(self, *names: str) -> None:
+        self.masked |= set(names)
+
+    def unmask(self, *names: str) -> None:
+        self.masked -= set(names)
 
     def call(self, tool_use: dict) -> dict:
         recorded = self.results.get(tool_use["id"])
@@ -139,13 +151,9 @@ class Replay:
 
 
 def replay_model(run: RecordedRun, model: str | None = None) -> str:
-    """The model to price the replay with: the one asked for, else the log's if we know it, else Sonnet 4.6."""
-    if model:
-        return model_spec(model).id  # asked for by name: an unknown one is an error, not a fallback
-    try:
-        return model_spec(run.model or "").id
-    except KeyError:
-        return "claude-sonnet-4-6"
+    """The model to replay and price as: the one asked for, else the log's. A model that is not in
+    the table is replayed as the table says of unknown models (its cost is unknown, NaN)."""
+    return model_spec(model or run.model or "unknown").id
 
 
 def _text(blocks: list[dict]) -> str:
@@ -164,10 +172,9 @@ def replay(run: RecordedRun, strategy: Strategy | str = "tail", *, model: str | 
     header = "\n\n[hidden prompt and tool definitions, approximated]\n"
     system = run.system + (header + "." * max(0, 4 * hidden - len(header)) if hidden else "")
     hooks = HookRegistry()
-    agent = Agent(client, model=model, system=system, layout=strategy.layout(), hooks=hooks,
+    agent = Agent(client, model=model, system=system, layout=strategy.layout(), hooks=hooks, toolbox=RecordedTools(run),
                   max_steps=len(run.calls) + 1, max_tokens=21_000,  # above ~21K the SDK insists on streaming
                   offloader=Offloader(workdir, strategy.offload_threshold) if strategy.offload_threshold else None)
-    agent.toolbox = _RecordedToolBox(run)
 
     def before_call(event) -> None:
         k = len(event.agent.calls)
@@ -190,12 +197,11 @@ def replay(run: RecordedRun, strategy: Strategy | str = "tail", *, model: str | 
     notes = []
     while len(agent.calls) < len(run.calls):
         before = len(agent.calls)
-        agent.max_steps = len(run.calls) - before  # never past the end of the recording
         result = agent.run(task)
         if result.status == "error":
             notes.append(f"stopped at call {len(agent.calls) + 1}: {result.error}")
             break
-        if len(agent.calls) == before:
+        if len(agent.calls) in (before, len(run.calls)):
             break
         task = _text(run.calls[len(agent.calls) - 1].then_user)
     return Replay(strategy.name, model, agent.calls, time.perf_counter() - start, hidden, notes)

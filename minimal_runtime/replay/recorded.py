@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from pydantic import BaseModel, Field
 
 
@@ -28,15 +30,13 @@ class RecordedUsage(BaseModel):
     def cost(self, model: str) -> float | None:
         """Dollars under our price table, when the model is in it and the log has cache figures.
         Cache writes are priced as 5-minute writes (the default TTL)."""
-        from ..cost import CallRecord
+        from ..provider.cost import CallRecord
         if self.cache_read is None:
             return None
-        try:
-            return CallRecord(model=model, input_tokens=self.prompt_tokens - self.cache_read - (self.cache_write or 0),
-                              cache_creation_input_tokens=self.cache_write or 0, cache_creation_5m=self.cache_write or 0,
-                              cache_read_input_tokens=self.cache_read, output_tokens=self.output_tokens or 0).cost
-        except KeyError:
-            return None
+        cost = CallRecord(model=model, input_tokens=self.prompt_tokens - self.cache_read - (self.cache_write or 0),
+                          cache_creation_input_tokens=self.cache_write or 0, cache_creation_5m=self.cache_write or 0,
+                          cache_read_input_tokens=self.cache_read, output_tokens=self.output_tokens or 0).cost
+        return None if math.isnan(cost) else cost
 
 
 class RecordedCall(BaseModel):

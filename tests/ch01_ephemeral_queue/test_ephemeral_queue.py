@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import copy
 
-from minimal_runtime.hooks import HookRegistry, Point
-from minimal_runtime.messages import dumps
+from minimal_runtime.core.hooks import HookRegistry, Point
+from minimal_runtime.core.messages import dumps
 from tests.support import TASK, pricing_agent
 
 
@@ -46,7 +46,7 @@ def test_batch_is_a_trailing_assistant_message_with_prefill(impl):
 
 
 def _agent_with(impl, tmp_path, model="claude-sonnet-4-6"):
-    from minimal_runtime.context import tail_layout, with_breakpoints
+    from minimal_runtime.core.context import tail_layout, with_breakpoints
 
     def layout(parts):
         request = tail_layout(parts)
@@ -62,7 +62,7 @@ def _agent_with(impl, tmp_path, model="claude-sonnet-4-6"):
 def test_a_run_keeps_injections_out_of_the_history(impl, tmp_path):
     seen = []
     agent, emu = _agent_with(impl, tmp_path)
-    agent.hooks.register(Point.POST_LLM_CALL, lambda e: seen.append(dumps(e.agent.last_call.request["messages"])))
+    agent.hooks.register(Point.POST_LLM_CALL, lambda e: seen.append(dumps(e.request["messages"])))
     assert agent.run(TASK).status == "done"
     assert all("SECRET-PLAN" in s for s in seen)  # every call carried its batch
     assert "SECRET-PLAN" not in dumps(agent.messages)  # and the history never did

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import copy
 
-from minimal_runtime.context import Injection
-from minimal_runtime.hooks import HookRegistry, Point
+from minimal_runtime.core.context import Injection
+from minimal_runtime.core.hooks import HookRegistry, Point
 from tests.support import long_agent
 
 

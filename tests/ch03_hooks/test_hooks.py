@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from minimal_runtime.hooks import HookEvent
+from minimal_runtime.core.hooks import HookEvent
 from tests.support import TASK, pricing_agent
 
 
@@ -84,5 +84,5 @@ def test_the_batch_order_is_the_registration_order(impl, tmp_path):
         registry.register(impl.Point.PRE_LLM_CALL, lambda e, s=source: e.agent.inject_ephemeral(s, f"{s} note"), name=source)
     agent, _, _ = pricing_agent(tmp_path, hooks=registry)
     agent.run(TASK)
-    tail = agent.last_call.request["messages"][-1]["content"]
+    tail = agent.last_request["messages"][-1]["content"]
     assert [b["text"].split("\n")[0] for b in tail[-3:]] == ["<!-- policy -->", "<!-- plan -->", "<!-- budget -->"]

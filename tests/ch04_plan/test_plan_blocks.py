@@ -69,4 +69,4 @@ def test_a_team_runs_on_the_chapters_renderers(impl, tmp_path):
                          render_plan=impl.render_plan_block, render_task=impl.render_task_block)
     assert team.planner.run("Summarise pages 0 to 2.").status == "done"
     assert team.plan.plan.done == 3 and len(team.executors) == 3
-    assert "<!-- plan -->" in str(team.planner.last_call.request["messages"][-1])
+    assert "<!-- plan -->" in str(team.planner.last_request["messages"][-1])

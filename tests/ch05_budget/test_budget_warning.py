@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from minimal_runtime.hooks import HookRegistry, Point
+from minimal_runtime.core.hooks import HookRegistry, Point
 from tests.support import long_agent
 
 WINDOW = 20_000  # a small window, so a short run crosses 80% of it
@@ -12,7 +12,7 @@ def run_with_monitor(impl, tmp_path, turns=60, threshold=0.8):
     monitor, hooks = impl.BudgetMonitor(window=WINDOW, threshold=threshold), HookRegistry()
     monitor.install(hooks)
     warned = []
-    hooks.register(Point.POST_LLM_CALL, lambda e: warned.append("<!-- budget -->" in str(e.agent.last_call.request["messages"][-1])))
+    hooks.register(Point.POST_LLM_CALL, lambda e: warned.append("<!-- budget -->" in str(e.request["messages"][-1])))
     agent, _ = long_agent(tmp_path, turns, hooks=hooks, page_chars=1000)
     agent.run("Read the pages.")
     return agent, monitor, warned

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from minimal_runtime.store import RunStore
+from minimal_runtime.core.store import RunStore
 from tests.support import TASK, pricing_agent
 
 

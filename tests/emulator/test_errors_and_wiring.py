@@ -8,7 +8,7 @@ import threading
 import anthropic
 import pytest
 
-from minimal_runtime.cost import CallRecord, call_cost
+from minimal_runtime.provider.cost import CallRecord
 from minimal_runtime.emulator import Emulator, ScriptedPolicy, tool_use
 from .helpers import MODEL, TOOLS, conversation, make, system, with_breakpoint_on_last
 
@@ -174,7 +174,7 @@ def test_cost_uses_the_published_multipliers():
              "cache_creation": {"ephemeral_5m_input_tokens": 1_000_000, "ephemeral_1h_input_tokens": 1_000_000},
              "output_tokens": 1_000_000}
     # Sonnet 4.6: $3 in, $15 out; writes 1.25x / 2x, reads 0.1x.
-    assert call_cost(usage, "claude-sonnet-4-6") == pytest.approx(3 + 3.75 + 6 + 3 + 15)
+    assert CallRecord.from_usage(usage, "claude-sonnet-4-6").cost == pytest.approx(3 + 3.75 + 6 + 3 + 15)
     record = CallRecord.from_usage(usage, "claude-sonnet-4-6")
     assert record.cache_read_share == pytest.approx(10 / 13)
     assert record.cost_without_cache == pytest.approx(13 * 3 + 15)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from minimal_runtime.emulator import ScriptedPolicy, Turn, text, tool_use
-from minimal_runtime.messages import dumps, tool_uses
+from minimal_runtime.core.messages import dumps, tool_uses
 from tests.support import TASK, pricing_agent
 
 
@@ -55,7 +55,7 @@ def test_masked_tools_are_refused_and_the_tool_list_never_changes(tmp_path):
                              [tool_use("fetch", {"url": "https://globex.example/pricing"})], "done"])
     agent, emu, _ = pricing_agent(tmp_path, policy=policy)
     seen_tools = []
-    agent.hooks.register("post_llm_call", lambda e: seen_tools.append(dumps(e.agent.last_call.request["tools"])))
+    agent.hooks.register("post_llm_call", lambda e: seen_tools.append(dumps(e.request["tools"])))
     agent.toolbox.mask("browse")
     agent.run(TASK)
     masked, allowed = results(agent)
@@ -66,7 +66,7 @@ def test_masked_tools_are_refused_and_the_tool_list_never_changes(tmp_path):
 
 
 def test_a_tool_that_raises_becomes_an_error_result(tmp_path):
-    from minimal_runtime.tools import FunctionTool
+    from minimal_runtime.core.tools import FunctionTool
     from pydantic import BaseModel
 
     class Nothing(BaseModel):

@@ -2,24 +2,22 @@
 
 from __future__ import annotations
 
-from minimal_runtime.agent import Agent
-from minimal_runtime.budget import MaxStepsWarning
-from minimal_runtime.delegation import read_report, report_tool
+from minimal_runtime.core.agent import Agent
+from minimal_runtime.features.budget import MaxStepsWarning
+from minimal_runtime.features.delegation import read_report, report_tool
 from minimal_runtime.emulator import Emulator
 from minimal_runtime.example import SteppingClock, Workspace, pricing_tools
 from minimal_runtime.example.executors import FilesystemExecutor, PagesExecutor, pages_objective
-from minimal_runtime.filesystem import NAIVE_RULES, REFINED_RULES, WorkspaceCounters, filesystem_first_hook
-from minimal_runtime.hooks import HookRegistry, Point
-from minimal_runtime.messages import user
-from minimal_runtime.store import RunStore
+from minimal_runtime.features.filesystem import NAIVE_RULES, REFINED_RULES, FilesystemRules, WorkspaceCounters
+from minimal_runtime.core.hooks import HookRegistry, Point
+from minimal_runtime.core.messages import user
+from minimal_runtime.core.store import RunStore
 from tests.support import long_agent
 
 
-def executor(tmp_path, policy, cap, *hooks_to_add, store=None):
+def executor(tmp_path, policy, cap, *features, store=None):
     emu = Emulator(policy=policy, clock=SteppingClock())
-    hooks = HookRegistry()
-    for point, hook in hooks_to_add:
-        hooks.register(point, hook)
+    hooks = HookRegistry().install(*features)
     tools = [*(t for t in pricing_tools(Workspace(tmp_path / "ws"), []) if t.name != "message_user"), report_tool()]
     return Agent(emu.client(), model=emu.model, system="You are an executor.", tools=tools, hooks=hooks,
                  max_steps=cap, store=store, name="executor")
@@ -31,13 +29,13 @@ def carried(agent, source):
 
 def track(agent):
     agent.requests = []
-    agent.hooks.register(Point.POST_LLM_CALL, lambda e: agent.requests.append(e.agent.last_call.request))
+    agent.hooks.register(Point.POST_LLM_CALL, lambda e: agent.requests.append(e.request))
     return agent
 
 
 def test_max_steps_warning_fires_once_at_cap_minus_three_and_gets_a_partial_report(tmp_path):
     warning = MaxStepsWarning()
-    agent = track(executor(tmp_path, PagesExecutor(), 8, (Point.PRE_LLM_CALL, warning)))
+    agent = track(executor(tmp_path, PagesExecutor(), 8, warning))
     result = agent.run(pages_objective(0, 19, "notes/a.md"))  # 20 pages: far more than 8 calls
     assert carried(agent, "steps") == [6]  # 5 calls made = cap - 3: the 6th call carries it, only it
     report = read_report(result.status, result.final_text, "x")
@@ -53,7 +51,7 @@ def test_a_capped_run_without_a_report_is_partial_never_done(tmp_path):
 
 
 def test_an_executor_that_finishes_in_time_reports_done_and_never_sees_the_warning(tmp_path):
-    agent = track(executor(tmp_path, PagesExecutor(), 12, (Point.PRE_LLM_CALL, MaxStepsWarning())))
+    agent = track(executor(tmp_path, PagesExecutor(), 12, MaxStepsWarning()))
     result = agent.run(pages_objective(0, 2, "notes/a.md"))
     assert read_report(result.status, result.final_text, "x").status == "done"
     assert carried(agent, "steps") == []
@@ -64,7 +62,7 @@ def test_counters_show_the_naive_reminders_duplicates_and_rereads(tmp_path):
     for name, rules in (("naive", NAIVE_RULES), ("refined", REFINED_RULES)):
         counters, store = WorkspaceCounters(), RunStore(tmp_path / name / "run")
         agent = executor(tmp_path / name, FilesystemExecutor(seed=1), 60,
-                         (Point.PRE_LLM_CALL, filesystem_first_hook(rules)), (Point.POST_TOOL_CALL, counters), store=store)
+                         FilesystemRules(rules), counters, store=store)
         agent.run(pages_objective(0, 9, "notes/x.md"))
         figures[name] = counters.as_dict()
         assert store.load().counters == counters.as_dict()  # in the run record

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import io
 
-from minimal_runtime.demo import run_demo
-from minimal_runtime.hooks import HookRegistry, Point
+from minimal_runtime.example.demo import run_demo
+from minimal_runtime.core.hooks import HookRegistry, Point
+from minimal_runtime.view import CallView
 from tests.support import TASK, pricing_agent
 
 
@@ -14,7 +15,7 @@ def test_call_view_tells_the_regions_apart(tmp_path):
     hooks.register(Point.PRE_LLM_CALL, lambda e: e.agent.inject_ephemeral("plan", "I am on phase 2 of 4."))
     agent, _, _ = pricing_agent(tmp_path, hooks=hooks)
     agent.run(TASK)
-    view = agent.last_call
+    view = CallView(agent.last_request, agent.calls[-1])  # the agent records; the view shows
     rows = view.rows()
     regions = [region for region, *_ in rows]
     breakpoints = [i for i, row in enumerate(rows) if row[3]]

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from minimal_runtime.hooks import HookRegistry, Point
-from minimal_runtime.messages import dumps
-from minimal_runtime.store import RunStore
+from minimal_runtime.core.hooks import HookRegistry, Point
+from minimal_runtime.core.messages import dumps
+from minimal_runtime.core.store import RunStore
 from tests.support import long_agent
 
 injections = st.lists(st.tuples(st.sampled_from(["plan", "budget", "km", "policy"]),
@@ -33,4 +33,4 @@ def test_no_ephemeral_text_in_history_or_store(per_call, prefill_model):
         assert len(agent.calls) == 100
         assert marker not in dumps(agent.messages)
         assert marker not in (Path(tmp) / "run" / "events.jsonl").read_text()
-        assert marker in dumps(agent.last_call.request["messages"])  # it did ride in the calls
+        assert marker in dumps(agent.last_request["messages"])  # it did ride in the calls

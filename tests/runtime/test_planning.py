@@ -4,28 +4,24 @@ from __future__ import annotations
 
 import json
 
-from minimal_runtime.coordination import SharedSandbox, coordination_hook
-from minimal_runtime.delegation import read_report
+from minimal_runtime.features.coordination import Coordination, SharedSandbox
+from minimal_runtime.features.delegation import read_report
 from minimal_runtime.emulator import ScriptedPolicy, tool_use
 from minimal_runtime.example import planning_team
 from minimal_runtime.example.planning import reference_items
-from minimal_runtime.hooks import HookRegistry, Point
-from minimal_runtime.messages import tool_uses
-from minimal_runtime.plan import PlanHook, PlanState, message_discipline, plan_tool, start_hook
+from minimal_runtime.core.hooks import HookRegistry, Point
+from minimal_runtime.core.messages import tool_uses
+from minimal_runtime.features.plan import MessageDiscipline, PlanHook, PlanState, StartNote, plan_tool
 from tests.support import TASK, pricing_agent
 
 
 def batch_sources(agent) -> list[str]:
-    tail = agent.last_call.request["messages"][-1]["content"]
+    tail = agent.last_request["messages"][-1]["content"]
     return [b["text"][5:b["text"].index(" -->")] for b in tail if b.get("text", "").startswith("<!-- ")]
 
 
 def planner_hooks(state):
-    hooks = HookRegistry()
-    hooks.register(Point.START, start_hook)
-    discipline, no_plan = message_discipline(state)
-    hooks.register(Point.PRE_LLM_CALL, discipline, when=no_plan)
-    hooks.register(Point.PRE_LLM_CALL, PlanHook(state))
+    hooks = HookRegistry().install(StartNote(), MessageDiscipline(state), PlanHook(state))
     seen = []
     hooks.register(Point.POST_LLM_CALL, lambda e: seen.append(batch_sources(e.agent)))
     return hooks, seen
@@ -55,9 +51,9 @@ def test_the_plan_hook_reads_the_plan_fresh_every_call(tmp_path):
         "done",
     ])
     hooks = HookRegistry()
-    hooks.register(Point.PRE_LLM_CALL, PlanHook(state))
+    hooks.install(PlanHook(state))
     blocks = []
-    hooks.register(Point.POST_LLM_CALL, lambda e: blocks.append(str(e.agent.last_call.request["messages"][-1])))
+    hooks.register(Point.POST_LLM_CALL, lambda e: blocks.append(str(e.request["messages"][-1])))
     agent, _, _ = pricing_agent(tmp_path, policy=policy, hooks=hooks, extra_tools=(plan_tool(state),))
     agent.run(TASK)
     assert "<!-- plan -->" not in blocks[0]
@@ -94,13 +90,12 @@ def test_planner_delegates_one_objective_per_call_and_the_reports_move_the_plan(
     assert team.plan.plan.done == 5
     executor = team.executors[0]
     assert len(executor.messages[0]["content"]) == 1  # it started from an empty history: the objective only
-    assert "<!-- task -->" in str(executor.last_call.request["messages"][-1])
+    assert "<!-- task -->" in str(executor.last_request["messages"][-1])
 
 
 def test_an_executor_that_hits_its_cap_is_partial_and_gets_re_delegated(tmp_path):
     team = planning_team(tmp_path, "Summarise the reference manual", reference_items(2), online=False,
-                         executor_max_steps=1)  # too few steps to fetch, write and report
-    team.planner.max_steps = 8
+                         executor_max_steps=1, max_steps=8)  # too few steps to fetch, write and report
     team.planner.run("Summarise pages 0 and 1.")
     reports = [json.loads(b["content"]) for m in team.planner.messages if m["role"] == "user"
                for b in m["content"] if b.get("type") == "tool_result" and b["content"].startswith("{")]
@@ -118,16 +113,14 @@ def test_read_report_never_turns_a_stop_into_done():
 def test_coordination_is_silent_alone_and_speaks_when_shared(tmp_path):
     sandbox = SharedSandbox()
     sandbox.join("planner")
-    hook, shared = coordination_hook(sandbox, "planner")
-    hooks = HookRegistry()
-    hooks.register(Point.PRE_LLM_CALL, hook, when=shared)
+    hooks = HookRegistry().install(Coordination(sandbox, "planner"))
     policy = ScriptedPolicy(["alone", [tool_use("read_file", {"path": "AGENTS.md"})], "together"])
     agent, _, _ = pricing_agent(tmp_path, policy=policy, hooks=hooks)
     agent.run(TASK)
     assert batch_sources(agent) == []
     sandbox.join("executor-1")
     agent.run("Now with company.")
-    first, second = [str(m) for m in agent.last_call.request["messages"][-1:]], None
+    first, second = [str(m) for m in agent.last_request["messages"][-1:]], None
     assert "<!-- coordination -->" in first[0] and "I have read it in this conversation" in first[0]
     assert sandbox.claim("executor-1", "wt/a") == "wt/a is yours."
     try:

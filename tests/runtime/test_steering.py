@@ -8,9 +8,9 @@ import threading
 import urllib.error
 import urllib.request
 
-from minimal_runtime.hooks import Point
-from minimal_runtime.messages import text_of
-from minimal_runtime.steering import steering_server
+from minimal_runtime.core.hooks import Point
+from minimal_runtime.core.messages import text_of
+from minimal_runtime.core.steering import steering_server
 from tests.support import TASK, pricing_agent
 
 TOKEN = "s3cret-token"

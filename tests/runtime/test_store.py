@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from minimal_runtime.messages import dumps
-from minimal_runtime.store import RunStore
+from minimal_runtime.core.messages import dumps
+from minimal_runtime.core.store import RunStore
 from tests.support import TASK, pricing_agent
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CHILD = textwrap.dedent("""
     import os, signal, sys
     from pathlib import Path
-    from minimal_runtime.store import RunStore
+    from minimal_runtime.core.store import RunStore
     from tests.support import TASK, pricing_agent
     run_dir, point, step = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
     agent, emu, _ = pricing_agent(run_dir, store=RunStore(run_dir / "run"))

@@ -14,8 +14,8 @@ from typing import Any, Callable, Iterable
 
 from pydantic import BaseModel, ValidationError
 
-from . import Tool
 from .messages import tool_result_block
+from .protocols import Tool
 
 
 class ToolOutput(BaseModel):
@@ -64,8 +64,9 @@ class ToolBox:
         with self._lock:
             self.masked -= set(names)
 
-    def is_final(self, name: str) -> bool:
-        return bool(getattr(self.tools.get(name), "final", False))
+    def is_final(self, tool_use: dict, result: dict) -> bool:
+        """A final tool ends the run only when it succeeded: a rejected report is a turn like any other."""
+        return bool(getattr(self.tools.get(tool_use.get("name")), "final", False)) and not result.get("is_error")
 
     def call(self, tool_use: dict) -> dict:
         """Run one tool_use block; always returns a tool_result block."""

@@ -7,6 +7,9 @@ a status change. A line is written whole with one
 that ends on a complete line; a kill in the middle of a write leaves a torn last line, which
 opening the store cuts off. Ephemeral content (the batch) is never written here: the store only
 accepts turns of the durable history.
+
+``MemoryStore`` keeps the same events in memory: the agent's default, so the loop has one code path
+whether or not a run is meant to survive a crash.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from .cost import CallRecord
+from ..provider.cost import CallRecord
 from .messages import dumps
 
 
@@ -31,27 +34,14 @@ class StoredRun(BaseModel):
     status: str = "new"
 
 
-class RunStore:
-    def __init__(self, directory: str | Path):
-        self.directory = Path(directory)
-        self.directory.mkdir(parents=True, exist_ok=True)
-        self.path = self.directory / "events.jsonl"
-        self._repair()
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-
-    def _repair(self) -> None:
-        """Cut a torn last line left by a kill in the middle of a write."""
-        if not self.path.exists():
-            return
-        data = self.path.read_bytes()
-        good = data.rfind(b"\n") + 1
-        if good < len(data):
-            with open(self.path, "r+b") as f:
-                f.truncate(good)
+class _Events:
+    """The store's event kinds, written by ``_write`` and folded back into a ``StoredRun`` by ``load``."""
 
     def _write(self, event: dict[str, Any]) -> None:
-        os.write(self._fd, (dumps(event) + "\n").encode())
-        os.fsync(self._fd)
+        raise NotImplementedError
+
+    def _events(self) -> list[dict[str, Any]]:
+        raise NotImplementedError
 
     def append_turn(self, messages: list[dict]) -> None:
         """A completed turn: the messages it adds to the history, all or nothing."""
@@ -75,10 +65,7 @@ class RunStore:
 
     def load(self) -> StoredRun:
         run = StoredRun()
-        if not self.path.exists():
-            return run
-        for line in self.path.read_text(encoding="utf-8").splitlines():
-            event = json.loads(line)
+        for event in self._events():
             kind = event.pop("type")
             if kind == "turn":
                 run.messages.extend(event["messages"])
@@ -94,6 +81,47 @@ class RunStore:
             elif kind == "status":
                 run.status = event["status"]
         return run
+
+
+class MemoryStore(_Events):
+    """The run record in memory: nothing survives the process, everything else is the same."""
+
+    def __init__(self) -> None:
+        self._log: list[str] = []
+
+    def _write(self, event: dict[str, Any]) -> None:
+        self._log.append(dumps(event))  # serialized, as on disk: later edits of a dict cannot reach it
+
+    def _events(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self._log]
+
+
+class RunStore(_Events):
+    def __init__(self, directory: str | Path):
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.path = self.directory / "events.jsonl"
+        self._repair()
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+
+    def _repair(self) -> None:
+        """Cut a torn last line left by a kill in the middle of a write."""
+        if not self.path.exists():
+            return
+        data = self.path.read_bytes()
+        good = data.rfind(b"\n") + 1
+        if good < len(data):
+            with open(self.path, "r+b") as f:
+                f.truncate(good)
+
+    def _write(self, event: dict[str, Any]) -> None:
+        os.write(self._fd, (dumps(event) + "\n").encode())
+        os.fsync(self._fd)
+
+    def _events(self) -> list[dict[str, Any]]:
+        if not self.path.exists():
+            return []
+        return [json.loads(line) for line in self.path.read_text(encoding="utf-8").splitlines()]
 
     def close(self) -> None:
         os.close(self._fd)

@@ -13,7 +13,7 @@ from typing import Callable
 
 import anthropic
 
-from .emulator import Emulator
+from ..emulator import Emulator
 
 DEFAULT_MODEL = os.environ.get("COURSE_MODEL", "claude-sonnet-4-6")
 

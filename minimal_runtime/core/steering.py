@@ -19,11 +19,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Iterator
 
 if TYPE_CHECKING:
-    from .agent import Agent
+    from .protocols import AgentView
 
 
 @contextlib.contextmanager
-def steering_server(agent: "Agent", token: str, host: str = "127.0.0.1", port: int = 0) -> Iterator[str]:
+def steering_server(agent: "AgentView", token: str, host: str = "127.0.0.1", port: int = 0) -> Iterator[str]:
     """Serve ``POST /steer`` for ``agent``; yields the base URL."""
     if not token:
         raise ValueError("a steering token is required")

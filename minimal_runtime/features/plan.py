@@ -14,8 +14,8 @@ from typing import Callable, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from .hooks import HookEvent
-from .tools import FunctionTool
+from ..core.hooks import HookEvent, HookRegistry, Point
+from ..core.tools import FunctionTool
 
 Status = Literal["pending", "in_progress", "done"]
 
@@ -97,10 +97,11 @@ def plan_tool(state: PlanState) -> FunctionTool:
                         "phase's status (phase, status).", PlanEdit, state.apply)
 
 
-def plan_map(plan: Plan, cursor: str) -> str:
-    current = plan.current
+def render_phase_map(plan: Plan, marked: int | None, cursor: str) -> str:
+    """The plan as one line per phase, with ``<- cursor`` after the 0-based phase ``marked``. The
+    plan block and an executor's task block both show this map; only the cursor differs."""
     return "\n".join(f"- phase {i + 1} -- {p.title} ({p.status.replace('_', ' ')})"
-                     + (f"  <- {cursor}" if i == current else "") for i, p in enumerate(plan.phases))
+                     + (f"  <- {cursor}" if i == marked else "") for i, p in enumerate(plan.phases))
 
 
 def render_plan_block(plan: Plan) -> str:
@@ -112,7 +113,7 @@ def render_plan_block(plan: Plan) -> str:
         where = (f"I am on phase {current + 1} of {total}: {plan.phases[current].title}.\n"
                  f"Progress so far: {plan.done}/{total} phases done.")
     lines = [f"Where I am in my plan. The goal I am working toward: {plan.goal}", where, "",
-             "The whole plan, so I can see where this step fits:", plan_map(plan, "I am here")]
+             "The whole plan, so I can see where this step fits:", render_phase_map(plan, current, "I am here")]
     if current is not None and plan.phases[current].skills:
         lines += ["", f"Skills that matter for this phase: {', '.join(plan.phases[current].skills)}."]
     return "\n".join(lines + ["", COMMUNICATION_RULES])
@@ -123,25 +124,38 @@ class PlanHook:
 
     def __init__(self, state: PlanState, render: Callable[[Plan], str] = render_plan_block):
         self.state, self.render = state, render
-        self.__name__ = "plan"
 
-    def __call__(self, event: HookEvent) -> None:
-        if self.state.plan is not None:
-            event.agent.inject_ephemeral("plan", self.render(self.state.plan))
+    def install(self, hooks: HookRegistry) -> None:
+        hooks.register(Point.PRE_LLM_CALL, self.recite, when=lambda event: self.state.plan is not None)
+
+    def recite(self, event: HookEvent) -> None:
+        event.agent.inject_ephemeral("plan", self.render(self.state.plan))
 
 
-def message_discipline(state: PlanState):
+class MessageDiscipline:
     """PRE_LLM_CALL, only while there is no plan: once there is one, the plan block carries the
     same rules, so the batch has one block about the agent's situation instead of two."""
-    def hook(event: HookEvent) -> None:
+
+    def __init__(self, state: PlanState):
+        self.state = state
+
+    def install(self, hooks: HookRegistry) -> None:
+        hooks.register(Point.PRE_LLM_CALL, self.remind, when=lambda event: self.state.plan is None)
+
+    def remind(self, event: HookEvent) -> None:
         event.agent.inject_ephemeral("discipline", COMMUNICATION_RULES + " My raw text stays under 200 words.")
-    hook.__name__ = "message_discipline"
-    return hook, (lambda event: state.plan is None)
 
 
-def start_hook(event: HookEvent) -> None:
+START_NOTE = ("The user sent a new message. First I acknowledge it with message_user, then I decide whether to plan: "
+              "if this will likely take two or more delegations, I write the plan before anything else. "
+              "Each delegation I make carries one atomic objective.")
+
+
+class StartNote:
     """START, once per new user message: shapes the planner's first action."""
-    event.agent.inject_ephemeral("start", (
-        "The user sent a new message. First I acknowledge it with message_user, then I decide whether to plan: "
-        "if this will likely take two or more delegations, I write the plan before anything else. "
-        "Each delegation I make carries one atomic objective."))
+
+    def install(self, hooks: HookRegistry) -> None:
+        hooks.register(Point.START, self.note)
+
+    def note(self, event: HookEvent) -> None:
+        event.agent.inject_ephemeral("start", START_NOTE)

@@ -20,11 +20,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ..provider.models import LOOKBACK_BLOCKS
 from .messages import text_block
-
-# The lookback of a cache read is 20 block positions; a call that adds more blocks than that since
-# the last entry would miss it, so we also mark where the previous call's history ended.
-LOOKBACK_BLOCKS = 20
 
 
 class Injection(BaseModel):
@@ -85,6 +82,8 @@ def with_breakpoints(durable: list[dict], previous_len: int | None = None) -> li
     the previous call's history when that is more than the lookback away. Only the messages that
     get a marker are copied; the history itself is untouched."""
     messages = list(durable)
+    # A read walks back at most LOOKBACK_BLOCKS positions from a breakpoint: a call that added more
+    # blocks than that since the last entry would miss it, so the previous call's end is marked too.
     targets = [len(messages) - 1]
     if previous_len and 0 < previous_len < len(messages):
         blocks_since = sum(len(m["content"]) for m in messages[previous_len:])

@@ -4,10 +4,14 @@ Hooks at a point run in registration order, and each appends to the ephemeral qu
 registration order is the order the model reads the batch. A hook that raises is logged, recorded
 and skipped: a missing note is a far better failure than a dead run. A hook may carry a condition
 (``when``) saying when it applies at all; a condition that raises counts as the hook failing.
+
+A hook's name (in logs and failure records) comes from what it is: a function's name, a method's
+``Class.method``, a callable object's class. Features register their own hooks (``install``).
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
 from dataclasses import dataclass, field
 from enum import Enum
@@ -16,8 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from pydantic import BaseModel
 
 if TYPE_CHECKING:
-    from . import Hook
-    from .agent import Agent
+    from .protocols import AgentView, Feature, Hook
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +40,8 @@ class HookEvent:
     """What a hook sees. ``agent`` is the live agent (read its state, inject into its batch)."""
 
     point: Point
-    agent: "Agent"
+    agent: "AgentView"
+    request: dict | None = None  # POST_LLM_CALL: the request as sent (system, tools, messages ...)
     response: Any = None        # POST_LLM_CALL: the SDK Message
     tool_call: dict | None = None   # PRE/POST_TOOL_CALL: the tool_use block
     tool_result: dict | None = None  # POST_TOOL_CALL: the tool_result block
@@ -64,8 +68,15 @@ class HookRegistry:
 
     def register(self, point: Point, hook: "Hook", *, when: Callable[[HookEvent], bool] | None = None,
                  name: str | None = None) -> None:
-        name = name or getattr(hook, "__name__", type(hook).__name__)
-        self._hooks.setdefault(Point(point), []).append(_Registration(hook, when, name))
+        if not callable(hook):  # a feature object, most likely: it registers its own hooks
+            raise TypeError(f"{type(hook).__name__} is not callable; install a feature with hooks.install(feature)")
+        self._hooks.setdefault(Point(point), []).append(_Registration(hook, when, name or hook_name(hook)))
+
+    def install(self, *features: "Feature") -> "HookRegistry":
+        """Let each feature register its hooks, in the order given (the order the batch is read)."""
+        for feature in features:
+            feature.install(self)
+        return self
 
     def run(self, point: Point, event: HookEvent) -> None:
         for reg in self._hooks.get(Point(point), []):
@@ -78,3 +89,11 @@ class HookRegistry:
 
     def names(self, point: Point) -> list[str]:
         return [reg.name for reg in self._hooks.get(Point(point), [])]
+
+
+def hook_name(hook: Any) -> str:
+    if inspect.ismethod(hook):
+        return f"{type(hook.__self__).__name__}.{hook.__name__}"
+    if inspect.isfunction(hook):
+        return hook.__name__
+    return type(hook).__name__

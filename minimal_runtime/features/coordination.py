@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import threading
 
-from .hooks import HookEvent
-from .messages import tool_uses
+from ..core.hooks import HookEvent, HookRegistry, Point
+from ..core.messages import tool_uses
 
 NOTES_FILE = "AGENTS.md"
 
@@ -28,10 +28,6 @@ class SharedSandbox:
     def join(self, agent: str) -> None:
         with self._lock:
             self.members.add(agent)
-
-    def leave(self, agent: str) -> None:
-        with self._lock:
-            self.members.discard(agent)
 
     def claim(self, agent: str, workspace: str) -> str:
         with self._lock:
@@ -53,12 +49,19 @@ def _read_notes_this_conversation(messages: list[dict]) -> bool:
                for m in messages[last_user_task:] if m["role"] == "assistant" for call in tool_uses(m))
 
 
-def coordination_hook(sandbox: SharedSandbox, agent_name: str):
-    """PRE_LLM_CALL, only while the sandbox is shared. Returns (hook, condition)."""
-    def hook(event: HookEvent) -> None:
-        others = len(sandbox.members) - 1
+class Coordination:
+    """PRE_LLM_CALL, only while the sandbox is shared: how to work next to the other agents."""
+
+    def __init__(self, sandbox: SharedSandbox, agent_name: str):
+        self.sandbox, self.agent_name = sandbox, agent_name
+
+    def install(self, hooks: HookRegistry) -> None:
+        hooks.register(Point.PRE_LLM_CALL, self.remind, when=lambda event: self.sandbox.shared)
+
+    def remind(self, event: HookEvent) -> None:
+        others = len(self.sandbox.members) - 1
         read = _read_notes_this_conversation(event.agent.messages)
-        claimed = sandbox.claims.get(agent_name)
+        claimed = self.sandbox.claims.get(self.agent_name)
         lines = [f"I share this sandbox with {others} other agent{'s' if others > 1 else ''}: files can change under me.",
                  f"{NOTES_FILE} is how we coordinate. " + (
                      "I have read it in this conversation; I don't re-read it every turn." if read else
@@ -67,5 +70,3 @@ def coordination_hook(sandbox: SharedSandbox, agent_name: str):
                  f"I work in my claimed workspace ({claimed})." if claimed else
                  "Before my first edit I claim a workspace of my own."]
         event.agent.inject_ephemeral("coordination", "\n".join(lines))
-    hook.__name__ = "coordination"
-    return hook, (lambda event: sandbox.shared)

@@ -15,6 +15,9 @@ Sources (read 2026-11-29):
 
 from __future__ import annotations
 
+import threading
+import warnings
+
 from pydantic import BaseModel, Field
 
 # Cache price multipliers on the base input price [pricing].
@@ -22,16 +25,22 @@ CACHE_WRITE_5M = 1.25
 CACHE_WRITE_1H = 2.0
 CACHE_READ = 0.10
 
+# Prompt-caching rules every model shares [caching].
+MAX_BREAKPOINTS = 4  # "You can define up to 4 cache breakpoints"
+LOOKBACK_BLOCKS = 20  # a read walks back at most 20 block positions from a breakpoint (itself included)
+TTL_SECONDS = {"5m": 300, "1h": 3600}  # default 5 minutes; "ttl": "1h" option
+
 
 class ModelSpec(BaseModel, frozen=True):
-    """What a model accepts and what it costs."""
+    """What a model accepts and what it costs. ``None`` means unknown (a model not in the table)."""
 
     id: str
-    context_window: int = Field(description="max prompt tokens [models]")
-    min_cacheable_tokens: int = Field(description="shorter prefixes are processed uncached, no error [caching]")
+    known: bool = Field(default=True, description="in the table; False for a model we know nothing of")
+    context_window: int | None = Field(description="max prompt tokens [models]")
+    min_cacheable_tokens: int | None = Field(description="shorter prefixes are processed uncached, no error [caching]")
     supports_prefill: bool = Field(description="accepts a request ending in an assistant message [prefill]")
-    input_usd_per_mtok: float = Field(description="base input price, $ per million tokens [pricing]")
-    output_usd_per_mtok: float = Field(description="output price, $ per million tokens [pricing]")
+    input_usd_per_mtok: float | None = Field(description="base input price, $ per million tokens [pricing]")
+    output_usd_per_mtok: float | None = Field(description="output price, $ per million tokens [pricing]")
 
 
 MODELS: dict[str, ModelSpec] = {
@@ -53,11 +62,36 @@ MODELS: dict[str, ModelSpec] = {
 }
 
 
-def model_spec(model: str) -> ModelSpec:
-    """Look a model up by id, accepting dated ids such as claude-sonnet-4-5-20250929."""
+_warned: set[str] = set()
+_warned_lock = threading.Lock()
+
+
+def lookup(model: str) -> ModelSpec | None:
+    """The table's entry for ``model`` (dated ids such as claude-sonnet-4-5-20250929 included), or None."""
     if model in MODELS:
         return MODELS[model]
-    for known in MODELS:
-        if model.startswith(known + "-"):
-            return MODELS[known]
-    raise KeyError(f"unknown model {model!r}; known: {', '.join(MODELS)}")
+    return next((spec for known, spec in MODELS.items() if model.startswith(known + "-")), None)
+
+
+def model_spec(model: str) -> ModelSpec:
+    """Look a model up by id, accepting dated ids such as claude-sonnet-4-5-20250929.
+
+    A model not in the table (a local server's, a newer one) gets one behaviour everywhere: a
+    warning (once per name), no prefill (the safe choice: every current model refuses it), no known
+    cache minimum, no known window, and no prices, so its cost is reported as unknown (NaN) rather
+    than guessed or crashed on."""
+    spec = lookup(model)
+    if spec is not None:
+        return spec
+    with _warned_lock:
+        first = model not in _warned
+        _warned.add(model)
+    if first:
+        warnings.warn(f"model {model!r} is not in the model table: no prefill, no known cache minimum or "
+                      "window, cost unknown", UnknownModelWarning, stacklevel=2)
+    return ModelSpec(id=model, known=False, context_window=None, min_cacheable_tokens=None, supports_prefill=False,
+                     input_usd_per_mtok=None, output_usd_per_mtok=None)
+
+
+class UnknownModelWarning(UserWarning):
+    """A model name that is not in the table."""

@@ -18,7 +18,7 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .hooks import HookEvent
+from ..core.hooks import HookEvent, HookRegistry, Point
 
 OBSERVATIONS = ".observations"
 
@@ -75,12 +75,17 @@ REFINED_RULES = """How I use the filesystem:
 - Images and PDFs are the exception: after viewing one I write down what I found at once. The pixels will not stay; the notes will."""
 
 
-def filesystem_first_hook(rules: str = REFINED_RULES):
+class FilesystemRules:
     """PRE_LLM_CALL for executors: the filesystem rules, every call."""
-    def hook(event: HookEvent) -> None:
-        event.agent.inject_ephemeral("filesystem", rules)
-    hook.__name__ = "filesystem_first"
-    return hook
+
+    def __init__(self, rules: str = REFINED_RULES):
+        self.rules = rules
+
+    def install(self, hooks: HookRegistry) -> None:
+        hooks.register(Point.PRE_LLM_CALL, self.remind)
+
+    def remind(self, event: HookEvent) -> None:
+        event.agent.inject_ephemeral("filesystem", self.rules)
 
 
 @dataclass
@@ -95,10 +100,13 @@ class WorkspaceCounters:
     _by_content: dict[str, str] = field(default_factory=dict)  # content hash -> first path
     _written_at: dict[str, int] = field(default_factory=dict)  # path -> call number
 
-    def __call__(self, event: HookEvent) -> None:
+    def install(self, hooks: HookRegistry) -> None:
+        hooks.register(Point.POST_TOOL_CALL, self.count)
+
+    def count(self, event: HookEvent) -> None:
         before = self.as_dict()
         self._count(event)
-        if self.as_dict() != before and event.agent.store is not None:  # into the run record
+        if self.as_dict() != before:  # into the run record
             event.agent.store.set_counters(self.as_dict())
 
     def _count(self, event: HookEvent) -> None:

@@ -11,7 +11,7 @@ as partial, or the caller reads every stop as done.
 
 from __future__ import annotations
 
-from .hooks import HookEvent, HookRegistry, Point
+from ..core.hooks import HookEvent, HookRegistry, Point
 
 
 class BudgetMonitor:
@@ -42,9 +42,9 @@ class BudgetMonitor:
         self.warned_at = None
 
     def install(self, hooks: HookRegistry) -> None:
-        hooks.register(Point.START, self.reset, name="budget_reset")
-        hooks.register(Point.POST_LLM_CALL, self.record, name="budget_record")
-        hooks.register(Point.PRE_LLM_CALL, self.warn, name="budget_warning")
+        hooks.register(Point.START, self.reset)
+        hooks.register(Point.POST_LLM_CALL, self.record)
+        hooks.register(Point.PRE_LLM_CALL, self.warn)
 
 
 class MaxStepsWarning:
@@ -53,9 +53,11 @@ class MaxStepsWarning:
     def __init__(self, margin: int = 3):
         self.margin = margin
         self.warned_at: int | None = None
-        self.__name__ = "max_steps_warning"
 
-    def __call__(self, event: HookEvent) -> None:
+    def install(self, hooks: HookRegistry) -> None:
+        hooks.register(Point.PRE_LLM_CALL, self.warn)
+
+    def warn(self, event: HookEvent) -> None:
         made = len(event.agent.calls)
         if self.warned_at is not None or made != event.agent.max_steps - self.margin:
             return

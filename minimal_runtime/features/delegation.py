@@ -10,16 +10,25 @@ report moves its phase in the plan, so the planner spends no action keeping the 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Literal
+from typing import Callable, Literal, Protocol
 
 from pydantic import BaseModel, Field, ValidationError
 
-from .hooks import HookEvent
-from .plan import Plan, PlanState
-from .tools import FunctionTool
+from ..core.agent import RunResult
+from ..core.hooks import HookEvent, HookRegistry, Point
+from ..core.tools import FunctionTool
+from .plan import Plan, PlanState, render_phase_map
 
-if TYPE_CHECKING:
-    from .agent import Agent
+# Phrases of the task block that a reader (or a simulated executor) finds the block's parts by.
+TASK_LINE = "The task I have been handed: "
+MY_PHASE = "my task belongs to this phase"
+SCOPE_LINE = "My scope for this run: "
+
+
+class Runnable(Protocol):
+    """What ``delegate`` needs of an executor: an agent it can run on the objective."""
+
+    def run(self, task: str | None = None) -> RunResult: ...
 
 
 class ExecutorTask(BaseModel):
@@ -38,13 +47,13 @@ class ExecutorReport(BaseModel):
 def render_task_block(task: ExecutorTask) -> str:
     """The executor's task block, in its first person."""
     phase = task.plan.phases[task.phase - 1]
-    lines = [f"The task I have been handed: {task.objective}", "",
+    lines = [f"{TASK_LINE}{task.objective}", "",
              f"Why this task matters: the overall goal I am contributing to is: {task.plan.goal}",
              f"This task is part of phase {task.phase} of {len(task.plan.phases)}: {phase.title}.", "",
              "Where the phase sits in the larger plan:",
-             _map_with_my_phase(task.plan, task.phase)]
+             render_phase_map(task.plan, task.phase - 1, MY_PHASE)]
     if task.scope_line:
-        lines += ["", f"My scope for this run: the task above, nothing more. The other phases are not mine to work "
+        lines += ["", f"{SCOPE_LINE}the task above, nothing more. The other phases are not mine to work "
                       f"on, even if I notice something I could do there; I leave that to the planner, which knows what "
                       f"else is in flight. Staying inside phase {task.phase} keeps the plan coherent."]
     lines += ["", "When I am finished, or cannot go further, I call report with status done or partial, "
@@ -52,19 +61,16 @@ def render_task_block(task: ExecutorTask) -> str:
     return "\n".join(lines)
 
 
-def _map_with_my_phase(plan: Plan, phase: int) -> str:
-    return "\n".join(f"- phase {i + 1} -- {p.title} ({p.status.replace('_', ' ')})"
-                     + ("  <- my task belongs to this phase" if i + 1 == phase else "")
-                     for i, p in enumerate(plan.phases))
-
-
 class TaskHook:
     """PRE_LLM_CALL for an executor: the task block, on every call (the plan hook, bound to one task)."""
 
     def __init__(self, task: ExecutorTask, render: Callable[[ExecutorTask], str] = render_task_block):
-        self.task, self.render, self.__name__ = task, render, "task"
+        self.task, self.render = task, render
 
-    def __call__(self, event: HookEvent) -> None:
+    def install(self, hooks: HookRegistry) -> None:
+        hooks.register(Point.PRE_LLM_CALL, self.recite)
+
+    def recite(self, event: HookEvent) -> None:
         event.agent.inject_ephemeral("task", self.render(self.task))
 
 
@@ -89,7 +95,7 @@ def read_report(result_status: str, final_text: str, objective: str) -> Executor
                           remains=objective)
 
 
-def delegate_tool(state: PlanState, spawn: Callable[[ExecutorTask], "Agent"], scope_line: bool = True) -> FunctionTool:
+def delegate_tool(state: PlanState, spawn: Callable[[ExecutorTask], Runnable], scope_line: bool = True) -> FunctionTool:
     """The planner's tool: run an executor on one objective and return its report."""
     def delegate(args: DelegateInput) -> str:
         if state.plan is None:

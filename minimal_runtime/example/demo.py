@@ -11,21 +11,24 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .agent import Agent
-from .context import injected_source
+from ..core.agent import Agent
+from ..core.context import injected_source
+from ..core.hooks import HookEvent, HookRegistry, Point
+from . import TASK, LongRunPolicy, SimulatedResearcher, Workspace, pricing_agent
 from .backend import DEFAULT_MODEL
-from .example import TASK, LongRunPolicy, SimulatedResearcher, Workspace, pricing_agent
-from .hooks import HookEvent, HookRegistry, Point
 
 
-def notes_progress(workspace: Workspace):
-    """A PRE_LLM_CALL hook: where the work stands, read fresh from the workspace every call."""
-    def hook(event: HookEvent) -> None:
-        folder = workspace.root / "notes"
+class NotesProgress:
+    """PRE_LLM_CALL: where the work stands, read fresh from the workspace every call."""
+
+    def __init__(self, workspace: Workspace):
+        self.workspace = workspace
+
+    def __call__(self, event: HookEvent) -> None:
+        folder = self.workspace.root / "notes"
         notes = sorted(p.stem for p in folder.glob("*.md")) if folder.exists() else []
         have = ", ".join(notes) if notes else "none yet"
         event.agent.inject_ephemeral("progress", f"Where I stand: notes saved for {len(notes)} of 4 competitors ({have}).")
-    return hook
 
 
 def pages_progress(event: HookEvent) -> None:
@@ -39,7 +42,7 @@ def run_demo(turns: int | None = None, out=sys.stdout) -> Agent:
     workdir = Path(tempfile.mkdtemp(prefix="demo-"))
     workspace = Workspace(workdir / "workspace")
     hooks = HookRegistry()
-    hooks.register(Point.PRE_LLM_CALL, pages_progress if turns else notes_progress(workspace), name="progress")
+    hooks.register(Point.PRE_LLM_CALL, pages_progress if turns else NotesProgress(workspace))
     agent, _, outbox = pricing_agent(workdir, policy=policy, online=online, hooks=hooks, max_steps=(turns or 30) + 5)
 
     server = os.environ.get("ANTHROPIC_BASE_URL", "https://api.anthropic.com")
@@ -48,8 +51,7 @@ def run_demo(turns: int | None = None, out=sys.stdout) -> Agent:
     print(f"{'call':>4}  {'injected':<10} {'cache read':>10} {'write':>7} {'uncached':>8} {'cost':>9}  action", file=out)
 
     def show(event: HookEvent) -> None:
-        n, view = len(event.agent.calls), event.agent.last_call
-        u = view.usage
+        n, u = len(event.agent.calls), event.agent.calls[-1]
         blocks = event.response.content
         action = next((f"{b.name}({next(iter(b.input.values()), '')!s:.40})" for b in blocks if b.type == "tool_use"),
                       "answer")
@@ -57,7 +59,7 @@ def run_demo(turns: int | None = None, out=sys.stdout) -> Agent:
             if out.isatty():
                 print(f"\r  ... call {n}/{turns}", end="", file=out, flush=True)
             return
-        tail = view.request["messages"][-1]["content"]
+        tail = event.request["messages"][-1]["content"]
         batch = [b for b in tail if injected_source(b)]
         sources = ",".join(injected_source(b) for b in batch) or "-"
         print(f"\r{n:>4}  {sources:<10} {u.cache_read_input_tokens:>10,} {u.cache_creation_input_tokens:>7,} "

@@ -4,10 +4,14 @@ Billing rule [pricing]: the prompt of one call is split three ways and each part
 own price. ``cache_read_input_tokens`` cost 0.1x the base input price,
 ``cache_creation_input_tokens`` cost 1.25x (5-minute entries) or 2x (1-hour entries), and
 ``input_tokens`` (what came after the last cache breakpoint) cost 1x. Output is separate.
+
+A model that is not in the table has no prices: its cost is NaN, so a total that includes it is
+NaN too (unknown), never a wrong number and never a crash.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from pydantic import BaseModel
@@ -56,8 +60,10 @@ class CallRecord(BaseModel):
 
     @property
     def cost(self) -> float:
-        """Dollars for this call under the published multipliers."""
+        """Dollars for this call under the published multipliers (NaN for an unpriced model)."""
         spec = model_spec(self.model)
+        if spec.input_usd_per_mtok is None or spec.output_usd_per_mtok is None:
+            return math.nan
         base = spec.input_usd_per_mtok / 1e6
         return (
             self.input_tokens * base
@@ -71,9 +77,6 @@ class CallRecord(BaseModel):
     def cost_without_cache(self) -> float:
         """What the same call would cost with no caching at all: every prompt token at 1x."""
         spec = model_spec(self.model)
+        if spec.input_usd_per_mtok is None or spec.output_usd_per_mtok is None:
+            return math.nan
         return (self.prompt_tokens * spec.input_usd_per_mtok + self.output_tokens * spec.output_usd_per_mtok) / 1e6
-
-
-def call_cost(usage: Any, model: str) -> float:
-    """Dollars for one call's usage on ``model``."""
-    return CallRecord.from_usage(usage, model).cost

@@ -6,32 +6,50 @@
 A step makes one model call with ``messages + batch`` (laid out by ``layout``), runs the tools the
 model asked for, and appends the assistant turn and its tool results to the history together. A
 run ends on a final answer, at the step limit, or on an API error that the SDK's own retries did
-not get past; in every case the history holds exactly the completed turns, and the store (if any)
-holds the same, so a run killed between two steps resumes where it was. A step killed while its
-tools ran is repeated on resume, tools included: tools with side effects should be idempotent (or
-check the workspace first).
+not get past; in every case the history holds exactly the completed turns, and the store holds the
+same, so a run killed between two steps resumes where it was. A step killed while its tools ran is
+repeated on resume, tools included: tools with side effects should be idempotent (or check the
+workspace first).
+
+The loop records (the last request, one ``CallRecord`` per call); showing a call is done outside it
+(``minimal_runtime.view``).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from typing import Callable, Iterable, Literal
+from typing import Any, Callable, Iterable, Literal
 
 import anthropic
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 
-from . import Layout, Tool
+from ..provider.cost import CallRecord
+from ..provider.models import model_spec
 from .context import CallParts, EphemeralQueue, tail_layout
-from .cost import CallRecord
-from .display import CallView
 from .hooks import HookEvent, HookRegistry, Point
 from .messages import assistant_message, text_block, text_of, tool_uses, user
-from .models import model_spec
-from .store import RunStore
+from .protocols import Layout, Store, Tool, Tools
+from .store import MemoryStore
 from .tools import ToolBox
 
 log = logging.getLogger(__name__)
+
+
+class AgentConfig(BaseModel):
+    """An agent's settings: plain values, validated. Collaborators (client, tools, hooks, store,
+    layout) are arguments of ``Agent`` instead."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = Field(description="the model id sent with every request; its facts come from the model table")
+    system: str | list[dict] = Field(default="", description="the system prompt: built once, resent byte-identical")
+    max_steps: int = Field(default=50, description="model calls allowed for one user message (one run)")
+    max_tokens: int = Field(default=4096, description="the per-call output cap sent to the API")
+    tool_choice: dict | None = Field(default=None, description="sent as is; changing it mid-run invalidates the "
+                                                                "messages cache, so it is a setting, not a lever")
+    name: str = Field(default="agent", description="the agent's role name, for logs and for hooks that "
+                                                   "tell agents apart")
 
 
 class RunResult(BaseModel):
@@ -46,41 +64,42 @@ class Agent:
         self,
         client: anthropic.Anthropic,
         *,
-        model: str,
-        system: str | list[dict] = "",
         tools: Iterable[Tool] = (),
+        toolbox: Tools | None = None,
         hooks: HookRegistry | None = None,
-        store: RunStore | None = None,
+        store: Store | None = None,
         layout: Layout = tail_layout,
-        max_steps: int = 50,
-        max_tokens: int = 4096,
-        tool_choice: dict | None = None,
         ephemeral: EphemeralQueue | None = None,
-        offloader: Callable[[dict, dict], dict] | None = None,
-        name: str = "agent",
+        offloader: Callable[[dict, dict], dict] | None = None,  # (tool_use, result) -> the result the history keeps
+        **settings: Any,
     ):
-        self.client, self.model, self.name = client, model, name
+        self.client = client
+        self.config = AgentConfig(**settings)
+        system = self.config.system
         self.system = [text_block(system)] if isinstance(system, str) and system else list(system or [])
-        self.toolbox = ToolBox(tools)
+        self.toolbox: Tools = toolbox if toolbox is not None else ToolBox(tools)
         self.hooks = hooks or HookRegistry()
-        self.store, self.layout, self.offloader = store, layout, offloader
-        self.max_steps, self.max_tokens, self.tool_choice = max_steps, max_tokens, tool_choice
-        try:  # unknown models (a local server) get the safe choice: no trailing assistant message
-            self.prefill_ok = model_spec(model).supports_prefill
-        except KeyError:
-            self.prefill_ok = False
+        self.store: Store = store if store is not None else MemoryStore()
+        self.layout, self.offloader = layout, offloader
+        self.spec = model_spec(self.config.model)
 
-        self.messages: list[dict] = []
         self.ephemeral = ephemeral if ephemeral is not None else EphemeralQueue()
-        self.calls: list[CallRecord] = []
-        self.last_call: CallView | None = None
+        self.last_request: dict | None = None
         self.active = False
         self._steering: list[str] = []
         self._lock = threading.Lock()
         self._previous_len: int | None = None
-        if store is not None:
-            saved = store.load()
-            self.messages, self.calls = saved.messages, saved.calls
+        saved = self.store.load()
+        self.messages: list[dict] = saved.messages
+        self.calls: list[CallRecord] = saved.calls
+
+    @property
+    def model(self) -> str:
+        return self.config.model
+
+    @property
+    def max_steps(self) -> int:
+        return self.config.max_steps
 
     # -- the two ways in from outside -------------------------------------------------------------
 
@@ -128,11 +147,11 @@ class Agent:
         self.hooks.run(Point.PRE_LLM_CALL, HookEvent(Point.PRE_LLM_CALL, self))
         batch = self.ephemeral.drain()  # cleared by this call whatever happens to it
         parts = CallParts(system=self.system, tools=self.toolbox.definitions, durable=self.messages, batch=batch,
-                          prefill_ok=self.prefill_ok, previous_durable_len=self._previous_len,
-                          tool_choice=self.tool_choice)
+                          prefill_ok=self.spec.supports_prefill, previous_durable_len=self._previous_len,
+                          tool_choice=self.config.tool_choice)
         request = self.layout(parts)
         try:
-            response = self.client.messages.create(model=self.model, max_tokens=self.max_tokens, **request)
+            response = self.client.messages.create(model=self.model, max_tokens=self.config.max_tokens, **request)
         except anthropic.APIError as e:
             # The SDK has already retried what is retryable (429, 529, 5xx). Stop cleanly: the
             # history holds every completed turn and the run can be resumed.
@@ -142,10 +161,9 @@ class Agent:
 
         record = CallRecord.from_usage(response.usage, self.model)
         self.calls.append(record)
-        if self.store is not None:
-            self.store.append_call(record)
-        self.last_call = CallView(request=request, usage=record, batch_size=len(batch), durable_len=len(self.messages))
-        self.hooks.run(Point.POST_LLM_CALL, HookEvent(Point.POST_LLM_CALL, self, response=response))
+        self.store.append_call(record)
+        self.last_request = request
+        self.hooks.run(Point.POST_LLM_CALL, HookEvent(Point.POST_LLM_CALL, self, request=request, response=response))
 
         reply = assistant_message(response.content)
         calls = tool_uses(reply)
@@ -155,7 +173,7 @@ class Agent:
             return RunResult(status="done", final_text=text_of(reply) if reply["content"] else "")
         results = [self._run_tool(call) for call in calls]
         self._append([reply, {"role": "user", "content": results}])
-        finals = [r for c, r in zip(calls, results) if self.toolbox.is_final(c["name"]) and not r.get("is_error")]
+        finals = [r for c, r in zip(calls, results) if self.toolbox.is_final(c, r)]
         if finals:  # a final tool (an executor's report) ends the run with its output as the result
             return RunResult(status="done", final_text=finals[0]["content"])
         return None
@@ -163,8 +181,7 @@ class Agent:
     def _run_tool(self, call: dict) -> dict:
         self.hooks.run(Point.PRE_TOOL_CALL, HookEvent(Point.PRE_TOOL_CALL, self, tool_call=call))
         result = self.toolbox.call(call)
-        if self.store is not None:  # the raw output, whatever the history ends up keeping
-            self.store.append_tool_output(call["id"], result["content"])
+        self.store.append_tool_output(call["id"], result["content"])  # the raw output, whatever the history keeps
         if self.offloader is not None:  # large outputs: a file, and head, tail and path in the history
             result = self.offloader(call, result)
         self.hooks.run(Point.POST_TOOL_CALL, HookEvent(Point.POST_TOOL_CALL, self, tool_call=call, tool_result=result))
@@ -178,22 +195,19 @@ class Agent:
 
     def replace_history(self, messages: list[dict]) -> None:
         """Compaction: the one sanctioned way to rewrite the history (recorded in the store)."""
-        if self.store is not None:
-            self.store.append_compaction(messages)
+        self.store.append_compaction(messages)
         self.messages = list(messages)
         self._previous_len = None  # the old prefix is gone: nothing to mark
 
     def _append(self, turn: list[dict]) -> None:
         """Append one completed turn to the history, and to the store first."""
-        if self.store is not None:
-            self.store.append_turn(turn)
+        self.store.append_turn(turn)
         self.messages.extend(turn)
 
     def _finish(self, result: RunResult) -> RunResult:
         if result.status == "done":
             self.hooks.run(Point.FINISHED, HookEvent(Point.FINISHED, self))
-        if self.store is not None:
-            self.store.set_status(result.status)
+        self.store.set_status(result.status)
         return result
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from .context import CallParts, append_batch, request_for, system_with_breakpoint, tail_layout, with_breakpoints
+from ..core.context import CallParts, append_batch, request_for, system_with_breakpoint, tail_layout, with_breakpoints
 
 
 def naive_layout(parts: CallParts) -> dict[str, Any]:

@@ -7,6 +7,8 @@ usage: the first ``cache_read_input_tokens`` were *read* from the cache, the nex
 proportion to their serialized length, so a boundary can be off by a block; the usage figures in
 the header are the provider's (or the emulator's) exact ones. In Jupyter a ``CallView`` renders as
 HTML; ``str()`` gives the one-line summary the demo prints.
+
+    CallView(agent.last_request, agent.calls[-1])   # the agent records; this shows
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from .context import injected_source
-from .cost import CallRecord
+from ..core.context import injected_source
+from ..provider.cost import CallRecord
 
 COLOURS = {"cache read": "#c8e6c9", "cache write": "#fff9c4", "uncached": "#eeeeee", "batch": "#ffe0b2"}
 
@@ -26,8 +28,10 @@ COLOURS = {"cache read": "#c8e6c9", "cache write": "#fff9c4", "uncached": "#eeee
 class CallView:
     request: dict[str, Any]  # system, tools, messages: as laid out for this call
     usage: CallRecord
-    batch_size: int
-    durable_len: int
+
+    @property
+    def batch_size(self) -> int:
+        return sum(1 for _, block, _ in self._blocks() if injected_source(block))
 
     def _blocks(self) -> list[tuple[str, dict, str]]:
         out = [(f"tools.{i}", tool, tool.get("name", "")) for i, tool in enumerate(self.request.get("tools") or [])]

@@ -1,0 +1,117 @@
+"""The runtime's interfaces, in one place. Everything that crosses one of them is a Messages API
+dict (messages, content blocks, tool definitions) or a pydantic model.
+
+    Layout    how one call's request is laid out from the durable history and the ephemeral batch
+    Hook      a function run at a lifecycle point; it reads the run and may inject into the batch
+    Feature   one chapter's idea: an object that installs its hooks, each at its point
+    Tool      something the model can call; validated input in, text out
+    Tools     the run's set of tools: fixed definitions, which calls may run, which ones end the run
+    Store     the durable run record
+    AgentView what a hook may use of the agent it runs in
+
+The emulator's ``Policy`` (what the offline model answers) is not the runtime's business and lives
+with the emulator, in ``minimal_runtime.emulator.policies``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from ..provider.cost import CallRecord
+    from .context import CallParts
+    from .hooks import HookEvent, HookRegistry
+    from .store import StoredRun
+    from .tools import ToolOutput
+
+
+class Layout(Protocol):
+    """Turns one call's parts into the request's ``system``, ``tools`` and ``messages`` (and any
+    other ``messages.create`` keyword). The durable history it is given must not be modified."""
+
+    def __call__(self, parts: "CallParts") -> dict[str, Any]: ...
+
+
+class Hook(Protocol):
+    """Runs at a lifecycle point. Injects with ``event.agent.inject_ephemeral(source, text)``.
+    A hook that raises is logged and skipped; it never ends the run."""
+
+    def __call__(self, event: "HookEvent") -> None: ...
+
+
+class Feature(Protocol):
+    """A chapter's idea as one object: ``install`` registers each of its hooks at its point, with
+    its condition. Which point a hook belongs to is the feature's knowledge, not its caller's."""
+
+    def install(self, hooks: "HookRegistry") -> None: ...
+
+
+@runtime_checkable
+class Tool(Protocol):
+    name: str
+    description: str
+
+    def definition(self) -> dict[str, Any]:
+        """The Messages API tool definition: name, description, input_schema."""
+        ...
+
+    def run(self, raw_input: dict[str, Any]) -> "ToolOutput":
+        """Validate the input and act. Errors come back as an error output, never raised."""
+        ...
+
+
+class Tools(Protocol):
+    """The run's tools as the agent uses them. ``definitions`` never change during a run: the
+    provider caches them first, so a change would invalidate everything after them."""
+
+    definitions: list[dict[str, Any]]
+    masked: set[str]
+
+    def call(self, tool_use: dict) -> dict:
+        """Run one tool_use block; always returns a tool_result block, never raises."""
+        ...
+
+    def is_final(self, tool_use: dict, result: dict) -> bool:
+        """Does this call, with this result, end the run (an executor's successful report, say)?"""
+        ...
+
+    def mask(self, *names: str) -> None: ...
+
+    def unmask(self, *names: str) -> None: ...
+
+
+class Store(Protocol):
+    """The durable run record: completed turns, per-call usage, raw tool outputs, compactions,
+    counters, status. Ephemeral content is never written to it."""
+
+    def append_turn(self, messages: list[dict]) -> None: ...
+
+    def append_call(self, record: "CallRecord") -> None: ...
+
+    def append_tool_output(self, tool_use_id: str, raw: str) -> None: ...
+
+    def append_compaction(self, messages: list[dict]) -> None: ...
+
+    def set_counters(self, counters: dict[str, int]) -> None: ...
+
+    def set_status(self, status: str) -> None: ...
+
+    def load(self) -> "StoredRun": ...
+
+
+class AgentView(Protocol):
+    """Exactly what hooks may use of the agent they run in (``HookEvent.agent``)."""
+
+    messages: list[dict]  # the durable history: read it, never edit it
+    calls: list["CallRecord"]  # one record per model call, provider-reported usage
+    store: Store
+    toolbox: Tools  # to mask and unmask tools by phase
+
+    @property
+    def max_steps(self) -> int: ...
+
+    def inject_ephemeral(self, source: str, text: str) -> None: ...
+
+    def steer(self, text: str) -> bool: ...
+
+    def replace_history(self, messages: list[dict]) -> None: ...

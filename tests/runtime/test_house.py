@@ -1,0 +1,95 @@
+"""The runtime's house: the core imports alone, features install themselves, one behaviour for an
+unknown model, and a simulated policy that loses a runtime sentence says which."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+import warnings
+
+import pytest
+
+from minimal_runtime.core.hooks import HookRegistry, Point
+from minimal_runtime.provider.cost import CallRecord
+from minimal_runtime.provider.models import UnknownModelWarning, model_spec
+
+
+def test_the_core_imports_without_the_emulator_plotting_the_example_or_replay():
+    probe = ("import sys, minimal_runtime.core, minimal_runtime; "
+             "bad = [m for m in sys.modules if m.split('.')[0] in ('matplotlib', 'IPython') "
+             "or m.startswith(('minimal_runtime.emulator', 'minimal_runtime.example', 'minimal_runtime.replay', "
+             "'minimal_runtime.features', 'minimal_runtime.view'))]; print(bad)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "[]"
+
+
+def test_the_core_imports_nothing_of_the_project_but_provider():
+    import ast
+    from pathlib import Path
+    core = Path(__file__).resolve().parents[2] / "minimal_runtime" / "core"
+    for path in core.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 2:  # from ..x import y
+                assert node.module.split(".")[0] == "provider", f"{path.name} imports ..{node.module}"
+
+
+def test_a_feature_registers_its_own_hooks_named_after_what_they_are():
+    from minimal_runtime.features.budget import BudgetMonitor, MaxStepsWarning
+    hooks = HookRegistry().install(BudgetMonitor(window=100), MaxStepsWarning())
+    assert hooks.names(Point.PRE_LLM_CALL) == ["BudgetMonitor.warn", "MaxStepsWarning.warn"]
+    assert hooks.names(Point.POST_LLM_CALL) == ["BudgetMonitor.record"]
+
+
+def test_registering_a_feature_as_a_hook_is_refused_with_the_way_to_do_it():
+    from minimal_runtime.features.budget import MaxStepsWarning
+    with pytest.raises(TypeError, match="hooks.install"):
+        HookRegistry().register(Point.PRE_LLM_CALL, MaxStepsWarning())
+
+
+def test_an_unknown_model_warns_once_refuses_prefill_and_has_an_unknown_cost():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        spec = model_spec("my-local-llama-7")
+        again = model_spec("my-local-llama-7")
+    assert [w.category for w in caught] == [UnknownModelWarning]
+    assert spec == again and not spec.known and not spec.supports_prefill
+    assert spec.min_cacheable_tokens is None and spec.context_window is None
+    record = CallRecord(model="my-local-llama-7", input_tokens=100, output_tokens=10)
+    assert math.isnan(record.cost) and math.isnan(record.cost_without_cache)
+
+
+def test_an_agent_on_an_unknown_model_runs_and_reports_unknown_cost(tmp_path):
+    from minimal_runtime.emulator import Emulator
+    from minimal_runtime.core.agent import Agent
+    with pytest.warns(UnknownModelWarning):
+        emu = Emulator(model="my-local-model-b")
+    agent = Agent(emu.client(), model="my-local-model-b", system="hi")
+    result = agent.run("hello")
+    assert result.status == "done" and math.isnan(agent.calls[0].cost)
+
+
+def test_the_emulator_answers_404_for_a_model_it_does_not_serve():
+    import anthropic
+    from minimal_runtime.emulator import Emulator
+    client = Emulator().client(max_retries=0)
+    with pytest.raises(anthropic.NotFoundError, match="model: nobody-knows-me"):
+        client.messages.create(model="nobody-knows-me", max_tokens=10, messages=[{"role": "user", "content": "x"}])
+
+
+def test_a_reworded_task_line_fails_loudly_naming_the_phrase(tmp_path, monkeypatch):
+    from minimal_runtime.example import planning_team
+    from minimal_runtime.example.planning import reference_items
+    from minimal_runtime.features import delegation
+
+    class Errors:
+        seen: list[str] = []
+
+        def install(self, hooks):
+            hooks.register(Point.ERROR, lambda e: self.seen.append(str(e.error)))
+
+    monkeypatch.setattr(delegation, "TASK_LINE", "My assignment: ")
+    team = planning_team(tmp_path, "Summarise", reference_items(1), online=False, executor_features=(Errors(),))
+    team.planner.run("Summarise page 0.")
+    assert team.executors and all(e.calls == [] for e in team.executors)  # refused before answering: nothing billed
+    assert Errors.seen and "expects a line starting 'The task I have been handed: '" in Errors.seen[0]
