@@ -1,25 +1,27 @@
 """An offline Messages API under the real ``anthropic`` SDK.
 
-    emu = Emulator(model="claude-sonnet-4-6", policy=..., clock=...)
+    emu = Emulator(model="claude-sonnet-5-5", policy=..., clock=..., account_created=date(2026, 11, 30))
     client = emu.client()          # anthropic.Anthropic wired through an in-process transport
     aclient = emu.async_client()   # anthropic.AsyncAnthropic, same emulator
     with emu.serve() as base_url:  # a loopback HTTP server for any Messages API client
         ...
 
-Two parts, kept apart: *accounting* (tokens, cache, cost: faithful to the provider's published
-rules, see ``prompt.py`` and ``cache.py``) and *behaviour* (a policy: a simulation). One emulator
-holds one cache for its lifetime and serialises requests, so several threads or asyncio tasks can
-share it.
+Two parts, kept apart: *accounting* (tokens, cache, cost, and what the API accepts: faithful to the
+provider's published rules, see ``prompt.py``, ``cache.py``, ``binding.py``, ``system_messages.py``,
+``compaction.py``, ``context_editing.py``, ``validate.py``) and *behaviour* (a policy: a
+simulation). One emulator holds one cache and one account for its lifetime; several threads or
+asyncio tasks can share it (requests are billed one at a time; policies run concurrently, and a
+request's cache writes become readable once its answer has begun).
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import threading
 import time
-from collections import deque
+from collections import OrderedDict, deque
+from datetime import date, datetime
 from typing import Any, Callable, Iterator
 
 import anthropic
@@ -27,20 +29,21 @@ import httpx2
 
 from ..provider.cost import CallRecord
 from ..provider.models import lookup, model_spec
-from . import context_editing
+from . import binding, compaction, messages as pipeline
 from .body import BodyParser
 from .cache import PromptCache
 from .diagnostics import Fingerprint, cache_miss_reason
 from .errors import ApiError, bad_request
 from .policies import Policy, ScriptedPolicy, Turn, echo_policy, text, tool_use
-from .prompt import flatten, render_block
+from .prompt import Render, flatten, render_block
 from .streaming import sse
 from .tokens import estimate_tokens
-from .validate import validate
 
 __all__ = ["Emulator", "ApiError", "Policy", "Turn", "ScriptedPolicy", "text", "tool_use"]
 
 OFFLINE_BASE_URL = "http://emulator.invalid"
+MAX_REQUEST_BYTES = 32 * 1024 * 1024  # the Messages API's request size limit [api/overview: request size limits]
+DEFAULT_ACCOUNT_CREATED = date(2026, 11, 30)  # a learner signing up today: the prefix check is enforced
 
 
 class Emulator:
@@ -49,16 +52,20 @@ class Emulator:
         model: str = "claude-sonnet-4-6",
         policy: Policy | None = None,
         clock: Callable[[], float] = time.monotonic,
+        account_created: date | datetime = DEFAULT_ACCOUNT_CREATED,
+        account: str = "emulated-account",
     ):
         # A model that is not in the table is served as the model table describes unknown models
         # (with a warning): the emulator then stands in for a local server of that name.
         self.model = model_spec(model).id
         self.policy = policy or echo_policy
         self.clock = clock
+        self.account, self.account_created = account, pipeline.account_time(account_created)
         self.cache = PromptCache()
         self.calls: list[CallRecord] = []  # every successful /v1/messages call, in order
         self._faults: deque[tuple[int, float]] = deque()
-        self._fingerprints: dict[str, Fingerprint] = {}
+        self._fingerprints: OrderedDict[str, Fingerprint] = OrderedDict()
+        self._created: OrderedDict[str, binding.Binding] = OrderedDict()  # block id -> the binding it was made in
         self._lock = threading.Lock()
         self._ids = 0
         self._bodies = BodyParser()
@@ -99,12 +106,20 @@ class Emulator:
 
     def handle(self, method: str, path: str, body: bytes,
                request_headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
-        """One HTTP exchange: (status, headers, body). Shared by the transport and the server."""
-        betas = {b.strip() for b in (request_headers or {}).get("anthropic-beta", "").split(",") if b.strip()}
-        headers = {"content-type": "application/json", "request-id": f"req_emu_{self._next_id():06d}"}
+        """One HTTP exchange: (status, headers, body). Shared by the transport and the server.
+        Whatever the request, the answer is a status and a body: nothing raises out of here."""
+        request_headers = {k.lower(): v for k, v in (request_headers or {}).items()}
+        betas = {b.strip() for b in request_headers.get("anthropic-beta", "").split(",") if b.strip()}
+        request_id = f"req_emu_{self._next_id():06d}"
+        headers = {"content-type": "application/json", "request-id": request_id}
         try:
             if method != "POST" or path not in ("/v1/messages", "/v1/messages/count_tokens"):
                 raise ApiError(404, f"{method} {path}: no such endpoint")
+            kind = request_headers.get("content-type", "application/json").split(";")[0].strip().lower()
+            if kind != "application/json":
+                raise bad_request(f"Invalid content-type {kind!r}: the body must be application/json")
+            if len(body) > MAX_REQUEST_BYTES:
+                raise ApiError(413, f"Request exceeds the maximum allowed number of bytes ({MAX_REQUEST_BYTES:,}).")
             self._maybe_fault()
             if path.endswith("count_tokens"):
                 return 200, headers, json.dumps(self._count_tokens(body, betas)).encode()
@@ -113,7 +128,10 @@ class Emulator:
                 return 200, {**headers, "content-type": "text/event-stream"}, sse(result)
             return 200, headers, json.dumps(result).encode()
         except ApiError as e:
-            return e.status, {**headers, **e.headers}, e.body()
+            return e.status, {**headers, **e.headers}, e.body(request_id)
+        except Exception as e:  # a bug of ours must still answer, and say it is ours
+            message = f"emulator error (a bug in the offline emulator, not in your request): {type(e).__name__}: {e}"
+            return 500, {**headers, "x-should-retry": "false"}, ApiError(500, message).body(request_id)
 
     def _next_id(self) -> int:
         with self._lock:
@@ -132,104 +150,174 @@ class Emulator:
             "retry-after-ms": str(int(retry_after * 1000)),
         })
 
-    def _prompt(self, request: dict, betas: set[str], *, needs_max_tokens: bool = True, reuse=None):
-        """Validate, apply server-side context edits, flatten.
-        Returns (spec, prompt, applied edits, the request as the model will read it)."""
-        name = request.get("model") if isinstance(request, dict) else None
+    def _spec(self, request: Any):
+        if not isinstance(request, dict):
+            raise bad_request("request body must be a JSON object")
+        name = request.get("model")
         spec = lookup(name) if isinstance(name, str) else None
         if spec is None and name == self.model:  # the emulator's own model, unknown to the table
             spec = model_spec(name)
         if spec is None:  # the API's answer to a model it does not serve
             raise ApiError(404, f"model: {name}")
-        validate(request, spec, needs_max_tokens=needs_max_tokens)
-        applied = []
-        if request.get("context_management") is not None:
-            if context_editing.BETA not in betas:
-                raise bad_request(f"context_management: requires the anthropic-beta header {context_editing.BETA}")
-            request, applied = context_editing.apply_edits(request, lambda r: flatten(r).total)
-            reuse = None  # the edited prompt is not the body that was parsed
-        prompt = flatten(request, reuse)
-        if spec.context_window is not None and prompt.total > spec.context_window:
-            raise bad_request(f"prompt is too long: {prompt.total} tokens > {spec.context_window} maximum")
-        return spec, prompt, applied, request
+        return spec
 
     def _count_tokens(self, body: bytes, betas: set[str]) -> dict:
         request = _json(body)
-        _, prompt, _, _ = self._prompt(request, betas, needs_max_tokens=False)
-        result = {"input_tokens": prompt.total}
-        if isinstance(request, dict) and request.get("context_management") is not None:
-            result["context_management"] = {"original_input_tokens": flatten(request).total}
+        spec = self._spec(request)
+        prepared = pipeline.prepare(self, request, betas, spec, counting=True)
+        result: dict[str, Any] = {"input_tokens": prepared.prompt.total}
+        if request.get("context_management") is not None:
+            result["context_management"] = {"original_input_tokens": flatten(request, render=prepared.render).total}
         return result
 
     def _messages(self, body: bytes, betas: set[str]) -> tuple[dict, bool]:
         with self._lock:
             try:
                 parsed, earlier, shared = self._bodies.parse(body)
-            except ValueError as e:
+            except (ValueError, UnicodeDecodeError) as e:
                 raise bad_request(f"request body is not valid JSON: {e}") from None
             request = parsed.request
-            spec, prompt, applied, seen = self._prompt(request, betas,
-                                                       reuse=(earlier.prompt, shared) if earlier and earlier.prompt else None)
-            parsed.prompt = prompt if not applied else None
-            outcome = self.cache.apply(prompt, spec.min_cacheable_tokens or 0, self.clock())
+            spec = self._spec(request)
+            prepared = pipeline.prepare(self, request, betas, spec, earlier=earlier, shared=shared)
+            parsed.prompt = prepared.prompt if not prepared.applied else None
+            parsed.memo = pipeline.memo_of(prepared)
+            plan = self._bill(prepared, betas)
             self._ids += 1
             message_id = f"msg_emu_{self._ids:020d}"
-            current = Fingerprint.of(spec.id, prompt, outcome.read + outcome.written)
-            diagnostics = None
-            if "diagnostics" in request:
-                previous_id = (request["diagnostics"] or {}).get("previous_message_id")
-                if previous_id is not None:
-                    reason = cache_miss_reason(self._fingerprints.get(previous_id), current, outcome.read)
-                    diagnostics = {"cache_miss_reason": reason} if reason else None
-            self._fingerprints[message_id] = current
-            if len(self._fingerprints) > 10_000:  # the API keeps them for a while, not forever
-                del self._fingerprints[next(iter(self._fingerprints))]
+            diagnostics = self._diagnose(request, prepared, message_id, plan["outcome"])
 
         # Behaviour runs after accounting is complete, so a policy cannot change what was billed.
         # Policies treat the request as read-only: its messages are shared with later parses.
-        model, max_tokens, streaming = request["model"], request["max_tokens"], bool(request.get("stream"))
         try:
-            turn = Turn.of(self.policy(seen))  # the model reads the prompt after server-side edits
+            turn = Turn() if plan["no_reply"] else Turn.of(self.policy(plan["seen"]))
         except Exception as e:  # a broken policy is a server-side bug: say so, don't retry
             raise ApiError(500, f"policy failed: {type(e).__name__}: {e}", {"x-should-retry": "false"}) from None
-        last = prompt.digests[-1] if prompt.digests else b""
-        content = [self._complete_block(b, last, k) for k, b in enumerate(turn.content)]
-        output_tokens = sum(estimate_tokens(render_block(b)) for b in content) if content else 1
-        stop_reason = turn.stop_reason or ("tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn")
-        if output_tokens > max_tokens:
-            output_tokens, stop_reason = max_tokens, "max_tokens"
+        finally:
+            with self._lock:  # the answer has begun: what this request wrote is readable now
+                for outcome in plan["outcomes"]:
+                    self.cache.commit(outcome)
 
-        usage = {
-            "input_tokens": outcome.uncached,
-            "cache_creation_input_tokens": outcome.written,
-            "cache_read_input_tokens": outcome.read,
-            "cache_creation": {"ephemeral_5m_input_tokens": outcome.written_5m,
-                               "ephemeral_1h_input_tokens": outcome.written_1h},
-            "output_tokens": output_tokens,
-            "service_tier": "standard",
-        }
+        last = prepared.prompt.digests[-1] if prepared.prompt.digests else b""
+        with self._lock:
+            content, output_tokens, stop_reason = ([], 0, "compaction") if plan["no_reply"] else pipeline.content_of(
+                self, prepared, turn, last, request["max_tokens"])
+        content = plan["before"] + content
+        usage = pipeline.usage(plan["outcome"], output_tokens)
+        if plan["no_reply"]:
+            usage = {**usage, "input_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
+                     "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0}}
+        if plan["iterations"] is not None:
+            usage["iterations"] = plan["iterations"] + ([] if plan["no_reply"] else [
+                {"type": "message", **{k: v for k, v in usage.items() if k != "service_tier"}}])
         with self._lock:
             self.calls.append(CallRecord.from_usage(usage, spec.id))
         message = {
-            "id": message_id, "type": "message", "role": "assistant", "model": model,
+            "id": message_id, "type": "message", "role": "assistant", "model": request["model"],
             "content": content, "stop_reason": stop_reason, "stop_sequence": None,
             "usage": usage, "diagnostics": diagnostics,
         }
         if request.get("context_management") is not None:
-            message["context_management"] = {"applied_edits": applied}
-        return message, streaming
+            message["context_management"] = {"applied_edits": prepared.applied}
+        if pipeline.BINDING_BETA in betas:  # present on every response with the beta, [] when empty [PT]
+            message["input_transformations"] = prepared.transformations
+        return message, bool(request.get("stream"))
 
-    @staticmethod
-    def _complete_block(block: dict, prompt_digest: bytes, index: int) -> dict:
-        """Give a tool_use an id if the policy did not: derived from the prompt, so it is unique
-        within a conversation and the same when a resumed run repeats a request."""
-        if block.get("type") == "tool_use" and not block.get("id"):
-            return {**block, "id": "toolu_" + hashlib.blake2b(prompt_digest + index.to_bytes(4, "big"), digest_size=12).hexdigest()}
-        return block
+    def _bill(self, prepared: pipeline.Prepared, betas: set[str]) -> dict:
+        """Bill the request against the cache, compacting first when asked or when over the trigger."""
+        request, prompt, now = prepared.request, prepared.prompt, self.clock()
+        minimum = prepared.spec.min_cacheable_tokens or 0
+        iterations = [] if ({compaction.THRESHOLD_BETA, compaction.ON_DEMAND_BETA} & betas) else None
+        plan = {"seen": prepared.seen, "before": [], "no_reply": False, "iterations": iterations, "outcomes": []}
+        threshold = compaction.threshold_edit(request)
+        on_demand = request.get("compaction")
+        if on_demand is None and (threshold is None or prompt.total < threshold["trigger"]):
+            plan["outcome"] = self.cache.apply(prompt, minimum, now)
+            plan["outcomes"].append(plan["outcome"])
+            return plan
+        # The summarization reads the whole prompt, at the request's cache prices [CT].
+        start = prepared.render.start[0]
+        summarized = [m for m in request["messages"][start:] if m.get("role") in ("user", "assistant")]
+        if on_demand is not None and not any(not _only_compaction_block(m) for m in summarized):
+            raise bad_request("compaction: there is nothing to summarize", "compaction_nothing_to_summarize")
+        outcome = self.cache.apply(prompt, minimum, now)
+        plan["outcomes"].append(outcome)
+        instructions = (on_demand or threshold or {}).get("instructions")
+        summarize = getattr(self.policy, "summarize", None)
+        summary = summarize(prepared.seen, instructions) if summarize else compaction.default_summary(summarized, instructions)
+        seed = binding.seed(request)
+        if on_demand is not None:
+            bound = prepared.bound or binding.check(request, prepared.spec, self.account, start,
+                                                    compaction.start_digest(None, seed))
+            digest = binding.response_prefix(bound, len(request["messages"]))
+            changes = compaction.tool_changes([t for t in request.get("tools") or [] if not t.get("defer_loading")],
+                                              prepared.seen["tools"])
+            block = compaction.block("cod", summary, digest, seed, changes)
+        else:
+            block = compaction.block("ct", summary, binding._h(seed, b"compaction", summary.encode()), seed)
+        summary_tokens = estimate_tokens(summary)
+        cost = {"type": "compaction", **{k: v for k, v in pipeline.usage(outcome, summary_tokens).items()
+                                         if k != "service_tier"}}
+        plan["iterations"] = [*(iterations or []), cost]
+        plan["before"] = [block]
+        if on_demand is not None or threshold["pause"]:
+            plan["no_reply"], plan["outcome"] = True, outcome
+            return plan
+        # The response goes on from the summary: tools, system, the block [CT].
+        after = {**request, "messages": [{"role": "assistant", "content": [block]}]}
+        after_prompt = flatten(after, render=Render(system_messages=prepared.spec.system_messages))
+        plan["outcome"] = self.cache.apply(after_prompt, minimum, now)
+        plan["outcomes"].append(plan["outcome"])
+        prepared.prompt = after_prompt
+        prepared.bound = binding.check(after, prepared.spec, self.account, 0, compaction.start_digest(
+            binding.read(block["signature"]), seed))
+        prepared.render = Render(start=(0, 0))
+        plan["seen"] = {**prepared.seen, "messages": after["messages"]}
+        return plan
+
+    def _diagnose(self, request: dict, prepared: pipeline.Prepared, message_id: str, outcome) -> dict | None:
+        """``diagnostics``: fingerprints are kept only for requests that ask for them [CD]."""
+        if "diagnostics" not in request:
+            return None
+        current = Fingerprint.of(prepared.spec.id, request, prepared.prompt)
+        self._fingerprints[message_id] = current
+        while len(self._fingerprints) > 4096:  # short-lived, as the API's are
+            self._fingerprints.popitem(last=False)
+        previous_id = (request["diagnostics"] or {}).get("previous_message_id")
+        if previous_id is None:
+            return None
+        reason = cache_miss_reason(self._fingerprints.get(previous_id), current)
+        return {"cache_miss_reason": reason} if reason else None
+
+    # -- what preserved thinking needs to remember -----------------------------------------------
+
+    def remember_block(self, block: dict, bound: binding.Binding | None) -> None:
+        record = binding.read(block["signature"])
+        if record and bound is not None:
+            self._created[record["i"]] = bound
+            while len(self._created) > 256:
+                self._created.popitem(last=False)
+
+    def changed_since(self, ident: str, bound: binding.Binding) -> str | None:
+        """Where the request first departs from the conversation a block was made in, if we know."""
+        original = self._created.get(ident)
+        if original is None or original.base != bound.base:
+            return None
+        for k, (then, now) in enumerate(zip(original.chain, bound.chain)):
+            if then != now:
+                return f"messages.{k}.content.0"
+        return None
+
+
+def _only_compaction_block(message: dict) -> bool:
+    content = message.get("content")
+    return isinstance(content, list) and all(isinstance(b, dict) and b.get("type") == "compaction" for b in content)
 
 
 def _json(body: bytes) -> Any:
     try:
         return json.loads(body)
-    except ValueError as e:
+    except (ValueError, UnicodeDecodeError) as e:
         raise bad_request(f"request body is not valid JSON: {e}") from None
+
+
+__all__ += ["render_block"]

@@ -28,6 +28,7 @@ class ParsedBody:
     messages: list = field(default_factory=list)  # our own list: the request's may be changed by its user
     message_ends: list[int] = field(default_factory=list)  # offset just past each message
     prompt: Any = None  # the flattened Prompt, attached by the emulator for reuse
+    memo: dict = field(default_factory=dict)  # what else a later request repeating these messages may reuse
 
     def shared_messages(self, text: str) -> int:
         """How many leading messages ``text`` has byte-identical to this body (same offsets)."""

@@ -10,11 +10,13 @@ Rules, each from https://platform.claude.com/docs/en/build-with-claude/prompt-ca
 - Usage: ``cache_read_input_tokens`` is the prefix served from cache, ``cache_creation_input_tokens``
   the tokens written after it up to the last breakpoint (split by TTL in ``cache_creation``),
   and ``input_tokens`` whatever follows the last breakpoint.
+- "A cache entry only becomes available after the first response begins": what a request writes
+  is pending until ``commit``, so concurrent identical requests each write.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..provider.models import LOOKBACK_BLOCKS
 from .prompt import Prompt
@@ -26,6 +28,7 @@ class CacheOutcome:
     written_5m: int
     written_1h: int
     uncached: int  # input_tokens
+    pending: dict = field(default_factory=dict)  # digest -> (expires_at, ttl): readable after commit
 
     @property
     def written(self) -> int:
@@ -58,7 +61,7 @@ class PromptCache:
             _, ttl = self._expires[prompt.digests[hit]]
             self._expires[prompt.digests[hit]] = (now + ttl, ttl)  # a hit refreshes the TTL
 
-        cached_upto, written = hit, {300: 0, 3600: 0}
+        cached_upto, written, pending = hit, {300: 0, 3600: 0}, {}
         for pos, ttl in prompt.breakpoints:
             if prompt.prefix_tokens(pos) < min_tokens:
                 continue  # too short to cache: processed as plain input, no error
@@ -66,7 +69,8 @@ class PromptCache:
                 written[ttl] += prompt.prefix_tokens(pos) - prompt.prefix_tokens(cached_upto)
                 cached_upto = pos
             old = self._expires.get(prompt.digests[pos])
-            self._expires[prompt.digests[pos]] = (now + max(ttl, old[1] if old else 0), max(ttl, old[1] if old else 0))
+            keep = max(ttl, old[1] if old and old[0] > now else 0)
+            pending[prompt.digests[pos]] = (now + keep, keep)
 
         if len(self._expires) > 4096:
             self._expires = {d: e for d, e in self._expires.items() if e[0] > now}
@@ -76,4 +80,10 @@ class PromptCache:
             written_5m=written[300],
             written_1h=written[3600],
             uncached=prompt.total - prompt.prefix_tokens(cached_upto),
+            pending=pending,
         )
+
+    def commit(self, outcome: CacheOutcome) -> None:
+        """The writing response has begun: its entries are readable from now on."""
+        self._expires.update(outcome.pending)
+        outcome.pending = {}

@@ -1,4 +1,4 @@
-"""Server-side context editing: ``clear_tool_uses_20250919``.
+"""Server-side context editing: ``clear_tool_uses_20250919`` and ``clear_thinking_20251015``.
 
 From https://platform.claude.com/docs/en/build-with-claude/context-editing (beta header
 ``context-management-2025-06-27``): when the prompt exceeds the trigger (default 100,000 input
@@ -10,8 +10,15 @@ if at least that many input tokens would be removed. The edit is applied to the 
 model reads it, so it is also what the cache sees: clearing content changes the prefix from the
 first cleared block on. The client keeps its full history; nothing is edited on its side.
 
-The placeholder wording is ours (the docs describe it, not its text). Thinking-block clearing and
-server-side compaction are not emulated yet: a request asking for them gets a clear 400.
+``clear_thinking_20251015`` removes the thinking blocks of all but the last ``keep`` thinking
+turns (``{"type": "thinking_turns", "value": N}`` or ``"all"``; the default is all turns on Opus
+4.5+ and Sonnet 4.6+, the last one elsewhere); with several edits it must come first.
+Thinking kept costs nothing extra; thinking cleared misses the cache from the first cleared block.
+
+Neither is an edit for the prefix check of preserved thinking: the check compares what was sent.
+``compact_20260112`` is also a ``context_management`` edit; it is handled in ``compaction.py``.
+
+The placeholder wording is ours (the docs describe it, not its text).
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from __future__ import annotations
 import copy
 from typing import Callable
 
+from ..provider.models import ModelSpec
 from .errors import bad_request
 
 BETA = "context-management-2025-06-27"
@@ -36,19 +44,57 @@ def _results(messages: list[dict]) -> dict[str, tuple[int, int]]:
             and isinstance(msg["content"], list) for i, b in enumerate(msg["content"]) if b.get("type") == "tool_result"}
 
 
-def apply_edits(request: dict, count: Callable[[dict], int]) -> tuple[dict, list[dict]]:
+KINDS = ("clear_tool_uses_20250919", "clear_thinking_20251015", "compact_20260112")
+
+
+def validate_edits(request: dict) -> None:
+    config = request.get("context_management")
+    if not isinstance(config, dict) or not isinstance(config.get("edits", []), list):
+        raise bad_request("context_management: must be an object with a list of edits")
+    for k, edit in enumerate(config.get("edits") or []):
+        kind = edit.get("type") if isinstance(edit, dict) else None
+        if kind not in KINDS:
+            raise bad_request(f"context_management.edits.{k}.type: must be one of {', '.join(KINDS)}")
+        if kind == "clear_thinking_20251015" and k != 0:
+            raise bad_request(f"context_management.edits.{k}: clear_thinking_20251015 must come first in edits")
+
+
+def apply_edits(request: dict, count: Callable[[dict], int], spec: ModelSpec) -> tuple[dict, list[dict]]:
     """The request as the model will see it, and the ``applied_edits`` to report."""
     config = request.get("context_management") or {}
     applied, edited = [], request
     for k, edit in enumerate(config.get("edits") or []):
-        kind = edit.get("type") if isinstance(edit, dict) else None
-        if kind != "clear_tool_uses_20250919":
-            raise bad_request(f"context_management.edits.{k}.type: {kind!r} is not emulated offline "
-                              "(only clear_tool_uses_20250919 is)")
-        edited, done = _clear_tool_uses(edited, edit, count, k)
+        if edit["type"] == "clear_tool_uses_20250919":
+            edited, done = _clear_tool_uses(edited, edit, count, k)
+        elif edit["type"] == "clear_thinking_20251015":
+            edited, done = _clear_thinking(edited, edit, count, k, spec)
+        else:
+            continue
         if done:
             applied.append(done)
     return edited, applied
+
+
+def _clear_thinking(request: dict, edit: dict, count: Callable[[dict], int], k: int,
+                    spec: ModelSpec) -> tuple[dict, dict | None]:
+    keep = edit.get("keep", "all" if spec.clear_thinking_keeps_all else {"type": "thinking_turns", "value": 1})
+    if keep == "all" or (isinstance(keep, dict) and keep.get("type") == "all"):
+        return request, None
+    if not (isinstance(keep, dict) and keep.get("type") == "thinking_turns" and isinstance(keep.get("value"), int)
+            and keep["value"] > 0):
+        raise bad_request(f"context_management.edits.{k}.keep: thinking_turns with a value above 0, or 'all'")
+    turns = [m for m, msg in enumerate(request["messages"]) if msg["role"] == "assistant" and isinstance(msg["content"], list)
+             and any(b.get("type") in ("thinking", "redacted_thinking") for b in msg["content"])]
+    cleared = turns[:-keep["value"]]
+    if not cleared:
+        return request, None
+    edited = {**request, "messages": list(request["messages"])}
+    for m in cleared:
+        message = edited["messages"][m]
+        edited["messages"][m] = {**message, "content": [b for b in message["content"]
+                                                       if b.get("type") not in ("thinking", "redacted_thinking")]}
+    return edited, {"type": "clear_thinking_20251015", "cleared_thinking_turns": len(cleared),
+                    "cleared_input_tokens": count(request) - count(edited)}
 
 
 def _clear_tool_uses(request: dict, edit: dict, count: Callable[[dict], int], k: int) -> tuple[dict, dict | None]:

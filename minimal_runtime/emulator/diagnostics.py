@@ -1,18 +1,24 @@
 """``diagnostics.previous_message_id`` -> ``cache_miss_reason``.
 
-The API keeps a fingerprint of each request and, when a later request names it, says why the
-later one could not reuse its cached prefix [https://platform.claude.com/docs/en/build-with-claude/
-cache-diagnostics]. Reasons: ``model_changed``, ``tools_changed``, ``system_changed``,
-``messages_changed`` (an earlier message differs rather than new ones being appended),
-``previous_message_not_found``, and ``unavailable`` (model, system and tools match but another
-prompt-affecting parameter such as ``tool_choice`` or ``thinking`` changed). ``null`` when no
-divergence cost anything.
+The API keeps a fingerprint of each request that asks for diagnostics and, when a later request
+names one, says where the later request departs from it [https://platform.claude.com/docs/en/
+build-with-claude/cache-diagnostics; API-2026.md §8]. Only the earliest divergence is reported:
+``model_changed``, ``tools_changed``, ``system_changed``, ``messages_changed`` (an earlier message
+was edited rather than appended to), ``unavailable`` (another prompt-affecting parameter such as
+``tool_choice``, ``thinking`` or ``output_config`` differs), ``previous_message_not_found`` (the
+earlier request did not ask for diagnostics, or is gone). Divergence is found from the request's
+structure, whether or not anything was cached; ``cache_missed_input_tokens`` estimates the earlier
+request's tokens after the divergence (a magnitude, not a billing number). ``null``: no divergence.
+
+Messages are compared as sent (a cleared turn-scoped message left in place is not a change; a
+batch removed from the last user turn is).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .binding import _h, canon
 from .prompt import Prompt
 
 
@@ -22,30 +28,36 @@ class Fingerprint:
     tools: bytes
     system: bytes
     params: bytes
-    messages: tuple[bytes, ...]
-    cached_prefix: int  # tokens the request read or wrote to cache: what a successor could reuse
+    messages: tuple[bytes, ...]  # chained digest through each sent message
+    tokens: tuple[int, ...]  # prompt tokens through each message
+    head_tokens: tuple[int, int]  # tokens of tools, of tools and system
+    total: int
 
     @classmethod
-    def of(cls, model: str, prompt: Prompt, cached_prefix: int) -> "Fingerprint":
-        return cls(model, prompt.tools_fp, prompt.system_fp, prompt.params_fp, tuple(prompt.message_fps), cached_prefix)
+    def of(cls, model: str, request: dict, prompt: Prompt) -> "Fingerprint":
+        chain, d = [], b""
+        for message in request["messages"]:
+            d = _h(d, canon(message))
+            chain.append(d)
+        tokens = tuple(prompt.cum[e] if e >= 0 else 0 for e in prompt.msg_ends)
+        tools = len([t for t in request.get("tools") or [] if not t.get("defer_loading")])
+        return cls(model, prompt.tools_fp, prompt.system_fp, prompt.params_fp, tuple(chain), tokens,
+                   (prompt.prefix_tokens(tools - 1), prompt.prefix_tokens(prompt.head - 1)), prompt.total)
 
 
-def cache_miss_reason(previous: Fingerprint | None, current: Fingerprint, read: int) -> dict | None:
+def cache_miss_reason(previous: Fingerprint | None, current: Fingerprint) -> dict | None:
     if previous is None:
         return {"type": "previous_message_not_found"}
-    missed = max(0, previous.cached_prefix - read)
     if current.model != previous.model:
-        reason = "model_changed"
-    elif current.tools != previous.tools:
-        reason = "tools_changed"
-    elif current.system != previous.system:
-        reason = "system_changed"
-    elif current.params != previous.params:
-        return {"type": "unavailable"} if missed else None
-    elif current.messages[: len(previous.messages) - 1] != previous.messages[:-1]:
-        # The previous request's last message may legitimately grow (the final user turn gets
-        # more blocks), so only the messages before it must be unchanged.
-        reason = "messages_changed"
-    else:
-        return None
-    return {"type": reason, "cache_missed_input_tokens": missed} if missed else None
+        return {"type": "model_changed", "cache_missed_input_tokens": previous.total}
+    if current.tools != previous.tools:
+        return {"type": "tools_changed", "cache_missed_input_tokens": previous.total}
+    if current.system != previous.system:
+        return {"type": "system_changed", "cache_missed_input_tokens": previous.total - previous.head_tokens[0]}
+    if current.params != previous.params:
+        return {"type": "unavailable"}
+    for k, digest in enumerate(previous.messages):
+        if k >= len(current.messages) or current.messages[k] != digest:
+            before = previous.tokens[k - 1] if k > 0 else previous.head_tokens[1]
+            return {"type": "messages_changed", "cache_missed_input_tokens": max(0, previous.total - before)}
+    return None

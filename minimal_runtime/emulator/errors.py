@@ -1,8 +1,10 @@
 """API errors with the provider's status codes and body shape.
 
-The body is ``{"type": "error", "error": {"type": ..., "message": ...}}`` as documented at
-https://platform.claude.com/docs/en/api/errors, so the SDK raises its own exception classes
-(``BadRequestError``, ``RateLimitError``, ``InternalServerError``, ``OverloadedError`` ...).
+The body is ``{"type": "error", "error": {"type": ..., "message": ...}, "request_id": "req_..."}``
+as documented at https://platform.claude.com/docs/en/api/errors, so the SDK raises its own exception
+classes (``BadRequestError``, ``RateLimitError``, ``InternalServerError``, ``OverloadedError`` ...).
+Some 400s also carry ``error.details.error_code`` (``tool_reference_unresolved``,
+``compaction_block_misplaced`` ...), as the 2026 features document them.
 """
 
 from __future__ import annotations
@@ -12,10 +14,13 @@ import json
 ERROR_TYPES = {
     400: "invalid_request_error",
     401: "authentication_error",
+    402: "billing_error",
+    403: "permission_error",
     404: "not_found_error",
     413: "request_too_large",
     429: "rate_limit_error",
     500: "api_error",
+    504: "timeout_error",
     529: "overloaded_error",
 }
 
@@ -23,16 +28,20 @@ ERROR_TYPES = {
 class ApiError(Exception):
     """Raised anywhere inside the emulator; turned into an HTTP error response at the edge."""
 
-    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None):
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None,
+                 details: dict | None = None):
         super().__init__(message)
         self.status = status
         self.message = message
         self.headers = headers or {}
+        self.details = details
 
-    def body(self) -> bytes:
-        error = {"type": ERROR_TYPES.get(self.status, "api_error"), "message": self.message}
-        return json.dumps({"type": "error", "error": error}).encode()
+    def body(self, request_id: str = "") -> bytes:
+        error: dict = {"type": ERROR_TYPES.get(self.status, "api_error"), "message": self.message}
+        if self.details:
+            error["details"] = self.details
+        return json.dumps({"type": "error", "error": error, "request_id": request_id}).encode()
 
 
-def bad_request(message: str) -> ApiError:
-    return ApiError(400, message)
+def bad_request(message: str, error_code: str | None = None) -> ApiError:
+    return ApiError(400, message, details={"error_code": error_code} if error_code else None)

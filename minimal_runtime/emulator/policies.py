@@ -25,8 +25,9 @@ class Turn(BaseModel):
     """One assistant answer: content blocks (text, tool_use) and optionally a stop reason.
     Leave ``stop_reason`` empty and the emulator infers it (``tool_use`` if any tool is called)."""
 
-    content: list[dict]
+    content: list[dict] = []
     stop_reason: Optional[str] = None
+    thinking: Optional[str] = None  # the thinking text, on models that think (empty when omitted, as shown by default)
 
     @classmethod
     def of(cls, value: "Turn | str | list[dict] | dict") -> "Turn":

@@ -6,6 +6,18 @@ block and each message content block is one *block position*; positions are what
 lookback counts. Each position carries a digest of everything up to and including it, so two
 requests share a cached prefix exactly when they share a digest: byte-identical prefixes.
 
+What renders is not always what was sent (``Render`` says how a request renders):
+- a cleared turn-scoped system message renders nothing and costs nothing, but stays one
+  zero-token position whose digest is its content, so dropping or rewording it still misses the
+  cache from there [MCSM]; a model that ignores system messages (Sonnet 5) treats every one so;
+- a deferred tool is not in the prompt until a ``tool_addition`` brings it in, where it renders;
+- content before the newest compaction block is ignored [CT];
+- thinking blocks the binding check dropped, and on models before Opus 4.5 the thinking of earlier
+  turns, are not rendered [PT; context-windows];
+- ``tool_choice``, ``thinking``, ``output_config`` (effort, task budget) and the set of images shape
+  how the messages are read, so a change to any of them misses the messages cache but keeps tools
+  and system [caching: "What invalidates the cache"; TB].
+
 [caching] = https://platform.claude.com/docs/en/build-with-claude/prompt-caching
 """
 
@@ -19,6 +31,7 @@ from typing import Any
 from ..provider.models import MAX_BREAKPOINTS, TTL_SECONDS
 from .errors import bad_request
 from .tokens import block_tokens
+
 # Blocks that cannot carry a breakpoint themselves; automatic caching skips past them.
 UNCACHEABLE_TYPES = {"thinking", "redacted_thinking"}
 # Values under these keys are arbitrary JSON rendered verbatim, so their key order is part of the
@@ -55,6 +68,28 @@ def _digest(prev: bytes, data: str) -> bytes:
 
 
 @dataclass
+class Render:
+    """How a request renders (see the module docstring). The defaults render it as sent."""
+
+    start: tuple[int, int] = (0, -1)  # the newest compaction block (message, block); (0, -1): none
+    drop: frozenset = frozenset()  # (message, block) of thinking blocks not shown
+    last_user: int = -1  # turn-scoped system messages before this message are cleared
+    prior_thinking_before: int = -1  # thinking in messages before this one is not counted (old models)
+    system_messages: str = "yes"  # "ignored": every system message renders as a cleared one
+    tools: dict = field(default_factory=dict)  # name -> definition, for tool_addition by reference
+
+    def cleared(self, m: int, message: dict) -> bool:
+        if self.system_messages == "ignored":
+            return True
+        return message.get("clear_at") == "next_user_message" and m < self.last_user
+
+    def shows(self, m: int, i: int, block: dict) -> bool:
+        if block.get("type") in UNCACHEABLE_TYPES:
+            return (m, i) not in self.drop and m >= self.prior_thinking_before
+        return True
+
+
+@dataclass
 class Prompt:
     """The flattened request: tokens, prefix digests and breakpoints per block position."""
 
@@ -69,15 +104,22 @@ class Prompt:
     msg_ends: list[int] = field(default_factory=list)  # position of each message's last block
     explicit_breakpoints: list[tuple[int, int]] = field(default_factory=list)
     messages_seed: bytes = b""  # digest just before the first message block
+    head: int = 0  # positions of tools and system
+    images: list[int] = field(default_factory=list)  # images in messages 0..i (cumulative)
+    auto_target: int = -1  # the last position automatic caching may use
+    auto_upto: list[int] = field(default_factory=list)  # auto_target after each message
 
-    def _append(self, prev: bytes, rendered: str, block: dict, where: Any) -> bytes:
+    def _append(self, prev: bytes, rendered: str, block: dict, where: Any, tokens: int | None = None,
+                cacheable: bool = True) -> bytes:
         digest = _digest(prev, rendered)
-        n = block_tokens(block, rendered)
+        n = block_tokens(block, rendered) if tokens is None else tokens
         self.tokens.append(n)
         self.cum.append((self.cum[-1] if self.cum else 0) + n)
         self.digests.append(digest)
         if "cache_control" in block:
             self.explicit_breakpoints.append((len(self.tokens) - 1, _cache_ttl(block["cache_control"], where)))
+        if cacheable:
+            self.auto_target = len(self.tokens) - 1
         return digest
 
     @property
@@ -95,52 +137,104 @@ def as_blocks(content: Any) -> list[dict]:
 
 def _cache_ttl(cc: Any, where: Any) -> int:
     where = _path(where)  # built only when needed: most blocks never use it
-    if not isinstance(cc, dict) or cc.get("type") != "ephemeral":
-        raise bad_request(f"{where}.cache_control: expected {{'type': 'ephemeral'}}")
+    if not isinstance(cc, dict) or cc.get("type") != "ephemeral" or not cc.keys() <= {"type", "ttl"}:
+        raise bad_request(f"{where}.cache_control: expected {{'type': 'ephemeral'}} (and optionally 'ttl')")
     ttl = cc.get("ttl", "5m")
     if ttl not in TTL_SECONDS:
         raise bad_request(f"{where}.cache_control.ttl: must be '5m' or '1h', got {ttl!r}")
     return TTL_SECONDS[ttl]
 
 
-def flatten(request: dict, reuse: tuple["Prompt", int] | None = None) -> Prompt:
+def _images(message: dict) -> int:
+    content = message.get("content")
+    if not isinstance(content, list):
+        return 0
+    n = 0
+    for b in content:
+        if isinstance(b, dict):
+            if b.get("type") == "image":
+                n += 1
+            elif b.get("type") == "tool_result" and isinstance(b.get("content"), list):
+                n += sum(isinstance(x, dict) and x.get("type") == "image" for x in b["content"])
+    return n
+
+
+def flatten(request: dict, reuse: tuple["Prompt", int] | None = None, render: Render | None = None) -> Prompt:
     """Render, digest and find the breakpoints of a (structurally valid) request.
 
-    ``reuse=(earlier, k)`` says the first ``k`` messages are byte-identical to those of the request
-    ``earlier`` was made from; if tools, system and parameters match too, their blocks are taken
+    ``reuse=(earlier, k)`` says the first ``k`` messages render exactly as those of the request
+    ``earlier`` was made from; if tools, system and parameters match too, their positions are taken
     from ``earlier`` instead of being rendered again (agent calls share almost all their prefix).
     """
+    render = render or Render()
     p = Prompt()
     prev = _digest(b"", "model:" + request["model"])
     system = request.get("system")
-    for segment, blocks in (("tools", request.get("tools") or []), ("system", as_blocks(system) if system else [])):
+    tools = [t for t in request.get("tools") or [] if not t.get("defer_loading")]
+    for segment, blocks in (("tools", tools), ("system", as_blocks(system) if system else [])):
         hasher = hashlib.blake2b(digest_size=16)
         for i, block in enumerate(blocks):
             rendered = render_block(block)
             hasher.update(rendered.encode("utf-8", "surrogatepass"))
             prev = p._append(prev, rendered, block, f"{segment}.{i}")
         setattr(p, f"{segment}_fp", hasher.digest())
+    p.head = len(p.tokens)
+    head_breakpoints = list(p.explicit_breakpoints)
 
-    # tool_choice and thinking shape how messages are rendered, so a change to either invalidates
-    # the messages cache but keeps tools and system cached [caching: "What invalidates the cache"].
-    params = json.dumps({k: request.get(k) for k in ("tool_choice", "thinking")}, sort_keys=True)
+    messages, first = request["messages"], render.start[0]
+    images_before = 0
+    if reuse and reuse[1] > first:
+        earlier, k = reuse
+        images_before = earlier.images[k - 1]
+    new_images = [_images(m) for m in messages[reuse[1] if reuse and reuse[1] > first else first:]]
+    total_images = images_before + sum(new_images)
+    params = json.dumps({"tool_choice": request.get("tool_choice"), "thinking": request.get("thinking"),
+                         "output_config": request.get("output_config"), "images": total_images},
+                        sort_keys=True, default=str)
     p.params_fp = _digest(b"", params)
     prev = p.messages_seed = _digest(prev, "params:" + params)
 
-    messages, first = request["messages"], 0
-    if reuse and reuse[1] and reuse[0].messages_seed == prev:
+    if reuse and reuse[1] > first and reuse[0].messages_seed == prev:
         earlier, first = reuse
-        head, upto = len(p.tokens), earlier.msg_ends[first - 1] + 1
+        upto = earlier.msg_ends[first - 1] + 1
         p.tokens, p.cum, p.digests = earlier.tokens[:upto], earlier.cum[:upto], earlier.digests[:upto]
-        p.explicit_breakpoints = [b for b in earlier.explicit_breakpoints if b[0] < upto]
-        p.msg_ends = earlier.msg_ends[:first]
-        if upto > head:  # else the reused messages were all empty and prev is still the seed
+        # The head was rendered above with this request's own breakpoints; only the messages' are reused.
+        p.explicit_breakpoints = head_breakpoints + [b for b in earlier.explicit_breakpoints if p.head <= b[0] < upto]
+        p.msg_ends, p.images, p.auto_upto = earlier.msg_ends[:first], earlier.images[:first], earlier.auto_upto[:first]
+        p.auto_target = p.auto_upto[-1]
+        if upto > p.head:  # else the reused messages were all empty and prev is still the seed
             prev = p.digests[-1]
+    else:
+        first = render.start[0]
+        p.msg_ends, p.images = [p.head - 1] * first, [0] * first  # messages before a compaction block: ignored
+        p.auto_upto = [p.head - 1] * first
+        p.auto_target = p.head - 1
+    count = images_before if first > render.start[0] else 0
     for m in range(first, len(messages)):
-        role = messages[m]["role"]
-        for i, block in enumerate(as_blocks(messages[m]["content"])):
-            prev = p._append(prev, render_block(block, role), block, (m, i))
+        message = messages[m]
+        role = message["role"]
+        blocks = as_blocks(message["content"])
+        if role == "system" and render.cleared(m, message):
+            prev = p._append(prev, "cleared|" + json.dumps(_canonical(message), sort_keys=True, ensure_ascii=False),
+                             {}, (m, 0), tokens=0, cacheable=False)
+        else:
+            turn_scoped = role == "system" and message.get("clear_at") == "next_user_message"
+            skip_to = render.start[1] if m == render.start[0] else -1
+            for i, block in enumerate(blocks):
+                if i < skip_to or not render.shows(m, i, block):
+                    continue
+                if block.get("type") in ("tool_addition", "tool_removal"):
+                    rendered = _tool_change(block, role, render.tools)
+                elif block.get("type") == "compaction":
+                    rendered = f"{role}|compaction|{block.get('content') or ''}"
+                else:
+                    rendered = render_block(block, role)
+                prev = p._append(prev, rendered, block, (m, i),
+                                 cacheable=not turn_scoped and block.get("type") not in UNCACHEABLE_TYPES)
+        count += _images(message)
         p.msg_ends.append(len(p.tokens) - 1)
+        p.images.append(count)
+        p.auto_upto.append(p.auto_target)
     # A message's fingerprint is the chained digest at its last block: equal fingerprints mean
     # equal messages up to and including that one.
     p.message_fps = [p.digests[end] if end >= 0 else b"" for end in p.msg_ends]
@@ -151,20 +245,29 @@ def flatten(request: dict, reuse: tuple["Prompt", int] | None = None) -> Prompt:
     return p
 
 
+def _tool_change(block: dict, role: str, tools: dict) -> str:
+    """A tool change renders as the definition it offers (or the name it withdraws)."""
+    tool = block.get("tool") or {}
+    if tool.get("type") == "tool_definition":
+        return f"{role}|{block['type']}|" + json.dumps(_canonical(tool.get("definition")), ensure_ascii=False)
+    name = tool.get("name")
+    if block["type"] == "tool_addition" and name in tools:
+        return f"{role}|tool_addition|" + json.dumps(_canonical(tools[name]), ensure_ascii=False)
+    return f"{role}|{block['type']}|{name}"
+
+
 def _add_automatic_breakpoint(request: dict, p: Prompt) -> None:
     """Top-level ``cache_control`` puts a breakpoint on the last cacheable block [caching:
-    "Automatic caching"]. It uses one of the four slots. If that block already carries an explicit
-    breakpoint with the same TTL the two are one breakpoint; with a different TTL the request is
-    ambiguous and we refuse it (our reading of the documented conflict rule)."""
+    "Automatic caching"], skipping turn-scoped system messages [MCSM]. It uses one of the four
+    slots. If that block already carries an explicit breakpoint with the same TTL the two are one
+    breakpoint; with a different TTL the request is ambiguous and we refuse it (our reading of the
+    documented conflict rule)."""
     cc = request.get("cache_control")
     if cc is None:
         return
     ttl = _cache_ttl(cc, "cache_control")
-    system = request.get("system")
-    blocks = [*(request.get("tools") or []), *(as_blocks(system) if system else []),
-              *(b for m in request["messages"] for b in as_blocks(m["content"]))]
-    pos = next((i for i in range(len(blocks) - 1, -1, -1) if blocks[i].get("type") not in UNCACHEABLE_TYPES), None)
-    if pos is None:
+    pos = p.auto_target
+    if pos < 0:
         return
     existing = dict(p.breakpoints)
     if pos in existing:

@@ -6,11 +6,18 @@ Event sequence as documented at https://platform.claude.com/docs/en/build-with-c
 ``content_block_start``, one or more ``content_block_delta`` and ``content_block_stop``, then
 ``message_delta`` (stop reason and output tokens) and ``message_stop``. The accounting is the
 non-streaming answer's: streaming changes how the bytes arrive, not what is billed.
+
+``diagnostics`` and ``input_transformations`` are final in ``message_start`` [CD; PT];
+``context_management`` (the applied edits) arrives in the final ``message_delta`` [CE]. A threshold
+compaction block streams as its start, one ``compaction_delta`` with the whole summary, and its
+stop [CT]; an on-demand one arrives whole in its start [COD].
 """
 
 from __future__ import annotations
 
 import json
+
+from .binding import read
 
 CHUNK = 40  # characters per text delta: several deltas per block, as a real stream has
 
@@ -30,6 +37,10 @@ def _block_events(index: int, block: dict) -> list[str]:
     elif kind == "tool_use":
         start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
         deltas = [{"type": "input_json_delta", "partial_json": p} for p in _pieces(json.dumps(block.get("input", {})))]
+    elif kind == "compaction":
+        on_demand = (read(block.get("signature")) or {}).get("k") == "cod"
+        start = block if on_demand else {**block, "content": None}
+        deltas = [] if on_demand else [{"type": "compaction_delta", "content": block.get("content")}]
     elif kind == "thinking":
         start = {"type": "thinking", "thinking": ""}
         deltas = [{"type": "thinking_delta", "thinking": p} for p in _pieces(block.get("thinking", ""))]
@@ -44,12 +55,15 @@ def _block_events(index: int, block: dict) -> list[str]:
 def sse(message: dict) -> bytes:
     """The complete event stream for one answer."""
     usage = message["usage"]
-    start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
+    start = {k: v for k, v in message.items() if k != "context_management"}
+    start.update(content=[], stop_reason=None, usage={**usage, "output_tokens": 1 if usage["output_tokens"] else 0})
     events = [_event("message_start", {"type": "message_start", "message": start})]
     for index, block in enumerate(message["content"]):
         events += _block_events(index, block)
-    events.append(_event("message_delta", {"type": "message_delta",
-                                           "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-                                           "usage": {"output_tokens": usage["output_tokens"]}}))
+    delta = {"type": "message_delta", "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+             "usage": {k: v for k, v in usage.items() if k != "service_tier"}}
+    if "context_management" in message:
+        delta["context_management"] = message["context_management"]
+    events.append(_event("message_delta", delta))
     events.append(_event("message_stop", {"type": "message_stop"}))
     return "".join(events).encode()

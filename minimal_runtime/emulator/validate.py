@@ -1,8 +1,10 @@
 """Structural checks on a Messages API request, with errors that name the offending field.
 
-The real API answers 400 ``invalid_request_error`` to each of these; the messages here are our own
-wording, each naming the path of the problem (``messages.3.content.0``) so a learner can find it.
-One pass over the messages: this runs on every emulated call, so it stays cheap.
+The real API answers 400 ``invalid_request_error`` to each of these. Where the docs or captured
+API answers quote the message, it is used verbatim (text blocks "must be non-empty", the prefill
+message, unanswered tool_use ids); elsewhere the wording is ours, always naming the path of the
+problem (``messages.3.content.0``) so a learner can find it. Every malformed shape ends here as a
+400, never as an exception. One pass over the messages: this runs on every emulated call.
 """
 
 from __future__ import annotations
@@ -10,34 +12,58 @@ from __future__ import annotations
 from typing import Any
 
 from ..provider.models import ModelSpec
+from . import system_messages
 from .errors import bad_request
 
 BLOCK_TYPES = {
-    "user": {"text", "image", "document", "tool_result", "search_result"},
-    "assistant": {"text", "tool_use", "thinking", "redacted_thinking", "server_tool_use", "web_search_tool_result"},
+    "user": {"text", "image", "document", "tool_result", "search_result", "compaction"},
+    "assistant": {"text", "tool_use", "thinking", "redacted_thinking", "server_tool_use", "web_search_tool_result",
+                  "compaction"},
 }
+BINDING_BETA = "thinking-binding-controls-2026-08-01"
+TASK_BUDGET_BETA = "task-budgets-2026-03-13"
+MIN_TASK_BUDGET = 20_000
+EFFORTS = ("low", "medium", "high", "xhigh", "max")
 
 
-def validate(request: Any, spec: ModelSpec, *, needs_max_tokens: bool = True) -> None:
+def validate(request: Any, spec: ModelSpec, betas: set[str], *, needs_max_tokens: bool = True) -> None:
     if not isinstance(request, dict):
         raise bad_request("request body must be a JSON object")
-    if needs_max_tokens and not isinstance(request.get("max_tokens"), int):
-        raise bad_request("max_tokens: Field required (an integer)")
+    if needs_max_tokens:
+        max_tokens = request.get("max_tokens")
+        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 0:
+            raise bad_request("max_tokens: Field required (an integer, 0 or more)")
+        if max_tokens == 0 and request.get("stream"):
+            raise bad_request("max_tokens: must be at least 1 when streaming")
+        if spec.max_output is not None and max_tokens > spec.max_output:
+            raise bad_request(f"max_tokens: {max_tokens} > {spec.max_output}, which is the maximum allowed number of "
+                              f"output tokens for {spec.id}")
     messages = request.get("messages")
     if not isinstance(messages, list) or not messages:
         raise bad_request("messages: at least one message is required")
     _check_system(request.get("system"))
-    _check_tools(request)
+    tool_names, deferred = _check_tools(request, spec)
+    _check_thinking(request, spec, betas)
+    _check_output_config(request, spec, betas)
 
     # Consecutive same-role messages are one turn, as the API merges them. A tool_result must
     # answer a tool_use of the turn before; each tool_use must be answered in the turn after.
+    # System messages sit between turns and are checked on their own.
     role = None
     asked: set[str] = set()  # tool_use ids of the previous assistant turn
     open_ids: list[str] = []  # tool_use ids of the current assistant turn
     answered: set[str] = set()  # tool_result ids of the current user turn
+    defined: set[str] = set()  # tools defined inline by tool_addition blocks so far
     for m, message in enumerate(messages):
-        if not isinstance(message, dict) or message.get("role") not in BLOCK_TYPES:
-            raise bad_request(f"messages.{m}.role: must be 'user' or 'assistant'")
+        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant", "system"):
+            raise bad_request(f"messages.{m}.role: must be 'user', 'assistant' or 'system'")
+        if "clear_at" in message and message["role"] != "system":
+            raise bad_request(f"messages.{m}.clear_at: clear_at is only permitted on role 'system' messages")
+        if message["role"] == "system":
+            if role == "assistant" and open_ids:
+                raise bad_request(f"messages.{m}: a system message cannot sit between a tool_use and its tool_result")
+            system_messages.validate_system_message(messages, m, spec, betas, tool_names, deferred, defined)
+            continue
         if message["role"] != role:
             if role == "user" and asked - answered:
                 _unanswered(asked - answered)
@@ -48,33 +74,68 @@ def validate(request: Any, spec: ModelSpec, *, needs_max_tokens: bool = True) ->
             role = message["role"]
         content = message.get("content")
         if isinstance(content, str):
+            if not content:
+                raise bad_request("messages: text content blocks must be non-empty")
             continue
         if not isinstance(content, list):
             raise bad_request(f"messages.{m}.content: must be a string or a list of content blocks")
+        if not content and not (role == "assistant" and m == len(messages) - 1):
+            raise bad_request("messages: all messages must have non-empty content except for the optional final "
+                              "assistant message")
         allowed = BLOCK_TYPES[role]
         for i, block in enumerate(content):
             kind = block.get("type") if isinstance(block, dict) else None
             if kind not in allowed:
                 raise bad_request(f"messages.{m}.content.{i}.type: {kind!r} is not a valid block type in a {role} message")
             if kind == "text":
-                if not isinstance(block.get("text"), str):
-                    raise bad_request(f"messages.{m}.content.{i}.text: Field required (a string)")
+                _check_text(block, f"messages.{m}.content.{i}")
             elif kind == "tool_use":
-                open_ids.append(block.get("id"))
+                if not isinstance(block.get("id"), str) or not isinstance(block.get("name"), str) \
+                        or not isinstance(block.get("input"), dict):
+                    raise bad_request(f"messages.{m}.content.{i}: a tool_use needs a string id and name and an object input")
+                open_ids.append(block["id"])
             elif kind == "tool_result":
                 if block.get("tool_use_id") not in asked:
                     raise bad_request(
                         f"messages.{m}.content.{i}: unexpected `tool_use_id` found in `tool_result` blocks: "
                         f"{block.get('tool_use_id')}. Each `tool_result` block must have a corresponding "
                         "`tool_use` block in the previous message.")
+                inner = block.get("content", "")
+                if not isinstance(inner, (str, list)):
+                    raise bad_request(f"messages.{m}.content.{i}.content: must be a string or a list of blocks")
+                if "cache_control" in block and inner == "":
+                    raise bad_request(f"messages.{m}.content.{i}: cache_control cannot be set for empty content")
                 answered.add(block["tool_use_id"])
+            elif kind in ("thinking", "redacted_thinking"):
+                if "cache_control" in block:
+                    raise bad_request(f"messages.{m}.content.{i}.cache_control: cannot be set on a {kind} block")
+                field = "thinking" if kind == "thinking" else "data"
+                if not isinstance(block.get(field), str):
+                    raise bad_request(f"messages.{m}.content.{i}.{field}: Field required (a string)")
     if role == "user" and asked - answered:
         _unanswered(asked - answered)
-    if role == "assistant" and not spec.supports_prefill:
+    if _ends_in_assistant(messages) and not spec.supports_prefill and not request.get("compaction"):
         raise bad_request(
             f"This model ({spec.id}) does not support assistant message prefill. "
             "The conversation must end with a user message."
         )
+
+
+def _ends_in_assistant(messages: list) -> bool:
+    last = next((m for m in reversed(messages) if m.get("role") != "system"), None)
+    return last is not None and last.get("role") == "assistant" and messages[-1].get("role") != "system"
+
+
+def _check_text(block: dict, where: str) -> None:
+    text = block.get("text")
+    if not isinstance(text, str):
+        raise bad_request(f"{where}.text: Field required (a string)")
+    if not text:
+        if "cache_control" in block:
+            raise bad_request(f"{where}.text: cache_control cannot be set for empty text blocks")
+        raise bad_request("messages: text content blocks must be non-empty")
+    if not text.strip():
+        raise bad_request("messages: text content blocks must contain non-whitespace text")
 
 
 def _unanswered(ids: set[str]) -> None:
@@ -89,22 +150,85 @@ def _check_system(system: Any) -> None:
         return
     if not isinstance(system, list) or any(not isinstance(b, dict) or b.get("type") != "text" for b in system):
         raise bad_request("system: must be a string or a list of text blocks")
+    for i, block in enumerate(system):
+        if not isinstance(block.get("text"), str):
+            raise bad_request(f"system.{i}.text: Field required (a string)")
+        if not block["text"]:
+            raise bad_request("system: text content blocks must be non-empty")
 
 
-def _check_tools(request: dict) -> None:
-    names = []
-    for t, tool in enumerate(request.get("tools") or []):
+def _check_tools(request: dict, spec: ModelSpec) -> tuple[set[str], set[str]]:
+    tools = request.get("tools") or []
+    if not isinstance(tools, list):
+        raise bad_request("tools: must be a list")
+    names, deferred = [], set()
+    for t, tool in enumerate(tools):
         if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
             raise bad_request(f"tools.{t}.name: Field required")
         if "type" not in tool and not isinstance(tool.get("input_schema"), dict):
             raise bad_request(f"tools.{t}.input_schema: Field required")
+        if tool.get("defer_loading"):
+            if "cache_control" in tool:
+                raise bad_request(f"tools.{t}: a deferred tool cannot carry cache_control")
+            deferred.add(tool["name"])
         names.append(tool["name"])
     if len(set(names)) != len(names):
         raise bad_request("tools: Tool names must be unique.")
     choice = request.get("tool_choice")
-    if choice is None:
+    if choice is not None:
+        if not isinstance(choice, dict) or choice.get("type") not in {"auto", "any", "tool", "none"}:
+            raise bad_request("tool_choice.type: must be one of auto, any, tool, none")
+        if choice["type"] == "tool" and choice.get("name") not in names:
+            raise bad_request(f"tool_choice.name: tool {choice.get('name')!r} is not in tools")
+        if choice["type"] in ("any", "tool") and spec.rejects_forced_tool_choice:
+            raise bad_request(f"tool_choice: forced tool use (type {choice['type']!r}) is not supported on {spec.id}; "
+                              "use 'auto' or 'none'")
+    return set(names), deferred
+
+
+def _check_thinking(request: dict, spec: ModelSpec, betas: set[str]) -> None:
+    thinking = request.get("thinking")
+    if thinking is None:
         return
-    if not isinstance(choice, dict) or choice.get("type") not in {"auto", "any", "tool", "none"}:
-        raise bad_request("tool_choice.type: must be one of auto, any, tool, none")
-    if choice["type"] == "tool" and choice.get("name") not in names:
-        raise bad_request(f"tool_choice.name: tool {choice.get('name')!r} is not in tools")
+    if not isinstance(thinking, dict) or thinking.get("type") not in ("enabled", "adaptive", "disabled", "between_tools"):
+        raise bad_request("thinking.type: must be one of enabled, adaptive, disabled, between_tools")
+    kind = thinking["type"]
+    if spec.thinking == "always_on" and kind in ("disabled", "between_tools"):
+        raise bad_request(f"thinking.type: {kind!r} is not supported on {spec.id}: thinking is always on")
+    if kind == "enabled" and spec.thinking != "on_request" or (kind == "enabled" and spec.id in (
+            "claude-opus-4-7", "claude-opus-4-8")):
+        raise bad_request(f"thinking.type.enabled: manual budget_tokens thinking is not supported on {spec.id}; "
+                          "use adaptive thinking")
+    if kind == "enabled" and (not isinstance(thinking.get("budget_tokens"), int) or thinking["budget_tokens"] < 1024):
+        raise bad_request("thinking.budget_tokens: must be an integer of at least 1024")
+    if "block_binding" in thinking:
+        if BINDING_BETA not in betas:
+            raise bad_request("thinking.block_binding: Extra inputs are not permitted")
+        bb = thinking["block_binding"]
+        if bb is not None and (not isinstance(bb, dict) or bb.get("prefix_mismatch_behavior") not in (None, "error", "drop_block")):
+            raise bad_request("thinking.block_binding.prefix_mismatch_behavior: Input should be 'error' or 'drop_block'")
+
+
+def _check_output_config(request: dict, spec: ModelSpec, betas: set[str]) -> None:
+    config = request.get("output_config")
+    if config is None:
+        return
+    if not isinstance(config, dict):
+        raise bad_request("output_config: must be an object")
+    if config.get("effort") not in (None, *EFFORTS):
+        raise bad_request(f"output_config.effort: Input should be one of {', '.join(EFFORTS)}")
+    budget = config.get("task_budget")
+    if budget is None:
+        return
+    if TASK_BUDGET_BETA not in betas:
+        raise bad_request("output_config.task_budget: Extra inputs are not permitted")
+    if not spec.task_budgets:
+        raise bad_request(f"output_config.task_budget: task budgets are not supported on {spec.id}")
+    if not isinstance(budget, dict) or budget.get("type") != "tokens":
+        raise bad_request("output_config.task_budget.type: only 'tokens' is supported")
+    total = budget.get("total")
+    if not isinstance(total, int) or isinstance(total, bool) or total < MIN_TASK_BUDGET:
+        raise bad_request(f"output_config.task_budget.total: must be at least {MIN_TASK_BUDGET}")
+    remaining = budget.get("remaining")
+    if remaining is not None and (not isinstance(remaining, int) or not 0 <= remaining <= total):
+        raise bad_request("output_config.task_budget.remaining: must be between 0 and total")

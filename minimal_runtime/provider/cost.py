@@ -1,9 +1,14 @@
 """Dollars from usage, and the per-call record a run keeps for plots.
 
-Billing rule [pricing]: the prompt of one call is split three ways and each part has its
-own price. ``cache_read_input_tokens`` cost 0.1x the base input price,
-``cache_creation_input_tokens`` cost 1.25x (5-minute entries) or 2x (1-hour entries), and
-``input_tokens`` (what came after the last cache breakpoint) cost 1x. Output is separate.
+Billing rule [pricing]: the prompt of one call is split three ways and each part has its own
+price. ``cache_read_input_tokens`` at the read price (0.1x base input on most models; less on the
+5.5 generation), ``cache_creation_input_tokens`` at the 5-minute or 1-hour write price (1.25x and
+2x), ``input_tokens`` (what came after the last cache breakpoint) at the base price. Output is
+separate. A model priced in tiers (Haiku 5.5) bills the whole call at the tier of its prompt size.
+
+Server-side compaction runs a summarization call of its own inside a request; its usage comes in
+``usage.iterations`` and is left out of the top-level figures [compaction-threshold], so a record
+keeps those iterations and adds their cost.
 
 A model that is not in the table has no prices: its cost is NaN, so a total that includes it is
 NaN too (unknown), never a wrong number and never a crash.
@@ -14,9 +19,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-from .models import CACHE_READ, CACHE_WRITE_1H, CACHE_WRITE_5M, model_spec
+from .models import model_spec
 
 
 class CallRecord(BaseModel):
@@ -29,6 +34,7 @@ class CallRecord(BaseModel):
     cache_creation_1h: int = 0
     cache_read_input_tokens: int = 0
     output_tokens: int = 0
+    compactions: list["CallRecord"] = Field(default_factory=list)  # server-side summarization iterations
 
     @classmethod
     def from_usage(cls, usage: Any, model: str) -> "CallRecord":
@@ -39,6 +45,8 @@ class CallRecord(BaseModel):
         one_hour = breakdown.get("ephemeral_1h_input_tokens", 0) or 0
         # Without a breakdown every write is a 5-minute write, the API's default TTL.
         five_min = breakdown.get("ephemeral_5m_input_tokens", created - one_hour) or 0
+        compactions = [cls.from_usage({k: v for k, v in it.items() if k != "iterations"}, model)
+                       for it in u.get("iterations") or [] if it.get("type") == "compaction"]
         return cls(
             model=model,
             input_tokens=u.get("input_tokens") or 0,
@@ -47,11 +55,12 @@ class CallRecord(BaseModel):
             cache_creation_1h=one_hour,
             cache_read_input_tokens=u.get("cache_read_input_tokens") or 0,
             output_tokens=u.get("output_tokens") or 0,
+            compactions=compactions,
         )
 
     @property
     def prompt_tokens(self) -> int:
-        """Everything the model read on this call, cached or not."""
+        """Everything the model read on this call, cached or not (compaction iterations aside)."""
         return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
 
     @property
@@ -60,23 +69,19 @@ class CallRecord(BaseModel):
 
     @property
     def cost(self) -> float:
-        """Dollars for this call under the published multipliers (NaN for an unpriced model)."""
-        spec = model_spec(self.model)
-        if spec.input_usd_per_mtok is None or spec.output_usd_per_mtok is None:
+        """Dollars for this call, compaction iterations included (NaN for an unpriced model)."""
+        p = model_spec(self.model).price(self.prompt_tokens)
+        if p is None:
             return math.nan
-        base = spec.input_usd_per_mtok / 1e6
-        return (
-            self.input_tokens * base
-            + self.cache_creation_5m * base * CACHE_WRITE_5M
-            + self.cache_creation_1h * base * CACHE_WRITE_1H
-            + self.cache_read_input_tokens * base * CACHE_READ
-            + self.output_tokens * spec.output_usd_per_mtok / 1e6
-        )
+        own = (self.input_tokens * p.input + self.cache_creation_5m * p.write_5m + self.cache_creation_1h * p.write_1h
+               + self.cache_read_input_tokens * p.read + self.output_tokens * p.output) / 1e6
+        return own + sum(c.cost for c in self.compactions)
 
     @property
     def cost_without_cache(self) -> float:
-        """What the same call would cost with no caching at all: every prompt token at 1x."""
-        spec = model_spec(self.model)
-        if spec.input_usd_per_mtok is None or spec.output_usd_per_mtok is None:
+        """What the same call would cost with no caching at all: every prompt token at the base price."""
+        p = model_spec(self.model).price(self.prompt_tokens)
+        if p is None:
             return math.nan
-        return (self.prompt_tokens * spec.input_usd_per_mtok + self.output_tokens * spec.output_usd_per_mtok) / 1e6
+        own = (self.prompt_tokens * p.input + self.output_tokens * p.output) / 1e6
+        return own + sum(c.cost_without_cache for c in self.compactions)

@@ -1,34 +1,61 @@
 """Per-model facts the runtime and the emulator both need, in one table.
 
-Every figure here is a published fact with its source and the date we read it.
-If a provider changes a price or a limit, this is the only file to edit.
+Every figure is a published fact with its source and the date we read it. Where sources disagree
+the entry says so ([UNCERTAIN]: the reading we chose, and the other). If a provider changes a
+price or a limit, this is the only file to edit.
 
-Sources (read 2026-11-29):
-  [models]  https://platform.claude.com/docs/en/about-claude/models/overview
-            and the per-model pages, e.g. .../docs/en/models/sonnet-4-6/overview
-  [pricing] https://platform.claude.com/docs/en/about-claude/pricing
-  [caching] https://platform.claude.com/docs/en/build-with-claude/prompt-caching
-            ("Cache limitations": minimum cacheable prompt length per model)
-  [prefill] https://platform.claude.com/docs/en/about-claude/models/migration-guide
-            (the 4.6 generation and later reject a trailing assistant message)
+Sources (read 2026-11-30; the full texts of the newest pages are their Aug-Sep 2026 copies):
+  [models]   https://platform.claude.com/docs/en/models/<id>/overview (window, max output, prices,
+             thinking, release) and https://platform.claude.com/docs/en/about-claude/pricing
+  [caching]  .../docs/en/build-with-claude/prompt-caching ("Cache limitations": minimum length)
+  [prefill]  .../docs/en/about-claude/models/migration-guide (4.6 and later: no trailing assistant)
+  [PT]       .../docs/en/build-with-claude/preserved-thinking (which models run the prefix check and
+             for which accounts; "Changes that invalidate thinking")
+  [F52]      .../docs/en/models/fable-5-2/whats-new-fable-5-2 (5.2: enforced for every account)
+  [MCSM]     .../docs/en/build-with-claude/mid-conversation-system-messages (system messages,
+             clear_at, tool_addition / tool_removal: supported models)
+  [CT] [COD] .../docs/en/build-with-claude/compaction-threshold, .../compaction-on-demand
+  [TB]       .../docs/en/build-with-claude/task-budgets
+  [CE]       .../docs/en/build-with-claude/context-editing (clear_thinking defaults)
+  [PAI]      pydantic-ai 2.68 profiles/anthropic.py and providers/anthropic.py, recording live probes
+             (forced tool_choice rejected; Sonnet 5 ignores system messages)
 """
 
 from __future__ import annotations
 
 import threading
 import warnings
+from datetime import date, datetime, timezone
+from typing import Literal
 
 from pydantic import BaseModel, Field
-
-# Cache price multipliers on the base input price [pricing].
-CACHE_WRITE_5M = 1.25
-CACHE_WRITE_1H = 2.0
-CACHE_READ = 0.10
 
 # Prompt-caching rules every model shares [caching].
 MAX_BREAKPOINTS = 4  # "You can define up to 4 cache breakpoints"
 LOOKBACK_BLOCKS = 20  # a read walks back at most 20 block positions from a breakpoint (itself included)
 TTL_SECONDS = {"5m": 300, "1h": 3600}  # default 5 minutes; "ttl": "1h" option
+CACHE_WRITE_5M, CACHE_WRITE_1H, CACHE_READ = 1.25, 2.0, 0.10  # the usual multipliers on base input [pricing]
+
+# [PT] "enforced by default for accounts created on or after 2026-08-31 00:00 UTC"
+PREFIX_CHECK_ACCOUNTS_FROM = datetime(2026, 8, 31, tzinfo=timezone.utc)
+
+
+class Prices(BaseModel, frozen=True):
+    """Dollars per million tokens. ``up_to``: the largest prompt (in tokens) these prices apply to;
+    None for no limit. A model priced in tiers has one ``Prices`` per tier, smallest first."""
+
+    input: float
+    output: float
+    write_5m: float
+    write_1h: float
+    read: float
+    up_to: int | None = None
+
+
+def _usual(input: float, output: float, read: float | None = None, up_to: int | None = None) -> Prices:
+    """Prices that follow the usual cache multipliers (read 0.1x unless the page says otherwise)."""
+    return Prices(input=input, output=output, write_5m=input * CACHE_WRITE_5M, write_1h=input * CACHE_WRITE_1H,
+                  read=input * CACHE_READ if read is None else read, up_to=up_to)
 
 
 class ModelSpec(BaseModel, frozen=True):
@@ -36,41 +63,115 @@ class ModelSpec(BaseModel, frozen=True):
 
     id: str
     known: bool = Field(default=True, description="in the table; False for a model we know nothing of")
+    status: Literal["current", "legacy", "deprecated", "unknown"] = "current"
+    released: date | None = Field(default=None, description="[models]")
     context_window: int | None = Field(description="max prompt tokens [models]")
+    max_output: int | None = Field(default=None, description="max output tokens [models]")
+    prices: tuple[Prices, ...] = Field(default=(), description="one per prompt-size tier [models]; empty: unknown")
     min_cacheable_tokens: int | None = Field(description="shorter prefixes are processed uncached, no error [caching]")
     supports_prefill: bool = Field(description="accepts a request ending in an assistant message [prefill]")
-    input_usd_per_mtok: float | None = Field(description="base input price, $ per million tokens [pricing]")
-    output_usd_per_mtok: float | None = Field(description="output price, $ per million tokens [pricing]")
+    prefix_check: Literal["none", "new_accounts", "all_accounts"] = Field(
+        default="none", description="preserved thinking: for which accounts a failing block is a 400 [PT]")
+    thinking: Literal["on_request", "default_on", "always_on"] = Field(
+        default="on_request", description="adaptive thinking always on, on by default, or only when asked [models]")
+    keeps_prior_thinking: bool = Field(default=True, description="earlier turns' thinking blocks stay in the "
+                                                                 "counted context (Opus 4.5 and later) [CE]")
+    system_messages: Literal["no", "ignored", "yes"] = Field(default="no", description="role 'system' entries "
+                                                              "in messages: 400, accepted and ignored, or read [MCSM]")
+    tool_changes: bool = Field(default=False, description="tool_addition / tool_removal blocks [MCSM]")
+    compaction: bool = Field(default=False, description="compact_20260112 and on-demand compaction [CT] [COD]")
+    task_budgets: bool = Field(default=False, description="output_config.task_budget [TB]")
+    rejects_forced_tool_choice: bool = Field(default=False, description="tool_choice any/tool is a 400 [PAI]")
+    clear_thinking_keeps_all: bool = Field(default=True, description="clear_thinking_20251015's default keep: "
+                                                                     "all turns, else the last one [CE]")
+
+    def price(self, prompt_tokens: int) -> Prices | None:
+        """The prices of a call whose prompt (cached or not) is ``prompt_tokens`` long."""
+        return next((p for p in self.prices if p.up_to is None or prompt_tokens <= p.up_to), None)
+
+    def enforces_prefix_check(self, account_created: datetime) -> bool:
+        """Is a failing thinking block a 400 when the request leaves ``prefix_mismatch_behavior`` unset? [PT]"""
+        return self.prefix_check == "all_accounts" or (
+            self.prefix_check == "new_accounts" and account_created >= PREFIX_CHECK_ACCOUNTS_FROM)
 
 
-MODELS: dict[str, ModelSpec] = {
-    m.id: m
-    for m in [
-        ModelSpec(id="claude-sonnet-4-5", context_window=200_000, min_cacheable_tokens=1024,
-                  supports_prefill=True, input_usd_per_mtok=3.0, output_usd_per_mtok=15.0),
-        ModelSpec(id="claude-sonnet-4-6", context_window=1_000_000, min_cacheable_tokens=1024,
-                  supports_prefill=False, input_usd_per_mtok=3.0, output_usd_per_mtok=15.0),
-        ModelSpec(id="claude-haiku-4-5", context_window=200_000, min_cacheable_tokens=4096,
-                  supports_prefill=True, input_usd_per_mtok=1.0, output_usd_per_mtok=5.0),
-        ModelSpec(id="claude-opus-4-5", context_window=200_000, min_cacheable_tokens=4096,
-                  supports_prefill=True, input_usd_per_mtok=5.0, output_usd_per_mtok=25.0),
-        ModelSpec(id="claude-opus-4-6", context_window=1_000_000, min_cacheable_tokens=4096,
-                  supports_prefill=False, input_usd_per_mtok=5.0, output_usd_per_mtok=25.0),
-        ModelSpec(id="claude-opus-4-7", context_window=1_000_000, min_cacheable_tokens=2048,
-                  supports_prefill=False, input_usd_per_mtok=5.0, output_usd_per_mtok=25.0),
-    ]
-}
+_FIVE = dict(context_window=1_000_000, max_output=128_000, supports_prefill=False)
+_CURRENT = dict(**_FIVE, system_messages="yes", tool_changes=True, compaction=True, task_budgets=True)
 
-
-_warned: set[str] = set()
-_warned_lock = threading.Lock()
+MODELS: dict[str, ModelSpec] = {m.id: m for m in [
+    # -- the current lineup (Nov 2026) ------------------------------------------------------------
+    # Fable/Mythos 5.2: min cacheable not found [UNCERTAIN]: we use 512, the value of every other 5.x
+    # model. Prefix check on every account [F52]. Compaction and task budgets: the pages' model lists
+    # (Sep 2026) predate 5.2 and do not name it [UNCERTAIN]; we follow the lists and leave both off.
+    # System messages and tool changes: supported per PAI's model lists [INFERRED in API-2026 §2].
+    *(ModelSpec(id=f"claude-{name}-5-2", released=date(2026, 11, 9), prices=(_usual(8, 40, read=0.20),),
+                min_cacheable_tokens=512, prefix_check="all_accounts", thinking="always_on",
+                rejects_forced_tool_choice=True, **{**_CURRENT, "compaction": False, "task_budgets": False})
+      for name in ("fable", "mythos")),
+    # Fable 5.1 runs the check for new accounts [PT]. Mythos 5.1 [UNCERTAIN]: the Sep 2026 PT says it
+    # does not run the check (PAI agrees); the current F52 and the prefix-check page's model list
+    # (Nov 2026) say it does, on every account. We follow the newer pages.
+    ModelSpec(id="claude-fable-5-1", released=date(2026, 9, 1), prices=(_usual(10, 50, read=0.25),),
+              min_cacheable_tokens=512, prefix_check="new_accounts", thinking="always_on",
+              rejects_forced_tool_choice=True, **_CURRENT),
+    ModelSpec(id="claude-mythos-5-1", released=date(2026, 9, 1), prices=(_usual(10, 50, read=0.25),),
+              min_cacheable_tokens=512, prefix_check="all_accounts", thinking="always_on",
+              rejects_forced_tool_choice=True, **_CURRENT),
+    ModelSpec(id="claude-opus-5-5", released=date(2026, 9, 23), prices=(_usual(4, 20, read=0.20),),
+              min_cacheable_tokens=512, prefix_check="new_accounts", thinking="always_on",
+              rejects_forced_tool_choice=True, **_CURRENT),
+    # Sonnet 5.5: min cacheable 512 from secondary sources [UNCERTAIN]; cache read $0.20 per its
+    # overview page (two third-party tools say $0.10) [UNCERTAIN].
+    ModelSpec(id="claude-sonnet-5-5", released=date(2026, 9, 28), prices=(_usual(2, 10, read=0.20),),
+              min_cacheable_tokens=512, prefix_check="new_accounts", thinking="default_on",
+              rejects_forced_tool_choice=True, **_CURRENT),
+    # Haiku 5.5: two price tiers by prompt size [models]; the 1h write above 100k follows the 2x
+    # multiplier [INFERRED]; reads per the apidog guide. Min cacheable not found [UNCERTAIN]: 512, as
+    # the rest of the 5.x generation. Forced tool_choice accepted (not in PAI's list).
+    ModelSpec(id="claude-haiku-5-5", released=date(2026, 10, 7),
+              prices=(Prices(input=0.10, output=0.50, write_5m=0.125, write_1h=0.20, read=0.01, up_to=100_000),
+                      Prices(input=0.50, output=2.50, write_5m=0.625, write_1h=1.00, read=0.05)),
+              min_cacheable_tokens=512, prefix_check="new_accounts", thinking="default_on", **_CURRENT),
+    # -- legacy, still served [models] -----------------------------------------------------------
+    ModelSpec(id="claude-opus-5", status="legacy", released=date(2026, 7, 24), prices=(_usual(5, 25, read=0.50),),
+              min_cacheable_tokens=512, thinking="default_on", **_CURRENT),
+    # Sonnet 5 accepts role "system" entries and ignores them [PAI]; rejects tool changes [MCSM].
+    ModelSpec(id="claude-sonnet-5", status="legacy", released=date(2026, 6, 30), prices=(_usual(2, 10, read=0.20),),
+              min_cacheable_tokens=1024, thinking="default_on", compaction=True, system_messages="ignored", **_FIVE),
+    *(ModelSpec(id=f"claude-{name}-5", status="legacy", released=date(2026, 6, 9), prices=(_usual(10, 50, read=1.0),),
+                min_cacheable_tokens=512, thinking="always_on", **_CURRENT) for name in ("fable", "mythos")),
+    ModelSpec(id="claude-opus-4-8", status="legacy", prices=(_usual(5, 25),), min_cacheable_tokens=1024,
+              thinking="on_request", system_messages="yes", tool_changes=True, compaction=True, task_budgets=True,
+              **_FIVE),
+    ModelSpec(id="claude-opus-4-7", status="legacy", prices=(_usual(5, 25),), min_cacheable_tokens=2048,
+              compaction=True, task_budgets=True, **_FIVE),
+    ModelSpec(id="claude-opus-4-6", status="legacy", released=date(2026, 2, 5), prices=(_usual(5, 25),),
+              min_cacheable_tokens=4096, compaction=True, **_FIVE),
+    ModelSpec(id="claude-sonnet-4-6", status="legacy", released=date(2026, 2, 17), prices=(_usual(3, 15),),
+              min_cacheable_tokens=1024, compaction=True, **_FIVE),
+    # Opus 4.5: deprecated 2026-11-23, retirement tentatively 2027-01-22 (third-party note) [UNCERTAIN].
+    ModelSpec(id="claude-opus-4-5", status="deprecated", prices=(_usual(5, 25),), context_window=200_000,
+              max_output=64_000, min_cacheable_tokens=4096, supports_prefill=True),
+    ModelSpec(id="claude-haiku-4-5", status="legacy", prices=(_usual(1, 5),), context_window=200_000,
+              max_output=64_000, min_cacheable_tokens=4096, supports_prefill=True, keeps_prior_thinking=False,
+              clear_thinking_keeps_all=False),
+    # Sonnet 4.5 reaches end of life on 2026-11-30; kept while it is still answered.
+    ModelSpec(id="claude-sonnet-4-5", status="deprecated", prices=(_usual(3, 15),), context_window=200_000,
+              max_output=64_000, min_cacheable_tokens=1024, supports_prefill=True, keeps_prior_thinking=False,
+              clear_thinking_keeps_all=False),
+]}
 
 
 def lookup(model: str) -> ModelSpec | None:
     """The table's entry for ``model`` (dated ids such as claude-sonnet-4-5-20250929 included), or None."""
     if model in MODELS:
         return MODELS[model]
-    return next((spec for known, spec in MODELS.items() if model.startswith(known + "-")), None)
+    known, _, stamp = model.rpartition("-")
+    return MODELS.get(known) if len(stamp) == 8 and stamp.isdigit() else None
+
+
+_warned: set[str] = set()
+_warned_lock = threading.Lock()
 
 
 def model_spec(model: str) -> ModelSpec:
@@ -78,8 +179,8 @@ def model_spec(model: str) -> ModelSpec:
 
     A model not in the table (a local server's, a newer one) gets one behaviour everywhere: a
     warning (once per name), no prefill (the safe choice: every current model refuses it), no known
-    cache minimum, no known window, and no prices, so its cost is reported as unknown (NaN) rather
-    than guessed or crashed on."""
+    cache minimum, no known window, none of the 2026 features, and no prices, so its cost is
+    reported as unknown (NaN) rather than guessed or crashed on."""
     spec = lookup(model)
     if spec is not None:
         return spec
@@ -89,8 +190,8 @@ def model_spec(model: str) -> ModelSpec:
     if first:
         warnings.warn(f"model {model!r} is not in the model table: no prefill, no known cache minimum or "
                       "window, cost unknown", UnknownModelWarning, stacklevel=2)
-    return ModelSpec(id=model, known=False, context_window=None, min_cacheable_tokens=None, supports_prefill=False,
-                     input_usd_per_mtok=None, output_usd_per_mtok=None)
+    return ModelSpec(id=model, known=False, status="unknown", context_window=None, min_cacheable_tokens=None,
+                     supports_prefill=False)
 
 
 class UnknownModelWarning(UserWarning):

@@ -87,7 +87,7 @@ def test_tool_change_misses_with_tools_changed():
     emu, _ = make()
     client = emu.client()
     messages = with_breakpoint_on_last(conversation(5))
-    first = create(client, messages, tools=TOOLS)
+    first = create(client, messages, tools=TOOLS, diagnostics={"previous_message_id": None})
     second = create(client, messages, tools=TOOLS[:1], diagnostics={"previous_message_id": first.id})
     assert second.usage.cache_read_input_tokens == 0
     reason = second.diagnostics.cache_miss_reason
@@ -100,7 +100,7 @@ def test_tool_choice_change_keeps_tools_and_system_cached():
     emu, _ = make()
     client = emu.client()
     messages = with_breakpoint_on_last(conversation(5))
-    first = create(client, messages, tools=TOOLS, tool_choice={"type": "auto"})
+    first = create(client, messages, tools=TOOLS, tool_choice={"type": "auto"}, diagnostics={"previous_message_id": None})
     second = create(client, messages, tools=TOOLS, tool_choice={"type": "any"},
                     diagnostics={"previous_message_id": first.id})
     system_prefix = flatten({"model": MODEL, "tools": TOOLS, "system": system(),
@@ -221,24 +221,26 @@ def test_diagnostics_reasons():
     emu, _ = make()
     client = emu.client()
     messages = with_breakpoint_on_last(conversation(4))
-    first = create(client, messages)
+    first = create(client, messages, diagnostics={"previous_message_id": None})
     other_system = [breakpoint_on({"type": "text", "text": "Now: 2026-11-29T10:00:01. " + system()[0]["text"]})]
     assert create(client, messages, system=other_system, diagnostics={"previous_message_id": first.id}
                   ).diagnostics.cache_miss_reason.type == "system_changed"
     edited = with_breakpoint_on_last(conversation(4))
     edited[2]["content"][0] = {**edited[2]["content"][0], "content": "[cleared]"}
     create(client, messages)
-    second = create(client, messages)
+    second = create(client, messages, diagnostics={"previous_message_id": None})
     assert create(client, edited, diagnostics={"previous_message_id": second.id}
                   ).diagnostics.cache_miss_reason.type == "messages_changed"
-    third = create(client, messages, model="claude-sonnet-4-6")
+    third = create(client, messages, model="claude-sonnet-4-6", diagnostics={"previous_message_id": None})
     assert create(client, messages, model="claude-sonnet-4-5", diagnostics={"previous_message_id": third.id}
                   ).diagnostics.cache_miss_reason.type == "model_changed"
     assert create(client, messages, diagnostics={"previous_message_id": "msg_unknown"}
                   ).diagnostics.cache_miss_reason.type == "previous_message_not_found"
-    fine = create(client, add_batch(with_breakpoint_on_last(conversation(5)), "x"),
-                  diagnostics={"previous_message_id": second.id})
-    assert fine.diagnostics is None  # appended turns only: no divergence
+    fine = create(client, with_breakpoint_on_last(conversation(5)), diagnostics={"previous_message_id": second.id})
+    assert fine.diagnostics is None  # appended turns only (cache_control moved): no divergence
+    without = create(client, messages)  # did not ask for diagnostics: no fingerprint kept [CD]
+    assert create(client, messages, diagnostics={"previous_message_id": without.id}
+                  ).diagnostics.cache_miss_reason.type == "previous_message_not_found"
 
 
 def test_a_lookback_hit_refreshes_the_entry_it_read():

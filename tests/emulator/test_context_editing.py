@@ -97,9 +97,12 @@ def test_count_tokens_reports_the_original_size():
     assert counted.context_management.original_input_tokens > counted.input_tokens
 
 
-def test_the_beta_header_is_required_and_unsupported_edits_say_so():
+def test_the_beta_header_is_required_and_unknown_edits_say_so():
     emu, _ = make()
     with pytest.raises(anthropic.BadRequestError, match="requires the anthropic-beta header"):
         emu.client().beta.messages.create(model=MODEL, max_tokens=64, messages=conversation(2), context_management=edit())
-    with pytest.raises(anthropic.BadRequestError, match="not emulated offline"):
+    with pytest.raises(anthropic.BadRequestError, match="must be one of"):
+        create(emu.client(), conversation(2), {"edits": [{"type": "clear_everything_20990101"}]})
+    # compaction names its own beta, not context editing's (API-2026 §4.1)
+    with pytest.raises(anthropic.BadRequestError, match="requires anthropic-beta: compact-2026-01-12"):
         create(emu.client(), conversation(2), {"edits": [{"type": "compact_20260112"}]})

@@ -96,8 +96,9 @@ def test_transient_faults_are_survived(tmp_path):
 
 
 def test_prompt_too_long_stops_cleanly_and_keeps_the_history(tmp_path):
-    big = "x" * 700_000  # ~175K tokens
-    policy = ScriptedPolicy([[tool_use("write_file", {"path": "big.txt", "content": big})],
+    (tmp_path / "workspace").mkdir()
+    (tmp_path / "workspace" / "big.txt").write_text("x" * 500_000)  # ~125K tokens: twice is over the window
+    policy = ScriptedPolicy([[tool_use("read_file", {"path": "big.txt"})],
                              [tool_use("read_file", {"path": "big.txt"})], "unreachable"])
     agent, _, _ = pricing_agent(tmp_path, policy=policy, model="claude-opus-4-5")  # 200K window
     result = agent.run(TASK)
