@@ -227,7 +227,7 @@ def content_of(emu: "Emulator", prepared: Prepared, turn: Turn, message_digest: 
     blocks = [_complete(b, message_digest, k) for k, b in enumerate(turn.content)]
     if thinks(spec, request):
         bound = prepared.bound
-        prefix = binding.response_prefix(bound, len(request["messages"])) if bound else hashlib.blake2b(
+        prefix = binding.response_prefix(bound, len(bound.chain)) if bound else hashlib.blake2b(
             message_digest, digest_size=16).digest()
         previous = binding.last_kept(bound, prepared.render.drop) if bound else None
         block = binding.thinking_block(spec, emu.account, prefix, previous, turn.thinking or "")

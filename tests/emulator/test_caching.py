@@ -158,10 +158,10 @@ def test_longer_ttl_must_come_first():
         create(emu.client(), messages)
 
 
-@pytest.mark.parametrize("jump, hits", [(19, True), (21, False)])
+@pytest.mark.parametrize("jump, hits", [(19, True), (20, False), (21, False)])
 def test_lookback_is_twenty_block_positions(jump: int, hits: bool):
     """Rule: a read walks back at most 20 positions from the breakpoint (the breakpoint counts as
-    the first). Moving the breakpoint 19 blocks later still finds the old entry; 21 does not."""
+    the first). Moving the breakpoint 19 blocks later still finds the old entry; 20 does not."""
     emu, _ = make()
     client = emu.client()
     history = [{"role": "user", "content": [{"type": "text", "text": f"block {i} " + "y" * 40} for i in range(60)]}]
