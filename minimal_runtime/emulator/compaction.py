@@ -51,6 +51,8 @@ def threshold_edit(request: dict) -> dict | None:
         raise bad_request(f"context_management.edits.{k}.trigger.value: must be at least {MIN_TRIGGER}")
     if not isinstance(edit.get("pause_after_compaction", False), bool):
         raise bad_request(f"context_management.edits.{k}.pause_after_compaction: must be a boolean")
+    if not isinstance(edit.get("instructions"), (str, type(None))):
+        raise bad_request(f"context_management.edits.{k}.instructions: must be a string")
     return {"trigger": trigger["value"], "pause": bool(edit.get("pause_after_compaction")),
             "instructions": edit.get("instructions")}
 

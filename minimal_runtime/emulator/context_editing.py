@@ -57,6 +57,32 @@ def validate_edits(request: dict) -> None:
             raise bad_request(f"context_management.edits.{k}.type: must be one of {', '.join(KINDS)}")
         if kind == "clear_thinking_20251015" and k != 0:
             raise bad_request(f"context_management.edits.{k}: clear_thinking_20251015 must come first in edits")
+        if kind == "clear_tool_uses_20250919":
+            _check_clear_tool_uses(edit, f"context_management.edits.{k}")
+        if kind == "clear_thinking_20251015" and "keep" in edit:
+            keep = edit["keep"]
+            if not (keep == "all" or (isinstance(keep, dict) and (keep.get("type") == "all" or (
+                    keep.get("type") == "thinking_turns" and _count(keep.get("value")) and keep["value"] > 0)))):
+                raise bad_request(f"context_management.edits.{k}.keep: thinking_turns with a value above 0, or 'all'")
+
+
+def _count(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _check_clear_tool_uses(edit: dict, where: str) -> None:
+    for key, kinds in (("trigger", ("input_tokens", "tool_uses")), ("keep", ("tool_uses",)),
+                       ("clear_at_least", ("input_tokens",))):
+        value = edit.get(key)
+        if value is not None and not (isinstance(value, dict) and value.get("type") in kinds and _count(value.get("value"))):
+            raise bad_request(f"{where}.{key}: expected {{'type': {' or '.join(kinds)}, 'value': a count}}")
+    exclude = edit.get("exclude_tools")
+    if exclude is not None and not (isinstance(exclude, list) and all(isinstance(n, str) for n in exclude)):
+        raise bad_request(f"{where}.exclude_tools: must be a list of tool names")
+    inputs = edit.get("clear_tool_inputs")
+    if inputs is not None and not isinstance(inputs, bool) and not (
+            isinstance(inputs, list) and all(isinstance(n, str) for n in inputs)):
+        raise bad_request(f"{where}.clear_tool_inputs: must be a boolean or a list of tool names")
 
 
 def apply_edits(request: dict, count: Callable[[dict], int], spec: ModelSpec) -> tuple[dict, list[dict]]:
@@ -78,11 +104,8 @@ def apply_edits(request: dict, count: Callable[[dict], int], spec: ModelSpec) ->
 def _clear_thinking(request: dict, edit: dict, count: Callable[[dict], int], k: int,
                     spec: ModelSpec) -> tuple[dict, dict | None]:
     keep = edit.get("keep", "all" if spec.clear_thinking_keeps_all else {"type": "thinking_turns", "value": 1})
-    if keep == "all" or (isinstance(keep, dict) and keep.get("type") == "all"):
+    if keep == "all" or keep.get("type") == "all":
         return request, None
-    if not (isinstance(keep, dict) and keep.get("type") == "thinking_turns" and isinstance(keep.get("value"), int)
-            and keep["value"] > 0):
-        raise bad_request(f"context_management.edits.{k}.keep: thinking_turns with a value above 0, or 'all'")
     turns = [m for m, msg in enumerate(request["messages"]) if msg["role"] == "assistant" and isinstance(msg["content"], list)
              and any(b.get("type") in ("thinking", "redacted_thinking") for b in msg["content"])]
     cleared = turns[:-keep["value"]]

@@ -41,13 +41,14 @@ class Prepared:
     transformations: list[dict] = field(default_factory=list)
     applied: list[dict] = field(default_factory=list)
     seen: dict = field(default_factory=dict)  # the request as the model reads it
+    memo: dict = field(default_factory=dict)  # what a later request repeating these messages may skip
 
 
 def prepare(emu: "Emulator", request: Any, betas: set[str], spec: ModelSpec, *, counting: bool = False,
             earlier=None, shared: int = 0) -> Prepared:
-    validate(request, spec, betas, needs_max_tokens=not counting)
-    messages = request["messages"]
     memo = earlier.memo if earlier is not None else {}
+    checked = validate(request, spec, betas, needs_max_tokens=not counting, resume=memo.get("validation"), shared=shared)
+    messages = request["messages"]
     if request.get("context_management") is not None:
         if CONTEXT_BETA not in betas and not _only_compaction(request):
             raise bad_request(f"context_management: requires the anthropic-beta header {CONTEXT_BETA}")
@@ -64,8 +65,8 @@ def prepare(emu: "Emulator", request: Any, betas: set[str], spec: ModelSpec, *, 
         _check_on_demand(request, spec, betas)
 
     # The newest compaction block: content before it is ignored, the binding check starts there.
-    blocks = compaction.find_blocks(messages)
-    at_m, at_b, record = compaction.check_blocks(blocks, betas)
+    special = _special_blocks(messages, memo, shared)
+    at_m, at_b, record = compaction.check_blocks([s for s in special if s[2]["type"] == "compaction"], betas)
     seed = binding.seed(request)
     start_digest = compaction.start_digest(record, seed)
 
@@ -96,8 +97,22 @@ def prepare(emu: "Emulator", request: Any, betas: set[str], spec: ModelSpec, *, 
     if spec.context_window is not None and prompt.total > spec.context_window:
         raise bad_request(f"prompt is too long: {prompt.total} tokens > {spec.context_window} maximum")
     prepared = Prepared(spec, request, prompt, render, bound, transformations, applied)
-    prepared.seen = _seen(edited, render, dropped)
+    changes = [s for s in special if s[2]["type"] != "compaction"]
+    prepared.seen = _seen(edited, render, dropped, changes, memo if edited is request else {}, shared)
+    prepared.memo = {"validation": checked, "special": special}
     return prepared
+
+
+def _special_blocks(messages: list, memo: dict, shared: int) -> list[tuple[int, int, dict]]:
+    """Compaction blocks and tool changes, in order: only messages an earlier request did not have
+    are scanned (the rest comes from ``memo``)."""
+    found = [s for s in memo.get("special", []) if s[0] < shared] if "special" in memo else []
+    for i in range(shared if "special" in memo else 0, len(messages)):
+        content = messages[i].get("content")
+        if isinstance(content, list):
+            found += [(i, j, b) for j, b in enumerate(content)
+                      if isinstance(b, dict) and b.get("type") in ("compaction", "tool_addition", "tool_removal")]
+    return found
 
 
 def _only_compaction(request: dict) -> bool:
@@ -111,6 +126,8 @@ def _check_on_demand(request: dict, spec: ModelSpec, betas: set[str]) -> None:
         raise bad_request(f"compaction: requires anthropic-beta: {compaction.ON_DEMAND_BETA}")
     if not isinstance(config, dict) or config.get("type") != "summarize":
         raise bad_request("compaction.type: must be 'summarize'")
+    if not isinstance(config.get("instructions"), (str, type(None))):
+        raise bad_request("compaction.instructions: must be a string")
     if not spec.compaction:
         raise bad_request(f"compaction: on-demand compaction is not supported on {spec.id}")
     if request.get("context_management") is not None:
@@ -152,8 +169,9 @@ def _last_new_user_turn(messages: list) -> int:
 def memo_of(prepared: Prepared) -> dict:
     """What a later request that repeats this one's messages may reuse (see ``prepare``)."""
     r = prepared.render
-    return {"binding": prepared.bound, "stable": r.last_user + 1, "prior": r.prior_thinking_before, "start": r.start,
-            "thinking": prepared.bound is not None}
+    return {**prepared.memo, "binding": prepared.bound, "stable": r.last_user + 1, "prior": r.prior_thinking_before,
+            "start": r.start, "thinking": prepared.bound is not None,
+            "seen": None if prepared.applied else prepared.seen.pop("_memo", None)}
 
 
 def _enforce(emu: "Emulator", request: dict, spec: ModelSpec, betas: set[str],
@@ -184,10 +202,17 @@ def _enforce(emu: "Emulator", request: dict, spec: ModelSpec, betas: set[str],
     return dropped, out
 
 
-def _seen(request: dict, render: Render, dropped: set) -> dict:
-    """The request as the model reads it: what renders, in order; tools in effect at the end."""
-    messages = []
-    for m, message in enumerate(request["messages"]):
+def _seen(request: dict, render: Render, dropped: set, changes: list, memo: dict, shared: int) -> dict:
+    """The request as the model reads it: what renders, in order; tools in effect at the end. The
+    messages an earlier request already rendered the same way are taken from it."""
+    key = (render.start, render.prior_thinking_before, frozenset(dropped))
+    cached = memo.get("seen")
+    first, pairs = 0, []
+    if cached and cached["key"] == key:
+        first = min(shared, cached["upto"])
+        pairs = [p for p in cached["pairs"] if p[0] < first]
+    for m in range(first, len(request["messages"])):
+        message = request["messages"][m]
         if m < render.start[0] or (message.get("role") == "system" and render.cleared(m, message)):
             continue
         content = message.get("content")
@@ -196,8 +221,10 @@ def _seen(request: dict, render: Render, dropped: set) -> dict:
             skip = render.start[1] if m == render.start[0] else 0
             content = [b for i, b in enumerate(content) if i >= skip and render.shows(m, i, b)]
             message = {**message, "content": content}
-        messages.append(message)
-    seen = {**request, "messages": messages, "tools": tools_in_effect(request)}
+        pairs.append((m, message))
+    memo_out = {"key": key, "upto": render.last_user + 1, "pairs": pairs}
+    seen = {**request, "messages": [message for _, message in pairs], "tools": tools_in_effect(request, changes)}
+    seen["_memo"] = memo_out
     budget = (request.get("output_config") or {}).get("task_budget")
     if budget:
         seen["task_budget_remaining"] = task_budget_remaining(request, budget)

@@ -168,16 +168,13 @@ def _stop_paused(message: dict) -> bool:
     return False  # pause_turn continuations are not emulated: a paused turn never reaches us
 
 
-def tools_in_effect(request: dict) -> list[dict]:
-    """The tool set at the end of the request: what the model is offered for its answer."""
+def tools_in_effect(request: dict, changes: list[tuple[int, int, dict]]) -> list[dict]:
+    """The tool set at the end of the request, given its tool changes (message, block, the block)
+    in order: what the model is offered for its answer."""
     offered = {t["name"]: t for t in request.get("tools") or [] if isinstance(t, dict) and not t.get("defer_loading")}
     declared = {t["name"]: t for t in request.get("tools") or [] if isinstance(t, dict) and "name" in t}
-    for message in request["messages"]:
-        if _role(message) != "system" or not isinstance(message.get("content"), list):
-            continue
-        for block in message["content"]:
-            if not isinstance(block, dict) or block.get("type") not in CHANGE_TYPES:
-                continue
+    for m, _, block in changes:
+        if _role(request["messages"][m]) == "system":
             tool = block.get("tool") or {}
             if tool.get("type") == "tool_definition":
                 definition = tool["definition"]

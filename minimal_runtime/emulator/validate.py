@@ -26,7 +26,12 @@ MIN_TASK_BUDGET = 20_000
 EFFORTS = ("low", "medium", "high", "xhigh", "max")
 
 
-def validate(request: Any, spec: ModelSpec, betas: set[str], *, needs_max_tokens: bool = True) -> None:
+def validate(request: Any, spec: ModelSpec, betas: set[str], *, needs_max_tokens: bool = True,
+             resume: dict | None = None, shared: int = 0) -> dict:
+    """Raise the 400 the API would answer, or return what a later request repeating this one's
+    first messages may skip: the walk's state after each of the last messages (``resume``), so that
+    only what is new is checked again (the checks of a message depend on what came before it and on
+    its direct neighbours, so the last repeated message is checked again too)."""
     if not isinstance(request, dict):
         raise bad_request("request body must be a JSON object")
     if needs_max_tokens:
@@ -45,16 +50,21 @@ def validate(request: Any, spec: ModelSpec, betas: set[str], *, needs_max_tokens
     tool_names, deferred = _check_tools(request, spec)
     _check_thinking(request, spec, betas)
     _check_output_config(request, spec, betas)
+    _check_params(request)
 
     # Consecutive same-role messages are one turn, as the API merges them. A tool_result must
     # answer a tool_use of the turn before; each tool_use must be answered in the turn after.
     # System messages sit between turns and are checked on their own.
-    role = None
-    asked: set[str] = set()  # tool_use ids of the previous assistant turn
-    open_ids: list[str] = []  # tool_use ids of the current assistant turn
-    answered: set[str] = set()  # tool_result ids of the current user turn
-    defined: set[str] = set()  # tools defined inline by tool_addition blocks so far
-    for m, message in enumerate(messages):
+    first, state = 0, (None, set(), [], set(), set())
+    key = (spec.id, frozenset(betas), frozenset(tool_names))
+    snapshots: list[tuple] = []  # the walk's state after each message
+    if resume and resume.get("key") == key and 2 <= shared <= len(resume["after"]) + 1:
+        first, state, snapshots = shared - 1, resume["after"][shared - 2], resume["after"][:shared - 1]
+    role, asked, open_ids, answered, defined = state[0], set(state[1]), list(state[2]), set(state[3]), set(state[4])
+    for m in range(first, len(messages)):
+        message = messages[m]
+        if m > first:  # the state after message m - 1
+            snapshots.append((role, frozenset(asked), tuple(open_ids), frozenset(answered), frozenset(defined)))
         if not isinstance(message, dict) or message.get("role") not in ("user", "assistant", "system"):
             raise bad_request(f"messages.{m}.role: must be 'user', 'assistant' or 'system'")
         if "clear_at" in message and message["role"] != "system":
@@ -112,6 +122,7 @@ def validate(request: Any, spec: ModelSpec, betas: set[str], *, needs_max_tokens
                 field = "thinking" if kind == "thinking" else "data"
                 if not isinstance(block.get(field), str):
                     raise bad_request(f"messages.{m}.content.{i}.{field}: Field required (a string)")
+    snapshots.append((role, frozenset(asked), tuple(open_ids), frozenset(answered), frozenset(defined)))
     if role == "user" and asked - answered:
         _unanswered(asked - answered)
     if _ends_in_assistant(messages) and not spec.supports_prefill and not request.get("compaction"):
@@ -119,6 +130,7 @@ def validate(request: Any, spec: ModelSpec, betas: set[str], *, needs_max_tokens
             f"This model ({spec.id}) does not support assistant message prefill. "
             "The conversation must end with a user message."
         )
+    return {"key": key, "after": snapshots}
 
 
 def _ends_in_assistant(messages: list) -> bool:
@@ -207,6 +219,19 @@ def _check_thinking(request: dict, spec: ModelSpec, betas: set[str]) -> None:
         bb = thinking["block_binding"]
         if bb is not None and (not isinstance(bb, dict) or bb.get("prefix_mismatch_behavior") not in (None, "error", "drop_block")):
             raise bad_request("thinking.block_binding.prefix_mismatch_behavior: Input should be 'error' or 'drop_block'")
+
+
+def _check_params(request: dict) -> None:
+    """The plain top-level parameters: their types, so nothing later trips over a wrong one."""
+    diagnostics = request.get("diagnostics")
+    if "diagnostics" in request and diagnostics is not None:
+        if not isinstance(diagnostics, dict) or not isinstance(diagnostics.get("previous_message_id"), (str, type(None))):
+            raise bad_request("diagnostics.previous_message_id: must be a message id or null")
+    for key, kind in (("stream", bool), ("stop_sequences", list), ("metadata", dict), ("model", str)):
+        if request.get(key) is not None and not isinstance(request[key], kind):
+            raise bad_request(f"{key}: must be a {kind.__name__}")
+    if request.get("compaction") is not None and not isinstance(request["compaction"], dict):
+        raise bad_request("compaction: must be an object")
 
 
 def _check_output_config(request: dict, spec: ModelSpec, betas: set[str]) -> None:
