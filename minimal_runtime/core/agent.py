@@ -3,8 +3,10 @@
     messages   the durable history, append-only; only a completed turn is ever appended
     ephemeral  the batch for the next call; drained by the call, whatever happens to it
 
-A step makes one model call with ``messages + batch`` (laid out by ``layout``), runs the tools the
-model asked for, and appends the assistant turn and its tool results to the history together. A
+A step makes one model call with ``messages + batch`` (laid out by ``layout``: by default the one the
+model's facts call for, see ``context.layout_for``), runs the tools the model asked for, and appends
+the assistant turn and its tool results to the history together, with the system entries the call
+carried after the history (on the current models: its tool changes and its turn-scoped batch). A
 run ends on a final answer, at the step limit, or on an API error that the SDK's own retries did
 not get past; in every case the history holds exactly the completed turns, and the store holds the
 same, so a run killed between two steps resumes where it was. A step killed while its tools ran is
@@ -26,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..provider.cost import CallRecord
 from ..provider.models import model_spec
-from .context import CallParts, EphemeralQueue, tail_layout
+from .context import CallParts, EphemeralQueue, appended_entries, first_edit, layout_for
 from .hooks import HookEvent, HookRegistry, Point
 from .messages import assistant_message, text_block, text_of, tool_uses, user
 from .protocols import Layout, Store, Tool, Tools
@@ -50,6 +52,8 @@ class AgentConfig(BaseModel):
                                                                 "messages cache, so it is a setting, not a lever")
     name: str = Field(default="agent", description="the agent's role name, for logs and for hooks that "
                                                    "tell agents apart")
+    check_append_only: bool = Field(default=False, description="debug: compare every request with the previous "
+                                                               "one and log where it is not an append-only extension")
 
 
 class RunResult(BaseModel):
@@ -68,7 +72,7 @@ class Agent:
         toolbox: Tools | None = None,
         hooks: HookRegistry | None = None,
         store: Store | None = None,
-        layout: Layout = tail_layout,
+        layout: Layout | None = None,
         ephemeral: EphemeralQueue | None = None,
         offloader: Callable[[dict, dict], dict] | None = None,  # (tool_use, result) -> the result the history keeps
         **settings: Any,
@@ -80,8 +84,19 @@ class Agent:
         self.toolbox: Tools = toolbox if toolbox is not None else ToolBox(tools)
         self.hooks = hooks or HookRegistry()
         self.store: Store = store if store is not None else MemoryStore()
-        self.layout, self.offloader = layout, offloader
+        self.offloader = offloader
         self.spec = model_spec(self.config.model)
+        chosen, why = layout_for(self.spec)
+        self.layout, self.layout_reason = (layout, "chosen by the caller") if layout is not None else (chosen, why)
+        forced = (self.config.tool_choice or {}).get("type") in ("any", "tool")
+        if forced and self.spec.rejects_forced_tool_choice:
+            raise ValueError(f"{self.spec.id} rejects a forced tool_choice ({self.config.tool_choice}); "
+                             "use 'auto' and mask the tools instead")
+        # On models that take tool changes, a tool masked before the first call starts deferred, and
+        # masking later is announced with tool_addition / tool_removal: ``tools`` never changes.
+        deferred = set(self.toolbox.masked) if self.spec.tool_changes else set()
+        self.tool_definitions = [{**d, "defer_loading": True} if d["name"] in deferred else d
+                                 for d in self.toolbox.definitions]
 
         self.ephemeral = ephemeral if ephemeral is not None else EphemeralQueue()
         self.last_request: dict | None = None
@@ -92,6 +107,8 @@ class Agent:
         saved = self.store.load()
         self.messages: list[dict] = saved.messages
         self.calls: list[CallRecord] = saved.calls
+        self.edits: list[str] = []  # what check_append_only found
+        self._offered = _offered({d["name"] for d in self.tool_definitions} - deferred, self.messages)
 
     @property
     def model(self) -> str:
@@ -146,12 +163,19 @@ class Agent:
         self._apply_steering()
         self.hooks.run(Point.PRE_LLM_CALL, HookEvent(Point.PRE_LLM_CALL, self))
         batch = self.ephemeral.drain()  # cleared by this call whatever happens to it
-        parts = CallParts(system=self.system, tools=self.toolbox.definitions, durable=self.messages, batch=batch,
+        offer = self._offer()
+        parts = CallParts(system=self.system, tools=self.tool_definitions, durable=self.messages, batch=batch,
                           prefill_ok=self.spec.supports_prefill, previous_durable_len=self._previous_len,
-                          tool_choice=self.config.tool_choice)
+                          tool_choice=self.config.tool_choice, tool_changes=_changes(self._offered, offer))
         request = self.layout(parts)
+        if self.config.check_append_only and self.last_request is not None:
+            edit = first_edit(self.last_request, request)
+            if edit:
+                log.warning("request %d is not append-only: %s", len(self.calls) + 1, edit)
+                self.edits.append(edit)
+        create = self.client.beta.messages.create if "betas" in request else self.client.messages.create
         try:
-            response = self.client.messages.create(model=self.model, max_tokens=self.config.max_tokens, **request)
+            response = create(model=self.model, max_tokens=self.config.max_tokens, **request)
         except anthropic.APIError as e:
             # The SDK has already retried what is retryable (429, 529, 5xx). Stop cleanly: the
             # history holds every completed turn and the run can be resumed.
@@ -166,13 +190,17 @@ class Agent:
         self.hooks.run(Point.POST_LLM_CALL, HookEvent(Point.POST_LLM_CALL, self, request=request, response=response))
 
         reply = assistant_message(response.content)
+        # The call's own system entries (its turn-scoped batch, its tool changes) are on the wire for
+        # good once an answer follows them; with no answer nothing is bound to them, so they go.
+        entries = appended_entries(request, len(self.messages)) if reply["content"] else []
+        self._offered = offer
         calls = tool_uses(reply)
         if not calls:
             if reply["content"]:
-                self._append([reply])
+                self._append([*entries, reply])
             return RunResult(status="done", final_text=text_of(reply) if reply["content"] else "")
         results = [self._run_tool(call) for call in calls]
-        self._append([reply, {"role": "user", "content": results}])
+        self._append([*entries, reply, {"role": "user", "content": results}])
         finals = [r for c, r in zip(calls, results) if self.toolbox.is_final(c, r)]
         if finals:  # a final tool (an executor's report) ends the run with its output as the result
             return RunResult(status="done", final_text=finals[0]["content"])
@@ -186,6 +214,13 @@ class Agent:
             result = self.offloader(call, result)
         self.hooks.run(Point.POST_TOOL_CALL, HookEvent(Point.POST_TOOL_CALL, self, tool_call=call, tool_result=result))
         return result
+
+    def _offer(self) -> set[str]:
+        """The tools this call offers: all but the masked ones, where the model takes tool changes
+        (elsewhere masking is only the toolbox's refusal, and the offer never changes)."""
+        if not self.spec.tool_changes:
+            return self._offered
+        return {d["name"] for d in self.tool_definitions} - set(self.toolbox.masked)
 
     def _apply_steering(self) -> None:
         with self._lock:
@@ -209,6 +244,26 @@ class Agent:
             self.hooks.run(Point.FINISHED, HookEvent(Point.FINISHED, self))
         self.store.set_status(result.status)
         return result
+
+
+def _changes(offered: set[str], offer: set[str]) -> list[dict]:
+    """The tool_removal / tool_addition blocks that take the model from ``offered`` to ``offer``."""
+    return ([{"type": "tool_removal", "tool": {"type": "tool_reference", "name": n}} for n in sorted(offered - offer)]
+            + [{"type": "tool_addition", "tool": {"type": "tool_reference", "name": n}} for n in sorted(offer - offered)])
+
+
+def _offered(start: set[str], messages: list[dict]) -> set[str]:
+    """The tools on offer after a (resumed) history: the start, then every change it announced."""
+    offered = set(start)
+    for message in messages:
+        if message.get("role") == "system" and isinstance(message.get("content"), list):
+            for block in message["content"]:
+                name = (block.get("tool") or {}).get("name")
+                if block.get("type") == "tool_addition":
+                    offered.add(name)
+                elif block.get("type") == "tool_removal":
+                    offered.discard(name)
+    return offered
 
 
 def _describe(error: anthropic.APIError) -> str:

@@ -1,15 +1,25 @@
 """One call's context: the durable history, the ephemeral batch, and how they are laid out.
 
 The history is what the run remembers; the batch is what this one call needs right now (the plan
-position, the budget, a note) and is thrown away after the call. The batch goes at the *tail*,
-after everything the previous call sent, so the provider's prompt cache can serve the whole history
-from the last call's entry. Two consequences of the caching rules shape the layout:
+position, the budget, a note): the model reads it on its own call only. The batch goes at the
+*tail*, after everything the previous call sent, so the provider's prompt cache can serve the whole
+history from the last call's entry, and the cache breakpoint goes on the last *durable* block (an
+entry is the prefix ending at its breakpoint: one that ends in a batch is never read again).
 
-1. The cache breakpoint goes on the last *durable* block. An entry is the prefix ending at its
-   breakpoint; a breakpoint on the batch writes an entry no later call repeats, so nothing is read.
-2. Models of the 4.6 generation and later reject a request that ends in an assistant message, so
-   there the batch rides as extra blocks at the end of the final user turn, in this call's *copy*
-   of that turn. Older models take it as a trailing assistant message in the first person.
+Two generations of the same idea, chosen from the model's facts (``layout_for``):
+
+- ``turn_scoped_layout`` (the current models, 2026): the batch is one ``role: "system"`` message
+  with ``clear_at: "next_user_message"`` after the last user turn. The API shows it on this call
+  only and keeps it on the wire; it joins the durable history with its turn and is resent verbatim
+  for ever (cleared: no tokens). Every request is then an append-only extension of the one before,
+  which is what preserved thinking checks. Tool availability changes by ``tool_addition`` /
+  ``tool_removal`` in a plain system message, with ``tools`` untouched.
+- ``tail_layout`` (models without system messages: 4.x, Sonnet 5, local servers; 2025): the batch
+  rides as extra blocks at the end of the final user turn, in this call's *copy* of that turn, and
+  is gone on the next call. On a model that binds thinking to its prefix that removal is an edit:
+  never use it there. Older models that accept a trailing assistant message take the batch as one.
+
+``first_edit`` says where a request is not an append-only extension of the previous one.
 """
 
 from __future__ import annotations
@@ -20,7 +30,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..provider.models import LOOKBACK_BLOCKS
+from ..provider.models import CLEAR_AT_BETA, INLINE_TOOLS_BETA, LOOKBACK_BLOCKS, ModelSpec
 from .messages import text_block
 
 
@@ -75,6 +85,7 @@ class CallParts:
     prefill_ok: bool = False  # may the request end in an assistant message?
     previous_durable_len: int | None = None  # history length at the previous call
     tool_choice: dict | None = None
+    tool_changes: list[dict] = field(default_factory=list)  # tool_addition / tool_removal blocks for this call
 
 
 def with_breakpoints(durable: list[dict], previous_len: int | None = None) -> list[dict]:
@@ -126,6 +137,140 @@ def request_for(parts: CallParts, messages: list[dict], system: list[dict]) -> d
 
 
 def tail_layout(parts: CallParts) -> dict[str, Any]:
-    """The layout this runtime uses: breakpoints on durable blocks, the batch after them."""
+    """The 2025 layout: breakpoints on durable blocks, the batch after them in the call's copy of
+    the last user turn (or as a trailing assistant message where prefill is accepted)."""
     messages = append_batch(with_breakpoints(parts.durable, parts.previous_durable_len), parts.batch, parts.prefill_ok)
     return request_for(parts, messages, system_with_breakpoint(parts.system))
+
+
+def batch_entry(batch: list[Injection]) -> dict:
+    """The call's batch as the provider's own ephemeral entry: shown on this call only, kept on the
+    wire, free once cleared. The same markers and text as the 2025 batch."""
+    return {"role": "system", "clear_at": "next_user_message", "content": [i.block() for i in batch]}
+
+
+def turn_scoped_layout(parts: CallParts) -> dict[str, Any]:
+    """The 2026 layout: breakpoints on durable blocks; after them, this call's tool changes (a plain
+    system message: they must last) and its batch (a turn-scoped system message). Both join the
+    durable history with the turn (``appended_entries``), so the next request only appends."""
+    messages = with_breakpoints(parts.durable, parts.previous_durable_len)
+    betas = []
+    if parts.tool_changes:
+        messages = [*messages, {"role": "system", "content": list(parts.tool_changes)}]
+        betas.append(INLINE_TOOLS_BETA)
+    if parts.batch:
+        messages = [*messages, batch_entry(parts.batch)]
+        betas.append(CLEAR_AT_BETA)
+    request = request_for(parts, messages, system_with_breakpoint(parts.system))
+    if betas:
+        request["betas"] = betas
+    return request
+
+
+def appended_entries(request: dict[str, Any], durable_len: int) -> list[dict]:
+    """The system messages a request carries after the durable history: on the wire for good, so they
+    join the history with the turn they belong to. (A 2025 batch is inside a copied user turn or a
+    trailing assistant message: never durable.)"""
+    return [m for m in request["messages"][durable_len:] if m.get("role") == "system"]
+
+
+def layout_for(spec: ModelSpec) -> tuple[Any, str]:
+    """The layout a model's facts call for, and why."""
+    if spec.system_messages == "yes":
+        return turn_scoped_layout, (f"{spec.id} accepts turn-scoped system messages, so the batch is one, appended with "
+                                    "its turn: every request only appends to the last one")
+    if spec.prefix_check != "none":  # no such model today; if one comes, the 2025 layout would break it
+        raise ValueError(f"{spec.id} binds thinking to its prefix but takes no system messages: no layout fits")
+    why = "does not accept mid-conversation system messages" if spec.known else "is not in the model table"
+    return tail_layout, f"{spec.id} {why}, so the batch rides at the end of the last user turn of each call's copy"
+
+
+def batch_of(request: dict[str, Any]) -> list[dict]:
+    """This call's batch in a request, wherever the layout put it: the turn-scoped system entry at
+    the end (2026), a trailing assistant message (2025, prefill), or the marked blocks at the end of
+    the last user turn (2025)."""
+    messages = request.get("messages") or []
+    if not messages:
+        return []
+    last = messages[-1]
+    content = last.get("content") if isinstance(last.get("content"), list) else []
+    if last.get("role") == "system":
+        blocks: list[dict] = []
+        for message in reversed(messages):  # the trailing system messages: this call's, not the cleared ones
+            if message.get("role") != "system":
+                break
+            if message.get("clear_at") == "next_user_message":
+                blocks = [*(message.get("content") or []), *blocks]
+        return blocks
+    tail = []
+    for block in reversed(content):
+        if not injected_source(block):
+            break
+        tail.append(block)
+    return tail[::-1]
+
+
+def first_edit(previous: dict[str, Any], current: dict[str, Any]) -> str | None:
+    """Where ``current`` stops being an append-only extension of ``previous`` (None: it is one).
+
+    What the prefix check of preserved thinking compares: ``system``, the non-deferred ``tools``,
+    and every earlier message, by value; ``cache_control`` markers are not content. Thinking blocks
+    may be left out at the start, at the end, or all of them, never in the middle."""
+    for key in ("system", "tools"):
+        if _values(previous.get(key), key) != _values(current.get(key), key):
+            return f"{key}: changed since the previous request"
+    before, after = previous.get("messages", []), current.get("messages", [])
+    if len(after) < len(before):
+        return f"messages: {len(before) - len(after)} message(s) of the previous request are missing"
+    for i, (old, new) in enumerate(zip(before, after)):
+        if _values(old, "message") != _values(new, "message"):
+            if _values(_without_thinking(old), "m") == _values(_without_thinking(new), "m"):
+                continue  # only thinking blocks left out: checked below
+            return f"messages.{i}: edited (an earlier {old.get('role')} message is not sent as it was)"
+    return _thinking_gap(before, after)
+
+
+def _values(value: Any, key: str) -> Any:
+    if key == "tools" and isinstance(value, list):
+        value = [t for t in value if not (isinstance(t, dict) and t.get("defer_loading"))]
+    if isinstance(value, str) and key in ("system", "message"):
+        value = [{"type": "text", "text": value}]
+    return _strip(value)
+
+
+def _strip(value: Any) -> Any:
+    if isinstance(value, dict):
+        out = {k: _strip(v) for k, v in value.items() if k != "cache_control"}
+        if isinstance(out.get("content"), str) and "role" in out:
+            out["content"] = [{"type": "text", "text": out["content"]}]
+        return out
+    if isinstance(value, list):
+        return [_strip(v) for v in value]
+    return value
+
+
+def _without_thinking(message: dict) -> dict:
+    content = message.get("content")
+    if not isinstance(content, list):
+        return message
+    return {**message, "content": [b for b in content if b.get("type") not in ("thinking", "redacted_thinking")]}
+
+
+def _thinking_gap(before: list[dict], after: list[dict]) -> str | None:
+    """A thinking block left out between two that were kept breaks the chain [PT]."""
+    kept = []
+    for i, message in enumerate(before):
+        if not isinstance(message.get("content"), list):
+            continue
+        now = after[i].get("content") if isinstance(after[i].get("content"), list) else []
+        signatures = {b.get("signature") for b in now if isinstance(b, dict)}
+        for j, block in enumerate(message["content"]):
+            if isinstance(block, dict) and block.get("type") in ("thinking", "redacted_thinking"):
+                kept.append((f"messages.{i}.content.{j}", block.get("signature") in signatures))
+    flags = [k for _, k in kept]
+    if True in flags:
+        first, last = flags.index(True), len(flags) - 1 - flags[::-1].index(True)
+        gap = next((where for (where, k) in kept[first:last + 1] if not k), None)
+        if gap:
+            return f"{gap}: a thinking block left out between two that were kept"
+    return None

@@ -51,9 +51,9 @@ class PromptCache:
 
     def apply(self, prompt: Prompt, min_tokens: int, now: float) -> CacheOutcome:
         """Bill ``prompt`` against the cache, then store what it writes."""
-        hit = -1  # position of the longest prefix read from cache
+        hit = -1  # pragma: no mutate (the position of the longest prefix read from cache; any negative: none)
         for pos, _ttl in prompt.breakpoints:
-            for back in range(pos, max(pos - LOOKBACK_BLOCKS, -1), -1):
+            for back in range(pos, max(pos - LOOKBACK_BLOCKS, -1), -1):  # pragma: no mutate (-1 or -2: position -1 never hits)
                 if self._alive(prompt.digests[back], now):
                     hit = max(hit, back)
                     break
@@ -65,15 +65,16 @@ class PromptCache:
         for pos, ttl in prompt.breakpoints:
             if prompt.prefix_tokens(pos) < min_tokens:
                 continue  # too short to cache: processed as plain input, no error
-            if pos > cached_upto:
+            if pos > cached_upto:  # pragma: no mutate (>= writes 0 more tokens: the same)
                 written[ttl] += prompt.prefix_tokens(pos) - prompt.prefix_tokens(cached_upto)
                 cached_upto = pos
+            # Writing a prefix that is already stored keeps the longer of its two lifetimes.
             old = self._expires.get(prompt.digests[pos])
-            keep = max(ttl, old[1] if old and old[0] > now else 0)
+            keep = old[1] if old is not None and old[0] > now and old[1] > ttl else ttl
             pending[prompt.digests[pos]] = (now + keep, keep)
 
-        if len(self._expires) > 4096:
-            self._expires = {d: e for d, e in self._expires.items() if e[0] > now}
+        if len(self._expires) > 4096:  # pragma: no mutate (housekeeping: dropping expired entries changes nothing)
+            self._expires = {d: e for d, e in self._expires.items() if e[0] > now}  # pragma: no mutate
         read = prompt.prefix_tokens(hit)
         return CacheOutcome(
             read=read,

@@ -25,11 +25,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..provider.models import COMPACT_ON_DEMAND_BETA as ON_DEMAND_BETA, COMPACT_THRESHOLD_BETA as THRESHOLD_BETA
 from . import binding
 from .errors import bad_request
-
-THRESHOLD_BETA = "compact-2026-01-12"
-ON_DEMAND_BETA = "compact-2026-09-04"
 EDIT = "compact_20260112"
 DEFAULT_TRIGGER, MIN_TRIGGER = 150_000, 50_000
 BLOCK_FIELDS = {"type", "content", "encrypted_content", "signature", "tool_changes", "cache_control"}

@@ -26,10 +26,9 @@ from __future__ import annotations
 import copy
 from typing import Callable
 
-from ..provider.models import ModelSpec
+from ..provider.models import CONTEXT_EDITING_BETA as BETA, ModelSpec  # noqa: F401  (BETA: read by the pipeline)
 from .errors import bad_request
 
-BETA = "context-management-2025-06-27"
 PLACEHOLDER = "[This tool result was cleared to save context.]"
 CLEARED_INPUT: dict = {}
 

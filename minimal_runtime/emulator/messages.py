@@ -21,7 +21,7 @@ from .policies import Turn
 from .prompt import Prompt, Render, flatten, render_block
 from .system_messages import CLEAR_AT_BETA, is_turn_scoped, last_user_index, tools_in_effect
 from .tokens import CHARS_PER_TOKEN, estimate_tokens
-from .validate import BINDING_BETA, validate
+from .validate import BINDING_BETA, validate  # noqa: F401  (BINDING_BETA: read by the emulator)
 
 if TYPE_CHECKING:
     from . import Emulator

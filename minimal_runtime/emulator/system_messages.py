@@ -24,13 +24,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..provider.models import ModelSpec
+from ..provider.models import CLEAR_AT_BETA, INLINE_TOOLS_BETA, OUTPUT_CONFIG_BETA, TOOL_CHANGES_BETA, ModelSpec
 from .errors import ApiError, bad_request
-
-CLEAR_AT_BETA = "mid-conversation-system-clear-at-2026-08-21"
-INLINE_TOOLS_BETA = "inline-tools-2026-09-15"
-TOOL_CHANGES_BETA = "mid-conversation-tool-changes-2026-07-01"
-OUTPUT_CONFIG_BETA = "mid-conversation-output-config-2026-07-01"
 CHANGE_TYPES = ("tool_addition", "tool_removal")
 
 

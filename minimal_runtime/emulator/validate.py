@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..provider.models import ModelSpec
+from ..provider.models import BINDING_BETA, TASK_BUDGET_BETA, ModelSpec
 from . import system_messages
 from .errors import bad_request
 
@@ -20,8 +20,6 @@ BLOCK_TYPES = {
     "assistant": {"text", "tool_use", "thinking", "redacted_thinking", "server_tool_use", "web_search_tool_result",
                   "compaction"},
 }
-BINDING_BETA = "thinking-binding-controls-2026-08-01"
-TASK_BUDGET_BETA = "task-budgets-2026-03-13"
 MIN_TASK_BUDGET = 20_000
 EFFORTS = ("low", "medium", "high", "xhigh", "max")
 

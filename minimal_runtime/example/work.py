@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from ..core.context import injected_source
+from ..core.context import batch_of, injected_source
 from ..emulator.policies import Turn, text, tool_use
 from .web import COMPETITORS
 
@@ -45,9 +45,7 @@ def act(thought: str, name: str, **inputs) -> Turn:
 
 def batch(request: dict) -> dict[str, str]:
     """This call's injected notes as the model sees them at the tail of the prompt: {source: text}."""
-    last = request["messages"][-1]["content"]
-    return {injected_source(b): b["text"].split("\n", 1)[-1] for b in (last if isinstance(last, list) else [])
-            if injected_source(b)}
+    return {injected_source(b): b["text"].split("\n", 1)[-1] for b in batch_of(request) if injected_source(b)}
 
 
 class PolicyError(RuntimeError):

@@ -36,6 +36,17 @@ LOOKBACK_BLOCKS = 20  # a read walks back at most 20 block positions from a brea
 TTL_SECONDS = {"5m": 300, "1h": 3600}  # default 5 minutes; "ttl": "1h" option
 CACHE_WRITE_5M, CACHE_WRITE_1H, CACHE_READ = 1.25, 2.0, 0.10  # the usual multipliers on base input [pricing]
 
+# The anthropic-beta values of the 2026 features (API-2026.md): one place, read by the runtime and the emulator.
+CLEAR_AT_BETA = "mid-conversation-system-clear-at-2026-08-21"  # [MCSM] turn-scoped system messages
+INLINE_TOOLS_BETA = "inline-tools-2026-09-15"  # [MCSM] tool_addition / tool_removal, by reference or value
+TOOL_CHANGES_BETA = "mid-conversation-tool-changes-2026-07-01"  # [MCSM] the same, by reference only
+OUTPUT_CONFIG_BETA = "mid-conversation-output-config-2026-07-01"  # [MCSM] per-message effort
+BINDING_BETA = "thinking-binding-controls-2026-08-01"  # [PT] block_binding, input_transformations
+CONTEXT_EDITING_BETA = "context-management-2025-06-27"  # [CE]
+COMPACT_THRESHOLD_BETA = "compact-2026-01-12"  # [CT]
+COMPACT_ON_DEMAND_BETA = "compact-2026-09-04"  # [COD]
+TASK_BUDGET_BETA = "task-budgets-2026-03-13"  # [TB]
+
 # [PT] "enforced by default for accounts created on or after 2026-08-31 00:00 UTC"
 PREFIX_CHECK_ACCOUNTS_FROM = datetime(2026, 8, 31, tzinfo=timezone.utc)
 
