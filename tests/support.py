@@ -7,7 +7,15 @@ from pathlib import Path
 
 from minimal_runtime.example import TASK, long_agent as _long_agent, pricing_agent as _pricing_agent
 
-__all__ = ["TASK", "pricing_agent", "long_agent"]
+__all__ = ["TASK", "pricing_agent", "long_agent", "progress_hooks"]
+
+
+def progress_hooks():
+    """A PRE_LLM_CALL hook that injects a per-call note, so every call has a batch."""
+    from minimal_runtime.core.hooks import HookRegistry, Point
+    hooks = HookRegistry()
+    hooks.register(Point.PRE_LLM_CALL, lambda e: e.agent.inject_ephemeral("progress", f"I have made {len(e.agent.calls)} calls."))
+    return hooks
 
 
 def pricing_agent(tmp_path: Path, policy=None, model: str = "claude-sonnet-4-6", **kwargs):

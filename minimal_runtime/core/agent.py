@@ -184,8 +184,7 @@ class Agent:
         self._previous_len = len(self.messages)
 
         record = CallRecord.from_usage(response.usage, self.model)
-        self.calls.append(record)
-        self.store.append_call(record)
+        self.calls.append(record)  # in memory now, for hooks; in the store with its turn, below
         self.last_request = request
         self.hooks.run(Point.POST_LLM_CALL, HookEvent(Point.POST_LLM_CALL, self, request=request, response=response))
 
@@ -196,11 +195,10 @@ class Agent:
         self._offered = offer
         calls = tool_uses(reply)
         if not calls:
-            if reply["content"]:
-                self._append([*entries, reply])
+            self._append([*entries, reply] if reply["content"] else [], record)
             return RunResult(status="done", final_text=text_of(reply) if reply["content"] else "")
         results = [self._run_tool(call) for call in calls]
-        self._append([*entries, reply, {"role": "user", "content": results}])
+        self._append([*entries, reply, {"role": "user", "content": results}], record)
         finals = [r for c, r in zip(calls, results) if self.toolbox.is_final(c, r)]
         if finals:  # a final tool (an executor's report) ends the run with its output as the result
             return RunResult(status="done", final_text=finals[0]["content"])
@@ -234,9 +232,9 @@ class Agent:
         self.messages = list(messages)
         self._previous_len = None  # the old prefix is gone: nothing to mark
 
-    def _append(self, turn: list[dict]) -> None:
-        """Append one completed turn to the history, and to the store first."""
-        self.store.append_turn(turn)
+    def _append(self, turn: list[dict], call: CallRecord | None = None) -> None:
+        """Append one completed turn (and the call that made it) to the history, and to the store first."""
+        self.store.append_turn(turn, call)
         self.messages.extend(turn)
 
     def _finish(self, result: RunResult) -> RunResult:

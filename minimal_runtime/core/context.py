@@ -154,16 +154,13 @@ def turn_scoped_layout(parts: CallParts) -> dict[str, Any]:
     system message: they must last) and its batch (a turn-scoped system message). Both join the
     durable history with the turn (``appended_entries``), so the next request only appends."""
     messages = with_breakpoints(parts.durable, parts.previous_durable_len)
-    betas = []
     if parts.tool_changes:
         messages = [*messages, {"role": "system", "content": list(parts.tool_changes)}]
-        betas.append(INLINE_TOOLS_BETA)
     if parts.batch:
         messages = [*messages, batch_entry(parts.batch)]
-        betas.append(CLEAR_AT_BETA)
     request = request_for(parts, messages, system_with_breakpoint(parts.system))
-    if betas:
-        request["betas"] = betas
+    # Always both: the history keeps every earlier entry, and each needs its beta on every request.
+    request["betas"] = [CLEAR_AT_BETA, INLINE_TOOLS_BETA]
     return request
 
 

@@ -43,12 +43,13 @@ class _Events:
     def _events(self) -> list[dict[str, Any]]:
         raise NotImplementedError
 
-    def append_turn(self, messages: list[dict]) -> None:
-        """A completed turn: the messages it adds to the history, all or nothing."""
-        self._write({"type": "turn", "messages": messages})
-
-    def append_call(self, record: CallRecord) -> None:
-        self._write({"type": "call", **record.model_dump()})
+    def append_turn(self, messages: list[dict], call: CallRecord | None = None) -> None:
+        """A completed turn: the messages it adds to the history and the record of the call that
+        produced it, in one line: a kill can never leave one without the other."""
+        event: dict[str, Any] = {"type": "turn", "messages": messages}
+        if call is not None:
+            event["call"] = call.model_dump()
+        self._write(event)
 
     def append_tool_output(self, tool_use_id: str, raw: str) -> None:
         self._write({"type": "tool_output", "tool_use_id": tool_use_id, "raw": raw})
@@ -69,8 +70,8 @@ class _Events:
             kind = event.pop("type")
             if kind == "turn":
                 run.messages.extend(event["messages"])
-            elif kind == "call":
-                run.calls.append(CallRecord(**event))
+                if "call" in event:
+                    run.calls.append(CallRecord(**event["call"]))
             elif kind == "tool_output":
                 run.tool_outputs[event["tool_use_id"]] = event["raw"]
             elif kind == "compaction":
