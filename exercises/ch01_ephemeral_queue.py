@@ -1,17 +1,19 @@
-"""Chapter 01 exercise: the ephemeral queue and the call assembly.
+"""Chapter 01 exercise: the ephemeral queue, the call assembly in both generations, and the check
+that tells them apart.
 
 The agent keeps two lists. ``messages`` is the durable history. The *batch* is what hooks inject
-for the next call only. Fill in the queue and the function that puts the batch at the tail of the
-call's messages. Test with ``pytest tests/ch01_ephemeral_queue --impl exercises``.
+for the next call only. Fill in the queue, the two ways a batch reaches the model, and the
+append-only check. Test with ``.venv/bin/pytest tests/ch01_ephemeral_queue --impl exercises``.
 """
 
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 from minimal_runtime.core.context import Injection  # a source and a text; .block() gives the marked text block
 
-__all__ = ["EphemeralQueue", "Injection", "append_batch"]
+__all__ = ["EphemeralQueue", "Injection", "append_batch", "batch_entry", "first_edit"]
 
 
 class EphemeralQueue:
@@ -34,8 +36,8 @@ class EphemeralQueue:
 
 
 def append_batch(messages: list[dict], batch: list[Injection], prefill_ok: bool) -> list[dict]:
-    """Return the call's messages: ``messages`` followed by the batch. Never modify ``messages``
-    or any message in it (they are the durable history).
+    """The 2025 generation. Return the call's messages: ``messages`` followed by the batch. Never
+    modify ``messages`` or any message in it (they are the durable history).
 
     - an empty batch changes nothing;
     - ``prefill_ok``: the batch is one extra assistant message whose content is the batch's blocks;
@@ -43,3 +45,27 @@ def append_batch(messages: list[dict], batch: list[Injection], prefill_ok: bool)
       to the end of a *copy* of the final user message.
     """
     raise NotImplementedError("ch01: append_batch")
+
+
+def batch_entry(batch: list[Injection]) -> dict:
+    """The 2026 generation: the batch as one turn-scoped system message, ``{"role": "system",
+    "clear_at": "next_user_message", "content": [...]}`` with the batch's blocks, in order. The API
+    shows it on its own call only; the agent keeps it in the history and resends it unchanged."""
+    raise NotImplementedError("ch01: batch_entry")
+
+
+def first_edit(previous: dict[str, Any], current: dict[str, Any]) -> str | None:
+    """Where the request ``current`` stops being an append-only extension of ``previous`` (both are
+    request dicts with ``system``, ``tools`` and ``messages``), or None when it is one.
+
+    - ``system`` (a string or text blocks) and ``tools`` must be equal; a tool with
+      ``"defer_loading": True`` present only in ``current`` is not a change. Answer
+      ``"system: changed since the previous request"`` (or ``"tools: ..."``, same wording);
+    - every message of ``previous`` must be in ``current`` at the same index, equal in value:
+      ``cache_control`` keys do not count, string content equals one text block with that text.
+      Answer ``"messages.<i>: ..."`` for the first that differs, or ``"messages: ..."`` if
+      ``current`` has fewer messages;
+    - a message that differs only by ``thinking`` blocks left out is not an edit here (the runtime's
+      own check also rejects a gap in the middle; that part is not asked of you).
+    """
+    raise NotImplementedError("ch01: first_edit")

@@ -15,7 +15,10 @@ import anthropic
 
 from ..emulator import Emulator
 
-DEFAULT_MODEL = os.environ.get("COURSE_MODEL", "claude-sonnet-4-6")
+# A current model (Nov 2026): it binds thinking to its prefix, so the runtime lays the batch out as a
+# turn-scoped system message. COURSE_MODEL picks another (a model of the previous generation gets
+# the 2025 layout; see minimal_runtime.core.context.layout_for).
+DEFAULT_MODEL = os.environ.get("COURSE_MODEL", "claude-sonnet-5-5")
 
 
 def online_requested() -> bool:

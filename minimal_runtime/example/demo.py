@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 
 from ..core.agent import Agent
-from ..core.context import injected_source
+from ..core.context import batch_of, injected_source
 from ..core.hooks import HookEvent, HookRegistry, Point
 from . import TASK, LongRunPolicy, SimulatedResearcher, Workspace, pricing_agent
 from .backend import DEFAULT_MODEL
@@ -48,6 +48,8 @@ def run_demo(turns: int | None = None, out=sys.stdout) -> Agent:
     server = os.environ.get("ANTHROPIC_BASE_URL", "https://api.anthropic.com")
     backend = f"the Messages API at {server}" if online else "the offline emulator, SIMULATED policy"
     print(f"model {DEFAULT_MODEL} via {backend}; workspace {workspace.root}", file=out)
+    name = getattr(agent.layout, "__name__", type(agent.layout).__name__)
+    print(f"layout {name}: {agent.layout_reason}", file=out)
     print(f"{'call':>4}  {'injected':<10} {'cache read':>10} {'write':>7} {'uncached':>8} {'cost':>9}  action", file=out)
 
     def show(event: HookEvent) -> None:
@@ -59,8 +61,7 @@ def run_demo(turns: int | None = None, out=sys.stdout) -> Agent:
             if out.isatty():
                 print(f"\r  ... call {n}/{turns}", end="", file=out, flush=True)
             return
-        tail = event.request["messages"][-1]["content"]
-        batch = [b for b in tail if injected_source(b)]
+        batch = [b for b in batch_of(event.request) if injected_source(b)]
         sources = ",".join(injected_source(b) for b in batch) or "-"
         print(f"\r{n:>4}  {sources:<10} {u.cache_read_input_tokens:>10,} {u.cache_creation_input_tokens:>7,} "
               f"{u.input_tokens:>8,} {u.cost:>9.5f}  {action}", file=out)

@@ -73,3 +73,56 @@ def test_a_run_on_a_prefill_model_keeps_injections_out_of_the_history(impl, tmp_
     agent, emu = _agent_with(impl, tmp_path, model="claude-opus-4-5")
     assert agent.run(TASK).status == "done"
     assert "SECRET-PLAN" not in dumps(agent.messages)
+
+
+def test_the_batch_entry_is_a_turn_scoped_system_message(impl):
+    batch = [impl.Injection(source="plan", text="I am on phase 1."), impl.Injection(source="budget", text="fine")]
+    assert impl.batch_entry(batch) == {"role": "system", "clear_at": "next_user_message", "content": [
+        {"type": "text", "text": "<!-- plan -->\nI am on phase 1."}, {"type": "text", "text": "<!-- budget -->\nfine"}]}
+
+
+def test_a_run_on_a_current_model_keeps_every_batch_on_the_wire_and_passes_the_prefix_check(impl, tmp_path):
+    from minimal_runtime.core.context import turn_scoped_layout
+
+    def layout(parts):  # the runtime's layout with the chapter's batch entry
+        request = turn_scoped_layout(type(parts)(**{**parts.__dict__, "batch": []}))
+        if parts.batch:
+            request["messages"] = [*request["messages"], impl.batch_entry(parts.batch)]
+        return request
+    hooks = HookRegistry()
+    hooks.register(Point.PRE_LLM_CALL, lambda e: e.agent.inject_ephemeral("plan", f"PLAN call {len(e.agent.calls)}"))
+    agent, _, _ = pricing_agent(tmp_path, model="claude-sonnet-5-5", hooks=hooks, layout=layout,
+                                ephemeral=impl.EphemeralQueue())
+    assert agent.run(TASK).status == "done"
+    entries = [m for m in agent.messages if m["role"] == "system"]
+    assert len(entries) == len(agent.calls) and all(m["clear_at"] == "next_user_message" for m in entries)
+
+
+REQUEST = {"system": [{"type": "text", "text": "s"}], "tools": [{"name": "fetch"}],
+           "messages": [{"role": "user", "content": "task"},
+                        {"role": "assistant", "content": [{"type": "thinking", "thinking": "", "signature": "x"},
+                                                          {"type": "text", "text": "ok"}]},
+                        {"role": "user", "content": [{"type": "text", "text": "more"}]}]}
+
+
+def test_first_edit_accepts_appending_and_moved_markers(impl):
+    grown = {**REQUEST, "messages": [*REQUEST["messages"], {"role": "assistant", "content": "a"},
+                                     {"role": "user", "content": "b"}]}
+    assert impl.first_edit(REQUEST, grown) is None
+    marked = {**grown, "messages": [{"role": "user", "content": [{"type": "text", "text": "task",
+                                                                  "cache_control": {"type": "ephemeral"}}]},
+                                    *grown["messages"][1:]]}
+    assert impl.first_edit(REQUEST, marked) is None
+    assert impl.first_edit(REQUEST, {**grown, "system": "s"}) is None
+    assert impl.first_edit(REQUEST, {**grown, "tools": [{"name": "fetch"}, {"name": "x", "defer_loading": True}]}) is None
+    thinking_gone = {**grown, "messages": [grown["messages"][0], {"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
+                                           *grown["messages"][2:]]}
+    assert impl.first_edit(REQUEST, thinking_gone) is None
+
+
+def test_first_edit_names_the_first_edit(impl):
+    assert impl.first_edit(REQUEST, {**REQUEST, "system": "other"}).startswith("system")
+    assert impl.first_edit(REQUEST, {**REQUEST, "tools": [{"name": "fetch"}, {"name": "x"}]}).startswith("tools")
+    removed_batch = {**REQUEST, "messages": [*REQUEST["messages"][:2], {"role": "user", "content": [{"type": "text", "text": "mo"}]}]}
+    assert impl.first_edit(REQUEST, removed_batch).startswith("messages.2")
+    assert impl.first_edit(REQUEST, {**REQUEST, "messages": REQUEST["messages"][:1]}).startswith("messages:")
