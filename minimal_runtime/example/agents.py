@@ -7,6 +7,7 @@ ignored and a real model does the work (see ``minimal_runtime.example.backend``)
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import Any, Callable
 
@@ -37,10 +38,10 @@ class SteppingClock:
 
 def pricing_agent(workdir: str | Path, *, policy: Callable | None = None, model: str = DEFAULT_MODEL,
                   online: bool | None = None, clock: Callable[[], float] | None = None, extra_tools: tuple = (),
-                  **agent_kwargs: Any) -> tuple[Agent, Emulator | None, list[str]]:
+                  account_created: date | None = None, **agent_kwargs: Any) -> tuple[Agent, Emulator | None, list[str]]:
     """The pricing-comparison agent: (agent, the emulator or None online, the user's outbox)."""
     client, emulator = make_client(policy or SimulatedResearcher(), model=model, online=online,
-                                   clock=clock or SteppingClock())
+                                   clock=clock or SteppingClock(), account_created=account_created)
     outbox: list[str] = []
     tools = [*pricing_tools(Workspace(Path(workdir) / "workspace"), outbox), *extra_tools]
     agent = Agent(client, model=model, system=SYSTEM, tools=tools, **agent_kwargs)

@@ -9,6 +9,7 @@ speaks the Messages API) and opt in with ``online=True`` or ``COURSE_BACKEND=api
 from __future__ import annotations
 
 import os
+from datetime import date
 from typing import Callable
 
 import anthropic
@@ -26,12 +27,16 @@ def online_requested() -> bool:
 
 
 def make_client(policy: Callable | None = None, *, model: str = DEFAULT_MODEL, online: bool | None = None,
-                clock: Callable[[], float] | None = None) -> tuple[anthropic.Anthropic, Emulator | None]:
-    """A client and, offline, the emulator behind it (for its per-call records and its clock)."""
+                clock: Callable[[], float] | None = None, account_created: date | None = None
+                ) -> tuple[anthropic.Anthropic, Emulator | None]:
+    """A client and, offline, the emulator behind it (for its per-call records and its clock).
+    ``account_created`` sets the emulated account's age (it decides whether the prefix check of
+    preserved thinking is enforced); online, the real account is what it is."""
     online = online_requested() if online is None else online
     if online:
         if not os.environ.get("ANTHROPIC_API_KEY"):
             raise RuntimeError("online backend requested but ANTHROPIC_API_KEY is not set")
         return anthropic.Anthropic(), None
-    emulator = Emulator(model=model, policy=policy, **({"clock": clock} if clock else {}))
+    options = {**({"clock": clock} if clock else {}), **({"account_created": account_created} if account_created else {})}
+    emulator = Emulator(model=model, policy=policy, **options)
     return emulator.client(), emulator

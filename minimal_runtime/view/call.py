@@ -18,10 +18,11 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.context import injected_source
+from ..core.context import batch_of
 from ..provider.cost import CallRecord
 
-COLOURS = {"cache read": "#c8e6c9", "cache write": "#fff9c4", "uncached": "#eeeeee", "batch": "#ffe0b2"}
+COLOURS = {"cache read": "#c8e6c9", "cache write": "#fff9c4", "uncached": "#eeeeee", "batch": "#ffe0b2",
+           "cleared": "#ffffff"}
 
 
 @dataclass
@@ -31,32 +32,36 @@ class CallView:
 
     @property
     def batch_size(self) -> int:
-        return sum(1 for _, block, _ in self._blocks() if injected_source(block))
+        return len(batch_of(self.request))
 
-    def _blocks(self) -> list[tuple[str, dict, str]]:
-        out = [(f"tools.{i}", tool, tool.get("name", "")) for i, tool in enumerate(self.request.get("tools") or [])]
-        out += [(f"system.{i}", b, b.get("text", "")) for i, b in enumerate(self.request.get("system") or [])]
-        for m, msg in enumerate(self.request["messages"]):
+    def _blocks(self) -> list[tuple[str, dict, str, str | None]]:
+        """(where, block, preview, fixed region) in prompt order. The batch is found by its place
+        (``batch_of``), never by its text; a turn-scoped entry of an earlier call is cleared."""
+        out = [(f"tools.{i}", tool, tool.get("name", ""), None) for i, tool in enumerate(self.request.get("tools") or [])]
+        out += [(f"system.{i}", b, b.get("text", ""), None) for i, b in enumerate(self.request.get("system") or [])]
+        messages = self.request["messages"]
+        batch = {id(b) for b in batch_of(self.request)}
+        last_user = max((i for i, m in enumerate(messages) if m["role"] == "user"), default=-1)
+        for m, msg in enumerate(messages):
             content = msg["content"] if isinstance(msg["content"], list) else [{"type": "text", "text": msg["content"]}]
+            cleared = msg["role"] == "system" and msg.get("clear_at") == "next_user_message" and m < last_user
             for i, block in enumerate(content):
-                preview = block.get("text") or block.get("content") or json.dumps(block.get("input", ""))
-                out.append((f"messages.{m}.{i} {msg['role']} {block.get('type')}", block, str(preview)))
+                preview = block.get("text") or block.get("content") or block.get("thinking") or json.dumps(block.get("input", ""))
+                region = "batch" if id(block) in batch else "cleared" if cleared else None
+                out.append((f"messages.{m}.{i} {msg['role']} {block.get('type')}", block, str(preview), region))
         return out
 
     def rows(self) -> list[tuple[str, str, str, bool]]:
         """(region, where, preview, has a breakpoint) for every block, in prompt order."""
         blocks = self._blocks()
-        weights = [len(json.dumps(b, ensure_ascii=False)) for _, b, _ in blocks]
+        weights = [0 if fixed == "cleared" else len(json.dumps(b, ensure_ascii=False)) for _, b, _, fixed in blocks]
         scale = self.usage.prompt_tokens / max(1, sum(weights))
         read, written = self.usage.cache_read_input_tokens, self.usage.cache_creation_input_tokens
         out, seen = [], 0.0
-        for (where, block, preview), weight in zip(blocks, weights):
+        for (where, block, preview, fixed), weight in zip(blocks, weights):
             middle = seen + weight * scale / 2
             seen += weight * scale
-            if injected_source(block):
-                region = "batch"
-            else:
-                region = "cache read" if middle <= read else "cache write" if middle <= read + written else "uncached"
+            region = fixed or ("cache read" if middle <= read else "cache write" if middle <= read + written else "uncached")
             out.append((region, where, preview, "cache_control" in block))
         return out
 
