@@ -8,8 +8,10 @@ the replay tool prices them on recorded runs. Use ``tail_layout`` in real agents
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from typing import Any
 
+from ..core.protocols import Layout
 from ..core.context import CallParts, append_batch, request_for, system_with_breakpoint, tail_layout, with_breakpoints
 
 
@@ -62,7 +64,7 @@ class TimestampInSystemLayout:
 
     def __call__(self, parts: CallParts) -> dict[str, Any]:
         stamp = {"type": "text", "text": f"Current time: {self.clock():.0f} seconds since the start of the run."}
-        return tail_layout(CallParts(**{**parts.__dict__, "system": [stamp, *parts.system]}))
+        return tail_layout(replace(parts, system=[stamp, *parts.system]))
 
 
 class ShuffledJsonLayout:
@@ -82,31 +84,31 @@ class ShuffledJsonLayout:
     def __call__(self, parts: CallParts) -> dict[str, Any]:
         durable = [{**m, "content": [self._shuffle(b) for b in m["content"]]} if m["role"] == "assistant" else m
                    for m in parts.durable]
-        return tail_layout(CallParts(**{**parts.__dict__, "durable": durable}))
+        return tail_layout(replace(parts, durable=durable))
 
 
 class EditedToolsLayout:
-    """The tail layout, but the tool list is edited as the task moves through phases (a tool is
-    removed for ``phase_calls`` calls, then put back), instead of masking it."""
+    """A layout (the tail layout by default), but the tool list is edited as the task moves through
+    phases (a tool is removed for ``phase_calls`` calls, then put back), instead of masking it."""
 
-    def __init__(self, tool: str, phase_calls: int):
-        self.tool, self.phase_calls, self.calls = tool, phase_calls, 0
+    def __init__(self, tool: str, phase_calls: int, inner: Layout = tail_layout):
+        self.tool, self.phase_calls, self.inner, self.calls = tool, phase_calls, inner, 0
 
     def __call__(self, parts: CallParts) -> dict[str, Any]:
         self.calls += 1
         if (self.calls // self.phase_calls) % 2:
-            parts = CallParts(**{**parts.__dict__, "tools": [t for t in parts.tools if t["name"] != self.tool]})
-        return tail_layout(parts)
+            parts = replace(parts, tools=[t for t in parts.tools if t["name"] != self.tool])
+        return self.inner(parts)
 
 
 class ToolChoicePhasesLayout:
-    """The tail layout, masking by ``tool_choice``: it changes with each phase, and every change
-    invalidates the messages cache (tools and system stay cached)."""
+    """A layout (the tail layout by default), masking by ``tool_choice``: it changes with each
+    phase, and every change invalidates the messages cache (tools and system stay cached)."""
 
-    def __init__(self, tool: str, phase_calls: int):
-        self.tool, self.phase_calls, self.calls = tool, phase_calls, 0
+    def __init__(self, tool: str, phase_calls: int, inner: Layout = tail_layout):
+        self.tool, self.phase_calls, self.inner, self.calls = tool, phase_calls, inner, 0
 
     def __call__(self, parts: CallParts) -> dict[str, Any]:
         self.calls += 1
         choice = {"type": "tool", "name": self.tool} if (self.calls // self.phase_calls) % 2 else {"type": "auto"}
-        return tail_layout(CallParts(**{**parts.__dict__, "tool_choice": choice}))
+        return self.inner(replace(parts, tool_choice=choice))
