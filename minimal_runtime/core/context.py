@@ -207,6 +207,13 @@ def batch_of(request: dict[str, Any]) -> list[dict]:
     return tail[::-1]
 
 
+def rendered(messages: list[dict]) -> list[dict]:
+    """The messages the model reads: a turn-scoped entry that a later user message follows is
+    cleared (it stays on the wire, shows nothing, costs nothing)."""
+    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+    return [m for i, m in enumerate(messages) if not (i < last_user and m.get("clear_at") == "next_user_message")]
+
+
 def first_edit(previous: dict[str, Any], current: dict[str, Any]) -> str | None:
     """Where ``current`` stops being an append-only extension of ``previous`` (None: it is one).
 
