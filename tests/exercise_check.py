@@ -1,0 +1,77 @@
+"""The exercises, checked two ways (run by ``make test`` and ``make progress``, not by pytest).
+
+    python tests/exercise_check.py stubs      every chapter suite must fail, every test, on the stubs
+                                              *as committed* (a learner's solved exercise is not a stub)
+    python tests/exercise_check.py progress   how many tests of each chapter pass on your exercises/
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_suite(suite: Path, root: Path = ROOT) -> tuple[int, int]:
+    """(passed, failed) of one chapter suite against the ``exercises`` of the project at ``root``."""
+    env = {**os.environ, "COURSE_IMPL": "exercises"}
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rN", "-p", "no:xdist", "--impl", "exercises",
+                          str(suite.relative_to(ROOT))], cwd=root, env=env, capture_output=True, text=True
+                         ).stdout.strip().splitlines()
+    summary = out[-1] if out else ""
+    passed = int(m.group(1)) if (m := re.search(r"(\d+) passed", summary)) else 0
+    failed = int(m.group(1)) if (m := re.search(r"(\d+) failed", summary)) else 0
+    return passed, failed
+
+
+def pristine_exercises(into: Path) -> bool:
+    """Copy the committed exercises/ into ``into`` (False when this is not a git checkout)."""
+    names = subprocess.run(["git", "ls-files", "exercises"], cwd=ROOT, capture_output=True, text=True)
+    if names.returncode != 0 or not names.stdout.strip():
+        return False
+    for name in names.stdout.split():
+        blob = subprocess.run(["git", "show", f"HEAD:{name}"], cwd=ROOT, capture_output=True)
+        if blob.returncode != 0:
+            return False
+        (into / name).parent.mkdir(parents=True, exist_ok=True)
+        (into / name).write_bytes(blob.stdout)
+    return True
+
+
+def stubs() -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        # A copy of the project with the exercises as committed: the tests import from where they run.
+        copy = Path(tmp) / "project"
+        shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(".venv", ".git", "chapters", "mutants", "__pycache__"))
+        if pristine_exercises(copy):
+            print("checking the exercise stubs as committed (git HEAD)")
+        else:
+            print("not a git checkout: checking the exercises/ folder as it is")
+        bad = 0
+        for suite in SUITES:
+            passed, failed = run_suite(suite, copy)
+            verdict = "every test fails on the stubs" if failed and not passed else "SOME TESTS PASS ON THE STUBS"
+            print(f"{suite.relative_to(ROOT)}/: {verdict} ({failed} failed, {passed} passed)")
+            bad += bool(passed or not failed)
+        return 1 if bad else 0
+
+
+def progress() -> int:
+    print(f"{'chapter':<28} {'passing':>8}")
+    for suite in SUITES:
+        passed, failed = run_suite(suite)
+        mark = "done" if passed and not failed else ""
+        print(f"{suite.name:<28} {passed:>3} of {passed + failed:<3} {mark}")
+    return 0
+
+
+SUITES = [ROOT / s for s in sys.argv[2:]] or sorted(ROOT.glob("tests/ch*/"))  # the chapters to check
+
+if __name__ == "__main__":
+    sys.exit({"stubs": stubs, "progress": progress}[sys.argv[1]]())
