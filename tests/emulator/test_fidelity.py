@@ -310,3 +310,16 @@ def test_a_non_object_body_is_a_400_and_an_oversize_one_a_413_and_a_wrong_conten
     assert status == 413 and json.loads(payload)["error"]["type"] == "request_too_large"
     status, _, payload = emu.handle("POST", "/v1/messages", b"{}", {"content-type": "text/plain"})
     assert status == 400 and "content-type" in json.loads(payload)["error"]["message"]
+
+
+def test_a_tool_schema_with_its_keys_in_another_order_is_another_prefix():
+    """[caching; CD "non-deterministic schema JSON" is a tools_changed]: a schema's key order is content."""
+    emu, _ = make()
+    client = emu.client()
+    schema_a = {"type": "object", "properties": {"url": {"type": "string"}, "depth": {"type": "integer"}}}
+    schema_b = {"properties": {"depth": {"type": "integer"}, "url": {"type": "string"}}, "type": "object"}
+    tool = {"name": "fetch", "description": "Fetch a URL.", "input_schema": schema_a}
+    messages = with_breakpoint_on_last(conversation(3))
+    create(client, messages, tools=[tool])
+    assert create(client, messages, tools=[tool]).usage.cache_read_input_tokens > 0
+    assert create(client, messages, tools=[{**tool, "input_schema": schema_b}]).usage.cache_read_input_tokens == 0

@@ -138,6 +138,7 @@ def test_automatic_caching_skips_turn_scoped_messages_and_plain_ones_are_cacheab
             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"x{k}", "content": "r" * 400}]}]
     assert all(r > 0 for r in reads[1:]) and reads == sorted(reads)
     plain = send(client, [*history, note("kept " * 400, scoped=False)], cache_control={"type": "ephemeral"}).usage
+    assert plain.input_tokens == 0  # the plain system message itself is automatic caching's target
     again = send(client, [*history, note("kept " * 400, scoped=False)], cache_control={"type": "ephemeral"}).usage
     assert again.cache_read_input_tokens == plain.cache_read_input_tokens + plain.cache_creation_input_tokens
 

@@ -33,3 +33,18 @@ def test_images_inside_tool_results_count_by_pixels_too():
     remote = {"type": "image", "source": {"type": "url", "url": "https://example.test/a.png"}}
     block = {"type": "tool_result", "tool_use_id": "t", "content": [{"type": "text", "text": "a screenshot"}, remote]}
     assert MAX_IMAGE_TOKENS < block_tokens(block, "rendered text is ignored for the image part") < MAX_IMAGE_TOKENS + 40
+
+
+def _png(width: int, height: int) -> dict:
+    import base64
+    raw = b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + b"IHDR" + struct.pack(">II", width, height) + b"\x08\x02\x00\x00\x00"
+    return {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": base64.b64encode(raw).decode()}}
+
+
+def test_images_scale_at_exactly_the_documented_limits():
+    """Vision guide: the long edge is scaled to at most 1,568 px, the area to at most ~1.15 megapixels,
+    then width x height / 750 tokens."""
+    assert image_tokens(_png(1568, 700)) == 1464  # at the edge limit: not scaled
+    assert image_tokens(_png(1569, 700)) == 1463  # one pixel over: scaled down
+    assert image_tokens(_png(1500, 1500)) == 1534  # over the area limit: scaled to 1.15 MP
+    assert image_tokens(_png(100, 75)) == 10
