@@ -34,6 +34,16 @@ class EphemeralQueue:
     def __len__(self) -> int:
         return len(self._items)
 
+    # Given (not the chapter's idea): what the runtime needs when a hook fails or a call fails.
+    def truncate(self, length: int) -> None:
+        with self._lock:
+            del self._items[length:]
+
+    def requeue(self, batch: list[Injection]) -> None:
+        with self._lock:
+            fresh = {i.source for i in self._items}
+            self._items = [i for i in batch if i.source not in fresh] + self._items
+
 
 def append_batch(messages: list[dict], batch: list[Injection], prefill_ok: bool) -> list[dict]:
     """The 2025 generation. Return the call's messages: ``messages`` followed by the batch. Never

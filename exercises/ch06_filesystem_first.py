@@ -8,6 +8,7 @@ characters. Nothing is lost: ``restore(path)`` gives back the very same string. 
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 __all__ = ["Offloader", "placeholder"]
@@ -29,8 +30,10 @@ class Offloader:
         self.threshold, self.head, self.tail = threshold, head, tail
 
     def path_for(self, tool_use_id: str) -> str:
-        safe = "".join(c for c in tool_use_id if c.isalnum() or c in "_-") or "result"
-        return f"{OBSERVATIONS}/{safe}.txt"
+        """Given: a file name per tool call, readable, short and collision-free."""
+        safe = "".join(c for c in tool_use_id if c.isalnum() or c in "_-")[:48] or "result"
+        digest = hashlib.sha256(tool_use_id.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+        return f"{OBSERVATIONS}/{safe}-{digest}.txt"
 
     def __call__(self, tool_use: dict, result: dict) -> dict:
         """The tool_result block the history keeps: unchanged when its content is not a string or is

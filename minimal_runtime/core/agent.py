@@ -30,8 +30,9 @@ from ..provider.cost import CallRecord
 from ..provider.models import model_spec
 from .context import CallParts, EphemeralQueue, appended_entries, first_edit, layout_for
 from .hooks import HookEvent, HookRegistry, Point
-from .messages import assistant_message, text_block, text_of, tool_uses, user
+from .messages import assistant_message, printable, text_block, text_of, tool_uses, user
 from .protocols import Layout, Store, Tool, Tools
+from .steering import SteerTooLarge
 from .store import MemoryStore
 from .tools import ToolBox
 
@@ -108,6 +109,8 @@ class Agent:
         self.messages: list[dict] = saved.messages
         self.calls: list[CallRecord] = saved.calls
         self.edits: list[str] = []  # what check_append_only found
+        self._run_start = saved.run_start
+        self.last_batch: list = []  # the injections the last call carried
         self._offered = _offered({d["name"] for d in self.tool_definitions} - deferred, self.messages)
 
     @property
@@ -125,8 +128,16 @@ class Agent:
         self.ephemeral.inject(source, text)
 
     def steer(self, text: str) -> bool:
-        """Queue a user message for the durable history, applied before the next call.
-        Returns False when no run is active (the caller answers 409)."""
+        """Queue a user message for the durable history, applied before the next call. Returns
+        False when no run is active (the caller answers 409); raises ``SteerTooLarge`` for a message
+        that could never be sent with the history (it is never stored: it would break every call)."""
+        text = printable(text)
+        window = self.spec.context_window
+        if window is not None:
+            # About four characters a token: generous for prose, and this only has to catch the absurd.
+            needed = (self.calls[-1].prompt_tokens if self.calls else 0) + len(text) // 4
+            if needed > window:
+                raise SteerTooLarge(f"a steer of {len(text):,} characters would not fit the {window:,}-token window")
         with self._lock:
             if not self.active:
                 return False
@@ -142,22 +153,29 @@ class Agent:
             self.active = True
         try:
             if task is not None:
-                self._append([user(task)])
+                self._append([user(task)], start=True)
+                self._run_start = len(self.calls)
                 self.hooks.run(Point.START, HookEvent(Point.START, self))
             else:
                 self._apply_steering()
                 if self.messages and self.messages[-1]["role"] == "assistant":  # finished already: nothing to resume
                     return RunResult(status="done", final_text=text_of(self.messages[-1]))
-            for step in range(1, self.max_steps + 1):
+            # The cap counts this run's calls, across resumes: the store knows where the run began.
+            while len(self.calls) - self._run_start < self.max_steps:
                 outcome = self._step()
                 if isinstance(outcome, RunResult):
-                    outcome.steps = step
+                    if outcome.status == "done" and self._steering:
+                        continue  # a steer arrived during the final step: answer it, don't drop it
+                    outcome.steps = len(self.calls) - self._run_start
                     return self._finish(outcome)
-            return self._finish(RunResult(status="max_steps", steps=self.max_steps,
+            return self._finish(RunResult(status="max_steps", steps=len(self.calls) - self._run_start,
                                           final_text=text_of(self.messages[-1]) if self.messages else ""))
         finally:
             with self._lock:
                 self.active = False
+                late, self._steering = self._steering, []
+            for text in late:  # accepted but never applied (the cap, an error): kept for the next run
+                self._append([user(text)])
 
     def _step(self) -> RunResult | None:
         self._apply_steering()
@@ -178,15 +196,18 @@ class Agent:
             response = create(model=self.model, max_tokens=self.config.max_tokens, **request)
         except anthropic.APIError as e:
             # The SDK has already retried what is retryable (429, 529, 5xx). Stop cleanly: the
-            # history holds every completed turn and the run can be resumed.
+            # history holds every completed turn and the run can be resumed; the batch that never
+            # reached the model goes back in the queue (a warn-once note is not lost).
+            self.ephemeral.requeue(batch)
             self.hooks.run(Point.ERROR, HookEvent(Point.ERROR, self, error=e))
             return RunResult(status="error", error=_describe(e))
         self._previous_len = len(self.messages)
 
         record = CallRecord.from_usage(response.usage, self.model)
         self.calls.append(record)  # in memory now, for hooks; in the store with its turn, below
-        self.last_request = request
-        self.hooks.run(Point.POST_LLM_CALL, HookEvent(Point.POST_LLM_CALL, self, request=request, response=response))
+        self.last_request, self.last_batch = request, batch
+        self.hooks.run(Point.POST_LLM_CALL, HookEvent(Point.POST_LLM_CALL, self, request=request, response=response,
+                                                      batch=batch))
 
         reply = assistant_message(response.content)
         # The call's own system entries (its turn-scoped batch, its tool changes) are on the wire for
@@ -210,6 +231,8 @@ class Agent:
         self.store.append_tool_output(call["id"], result["content"])  # the raw output, whatever the history keeps
         if self.offloader is not None:  # large outputs: a file, and head, tail and path in the history
             result = self.offloader(call, result)
+        if isinstance(result.get("content"), str):  # undecodable bytes: the model reads U+FFFD, the store keeps them
+            result = {**result, "content": printable(result["content"])}
         self.hooks.run(Point.POST_TOOL_CALL, HookEvent(Point.POST_TOOL_CALL, self, tool_call=call, tool_result=result))
         return result
 
@@ -232,9 +255,9 @@ class Agent:
         self.messages = list(messages)
         self._previous_len = None  # the old prefix is gone: nothing to mark
 
-    def _append(self, turn: list[dict], call: CallRecord | None = None) -> None:
+    def _append(self, turn: list[dict], call: CallRecord | None = None, start: bool = False) -> None:
         """Append one completed turn (and the call that made it) to the history, and to the store first."""
-        self.store.append_turn(turn, call)
+        self.store.append_turn(turn, call, start)
         self.messages.extend(turn)
 
     def _finish(self, result: RunResult) -> RunResult:

@@ -73,6 +73,18 @@ class EphemeralQueue:
     def __len__(self) -> int:
         return len(self._items)
 
+    def truncate(self, length: int) -> None:
+        """Forget what was injected after the queue had ``length`` items (a hook that failed halfway)."""
+        with self._lock:
+            del self._items[length:]
+
+    def requeue(self, batch: list[Injection]) -> None:
+        """Put back a batch whose call never reached the model (it failed past the SDK's retries), so
+        a one-shot note is not lost. A note of the same source injected afresh replaces it."""
+        with self._lock:
+            fresh = {i.source for i in self._items}
+            self._items = [i for i in batch if i.source not in fresh] + self._items
+
 
 @dataclass
 class CallParts:
@@ -182,10 +194,13 @@ def layout_for(spec: ModelSpec) -> tuple[Any, str]:
     return tail_layout, f"{spec.id} {why}, so the batch rides at the end of the last user turn of each call's copy"
 
 
-def batch_of(request: dict[str, Any]) -> list[dict]:
+def batch_of(request: dict[str, Any], size: int | None = None) -> list[dict]:
     """This call's batch in a request, wherever the layout put it: the turn-scoped system entry at
-    the end (2026), a trailing assistant message (2025, prefill), or the marked blocks at the end of
-    the last user turn (2025)."""
+    the end (2026), or the last ``size`` blocks of the final message (2025: the user turn's copy, or
+    a trailing assistant message). Found by place, so durable text that merely starts with a marker
+    (a steer, a tool result) is never taken for it; without ``size`` the trailing marked blocks of a
+    2025 request are taken, which a forged marker can fool (a reader of the prompt, like a model,
+    has nothing better)."""
     messages = request.get("messages") or []
     if not messages:
         return []
@@ -199,6 +214,8 @@ def batch_of(request: dict[str, Any]) -> list[dict]:
             if message.get("clear_at") == "next_user_message":
                 blocks = [*(message.get("content") or []), *blocks]
         return blocks
+    if size is not None:
+        return content[len(content) - size:] if size else []
     tail = []
     for block in reversed(content):
         if not injected_source(block):

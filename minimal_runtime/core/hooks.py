@@ -43,6 +43,7 @@ class HookEvent:
     point: Point
     agent: "AgentView"
     request: dict | None = None  # POST_LLM_CALL: the request as sent (system, tools, messages ...)
+    batch: list = field(default_factory=list)  # POST_LLM_CALL: the injections this call carried
     response: Any = None        # POST_LLM_CALL: the SDK Message
     tool_call: dict | None = None   # PRE/POST_TOOL_CALL: the tool_use block
     tool_result: dict | None = None  # POST_TOOL_CALL: the tool_result block
@@ -80,13 +81,17 @@ class HookRegistry:
         return self
 
     def run(self, point: Point, event: HookEvent) -> None:
+        queue = getattr(event.agent, "ephemeral", None)
         for reg in self._hooks.get(Point(point), []):
+            mark = len(queue) if queue is not None else 0
             try:
                 if reg.when is None or reg.when(event):
                     reg.hook(event)
             except NotImplementedError:
                 raise  # unfinished code (an exercise stub) must say so, not hide as a skipped note
             except Exception as e:  # isolation: log, remember, go on with the next hook
+                if queue is not None:
+                    queue.truncate(mark)  # a half-written note of a failed hook is not delivered
                 log.warning("hook %s failed at %s: %s: %s", reg.name, point.value, type(e).__name__, e)
                 self.failures.append(HookFailure(point=point, hook=reg.name, error=f"{type(e).__name__}: {e}"))
 

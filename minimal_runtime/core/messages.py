@@ -3,7 +3,21 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Iterable
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def printable(text: str) -> str:
+    """``text`` as valid UTF-8 for a prompt: characters that came from undecodable bytes (lone
+    surrogates, from ``bytes.decode("utf-8", "surrogateescape")``) become U+FFFD. The exact bytes
+    live elsewhere (the store, an offloaded file); the model gets a faithful text form."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text)
 
 
 def text_block(text: str) -> dict:
@@ -18,7 +32,7 @@ def tool_result_block(tool_use_id: str, content: str, is_error: bool = False) ->
 
 
 def user(content: str | list[dict]) -> dict:
-    return {"role": "user", "content": [text_block(content)] if isinstance(content, str) else content}
+    return {"role": "user", "content": [text_block(printable(content))] if isinstance(content, str) else content}
 
 
 def assistant_message(content: Iterable[Any]) -> dict:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from ..provider.cost import CallRecord
-    from .context import CallParts
+    from .context import CallParts, EphemeralQueue
     from .hooks import HookEvent, HookRegistry
     from .store import StoredRun
     from .tools import ToolOutput
@@ -84,7 +84,7 @@ class Store(Protocol):
     """The durable run record: completed turns, per-call usage, raw tool outputs, compactions,
     counters, status. Ephemeral content is never written to it."""
 
-    def append_turn(self, messages: list[dict], call: "CallRecord | None" = None) -> None:
+    def append_turn(self, messages: list[dict], call: "CallRecord | None" = None, start: bool = False) -> None:
         """A completed turn, with the record of the model call that produced it: both or neither."""
         ...
 
@@ -106,6 +106,7 @@ class AgentView(Protocol):
     calls: list["CallRecord"]  # one record per model call, provider-reported usage
     store: Store
     toolbox: Tools  # to mask and unmask tools by phase
+    ephemeral: "EphemeralQueue"  # the next call's batch (the registry rolls back a failed hook's notes)
 
     @property
     def max_steps(self) -> int: ...

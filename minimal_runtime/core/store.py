@@ -1,12 +1,14 @@
 """The durable run record: what survives a crash.
 
 One JSON line per event in ``events.jsonl``: a completed turn (the messages it appended to the
-history), a call's usage, a tool's raw output, a compaction (the history as rewritten), counters,
-a status change. A line is written whole with one
-``write`` and flushed to disk before the run goes on, so a kill between any two steps leaves a file
-that ends on a complete line; a kill in the middle of a write leaves a torn last line, which
-opening the store cuts off. Ephemeral content (the batch) is never written here: the store only
-accepts turns of the durable history.
+history, with the record of the call that produced it), a tool's raw output, a compaction (the
+history as rewritten), counters, a status change. A line is written whole with one ``write`` and
+flushed to disk before the run goes on, so a kill between any two steps leaves a file that ends on
+a complete line; a kill in the middle of a write leaves a torn last line, which opening the store
+cuts off. Every event carries its sequence number, so a deleted or duplicated line is found on
+load, and a damaged line is reported with its file, line and what is wrong, never as a bare
+``JSONDecodeError``. Ephemeral content (the batch) is never written here: the store only accepts
+turns of the durable history.
 
 ``MemoryStore`` keeps the same events in memory: the agent's default, so the loop has one code path
 whether or not a run is meant to survive a crash.
@@ -28,14 +30,21 @@ from .messages import dumps
 class StoredRun(BaseModel):
     messages: list[dict] = Field(default_factory=list)
     calls: list[CallRecord] = Field(default_factory=list)
+    run_start: int = 0  # calls made before the current run's task: the step cap counts from here
     tool_outputs: dict[str, str] = Field(default_factory=dict)
     counters: dict[str, int] = Field(default_factory=dict)
     compactions: int = 0
     status: str = "new"
 
 
+class StoreError(ValueError):
+    """A run record that cannot be read back as it was written: names the file, the line, the fault."""
+
+
 class _Events:
     """The store's event kinds, written by ``_write`` and folded back into a ``StoredRun`` by ``load``."""
+
+    where = "the run record"
 
     def _write(self, event: dict[str, Any]) -> None:
         raise NotImplementedError
@@ -43,12 +52,15 @@ class _Events:
     def _events(self) -> list[dict[str, Any]]:
         raise NotImplementedError
 
-    def append_turn(self, messages: list[dict], call: CallRecord | None = None) -> None:
+    def append_turn(self, messages: list[dict], call: CallRecord | None = None, start: bool = False) -> None:
         """A completed turn: the messages it adds to the history and the record of the call that
-        produced it, in one line: a kill can never leave one without the other."""
+        produced it, in one line: a kill can never leave one without the other. ``start``: the turn
+        is a new task, and a new run's step count starts here."""
         event: dict[str, Any] = {"type": "turn", "messages": messages}
         if call is not None:
             event["call"] = call.model_dump()
+        if start:
+            event["start"] = True
         self._write(event)
 
     def append_tool_output(self, tool_use_id: str, raw: str) -> None:
@@ -66,22 +78,43 @@ class _Events:
 
     def load(self) -> StoredRun:
         run = StoredRun()
-        for event in self._events():
-            kind = event.pop("type")
-            if kind == "turn":
-                run.messages.extend(event["messages"])
-                if "call" in event:
-                    run.calls.append(CallRecord(**event["call"]))
-            elif kind == "tool_output":
-                run.tool_outputs[event["tool_use_id"]] = event["raw"]
-            elif kind == "compaction":
-                run.messages = list(event["messages"])
-                run.compactions += 1
-            elif kind == "counters":
-                run.counters = event["counters"]
-            elif kind == "status":
-                run.status = event["status"]
+        for number, event in enumerate(self._events(), start=1):
+            kind = event.get("type") if isinstance(event, dict) else None
+            try:
+                self._fold(run, event, number)
+            except StoreError:
+                raise
+            except (KeyError, TypeError, ValueError, AttributeError) as e:
+                raise StoreError(f"{self.where}:{number}: a {kind} event that cannot be read ({type(e).__name__}: {e})") from None
         return run
+
+    def _fold(self, run: StoredRun, event: Any, number: int) -> None:
+        if not isinstance(event, dict):
+            raise StoreError(f"{self.where}:{number}: not an event object")
+        seq = event.pop("seq", None)
+        if seq is not None and seq != number:
+            raise StoreError(f"{self.where}:{number}: event {number} expected, found event {seq} "
+                             "(a line was deleted, duplicated or moved)")
+        kind = event.pop("type")
+        if kind == "turn":
+            if not isinstance(event["messages"], list) or not all(isinstance(m, dict) for m in event["messages"]):
+                raise ValueError("its messages are not a list of message objects")
+            run.messages.extend(event["messages"])
+            if event.get("start"):
+                run.run_start = len(run.calls)
+            if "call" in event:
+                run.calls.append(CallRecord(**event["call"]))
+        elif kind == "tool_output":
+            run.tool_outputs[event["tool_use_id"]] = event["raw"]
+        elif kind == "compaction":
+            run.messages = list(event["messages"])
+            run.compactions += 1
+        elif kind == "counters":
+            run.counters = event["counters"]
+        elif kind == "status":
+            run.status = event["status"]
+        else:
+            raise StoreError(f"{self.where}:{number}: unknown event type {kind!r}")
 
 
 class MemoryStore(_Events):
@@ -91,7 +124,7 @@ class MemoryStore(_Events):
         self._log: list[str] = []
 
     def _write(self, event: dict[str, Any]) -> None:
-        self._log.append(dumps(event))  # serialized, as on disk: later edits of a dict cannot reach it
+        self._log.append(dumps({**event, "seq": len(self._log) + 1}))  # serialized: later edits cannot reach it
 
     def _events(self) -> list[dict[str, Any]]:
         return [json.loads(line) for line in self._log]
@@ -102,7 +135,9 @@ class RunStore(_Events):
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self.path = self.directory / "events.jsonl"
+        self.where = str(self.path)
         self._repair()
+        self._seq = self.path.read_bytes().count(b"\n") if self.path.exists() else 0
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
     def _repair(self) -> None:
@@ -116,13 +151,28 @@ class RunStore(_Events):
                 f.truncate(good)
 
     def _write(self, event: dict[str, Any]) -> None:
-        os.write(self._fd, (dumps(event) + "\n").encode())
+        self._seq += 1
+        event = {**event, "seq": self._seq}
+        line = dumps(event)
+        try:
+            data = (line + "\n").encode()
+        except UnicodeEncodeError:  # lone surrogates (undecodable tool output): escaped, read back exactly
+            data = (json.dumps(event, ensure_ascii=True, separators=(",", ":")) + "\n").encode()
+        os.write(self._fd, data)
         os.fsync(self._fd)
 
     def _events(self) -> list[dict[str, Any]]:
         if not self.path.exists():
             return []
-        return [json.loads(line) for line in self.path.read_text(encoding="utf-8").splitlines()]
+        events = []
+        for number, line in enumerate(self.path.read_bytes().split(b"\n")[:-1], start=1):
+            try:
+                events.append(json.loads(line.decode("utf-8")))
+            except UnicodeDecodeError as e:
+                raise StoreError(f"{self.path}:{number}: not UTF-8 ({e.reason} at byte {e.start})") from None
+            except ValueError as e:
+                raise StoreError(f"{self.path}:{number}: not a JSON line ({e})") from None
+        return events
 
     def close(self) -> None:
         os.close(self._fd)

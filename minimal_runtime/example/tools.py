@@ -7,6 +7,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from ..core.tools import FunctionTool
+from ..features.filesystem import OBSERVATIONS
 from . import web
 
 
@@ -45,6 +46,8 @@ class Workspace:
 
     def write(self, path: str, content: str) -> str:
         target = self.resolve(path)
+        if target.is_relative_to(self.root / OBSERVATIONS):
+            raise PermissionError(f"{path!r} is in {OBSERVATIONS}/, where the runtime keeps offloaded outputs: read only")
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(content, encoding="utf-8")
         return f"Wrote {len(content)} characters to {path}."

@@ -31,15 +31,29 @@ class Offloader:
         self.threshold, self.head, self.tail = threshold, head, tail
 
     def path_for(self, tool_use_id: str) -> str:
-        safe = "".join(c for c in tool_use_id if c.isalnum() or c in "_-") or "result"
-        return f"{OBSERVATIONS}/{safe}.txt"
+        """A file name per tool call: readable, short, and collision-free (``a/b`` and ``ab``, a
+        repeated or a 300-character id all get names of their own)."""
+        safe = "".join(c for c in tool_use_id if c.isalnum() or c in "_-")[:48] or "result"
+        digest = hashlib.sha256(tool_use_id.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+        return f"{OBSERVATIONS}/{safe}-{digest}.txt"
 
     def __call__(self, tool_use: dict, result: dict) -> dict:
-        """The tool_result block the history keeps: unchanged when small, a placeholder when large."""
+        """The tool_result block the history keeps: unchanged when small, a placeholder when large.
+        If the file cannot be written, an error result saying so (with the head and tail): the run
+        goes on, and the store still has the raw output."""
         content = result.get("content")
         if not isinstance(content, str) or len(content) <= self.threshold:
             return result
-        return {**result, "content": self.offload(content, self.path_for(tool_use["id"]))}
+        path = self.path_for(tool_use["id"])
+        taken = (self.root / path).exists() and self.restore(path) != content
+        if taken:  # the same id again (a resumed step repeats its tools): a name of its own
+            path = self.path_for(f"{tool_use['id']}#{hashlib.sha256(content.encode('utf-8', 'surrogateescape')).hexdigest()}")
+        try:
+            return {**result, "content": self.offload(content, path)}
+        except OSError as e:
+            preview = placeholder(content, "(not saved)", self.head, self.tail)
+            return {**result, "is_error": True,
+                    "content": f"The output could not be saved to the workspace ({type(e).__name__}: {e}).\n{preview}"}
 
     def offload(self, content: str, relative_path: str) -> str:
         """Write ``content`` exactly (lone surrogates from undecodable bytes go back to those bytes)
@@ -52,7 +66,11 @@ class Offloader:
         return placeholder(content, relative_path, self.head, self.tail)
 
     def restore(self, relative_path: str) -> str:
-        return (self.root / relative_path).read_bytes().decode("utf-8", "surrogateescape")
+        """The content exactly as offloaded; only paths inside the workspace."""
+        target = (self.root / relative_path).resolve()
+        if not target.is_relative_to(self.root):
+            raise PermissionError(f"{relative_path!r} is outside the workspace")
+        return target.read_bytes().decode("utf-8", "surrogateescape")
 
 
 def _printable(text: str) -> str:

@@ -29,10 +29,11 @@ COLOURS = {"cache read": "#c8e6c9", "cache write": "#fff9c4", "uncached": "#eeee
 class CallView:
     request: dict[str, Any]  # system, tools, messages: as laid out for this call
     usage: CallRecord
+    batch_size: int | None = None  # blocks in the call's batch (``len(agent.last_batch)``): found by place
 
     @property
-    def batch_size(self) -> int:
-        return len(batch_of(self.request))
+    def batch(self) -> list[dict]:
+        return batch_of(self.request, self.batch_size)
 
     def _blocks(self) -> list[tuple[str, dict, str, str | None]]:
         """(where, block, preview, fixed region) in prompt order. The batch is found by its place
@@ -40,7 +41,7 @@ class CallView:
         out = [(f"tools.{i}", tool, tool.get("name", ""), None) for i, tool in enumerate(self.request.get("tools") or [])]
         out += [(f"system.{i}", b, b.get("text", ""), None) for i, b in enumerate(self.request.get("system") or [])]
         messages = self.request["messages"]
-        batch = {id(b) for b in batch_of(self.request)}
+        batch = {id(b) for b in self.batch}
         last_user = max((i for i, m in enumerate(messages) if m["role"] == "user"), default=-1)
         for m, msg in enumerate(messages):
             content = msg["content"] if isinstance(msg["content"], list) else [{"type": "text", "text": msg["content"]}]
@@ -68,7 +69,7 @@ class CallView:
     def __str__(self) -> str:
         u = self.usage
         return (f"read {u.cache_read_input_tokens:>7,}  write {u.cache_creation_input_tokens:>6,}  "
-                f"uncached {u.input_tokens:>5,}  out {u.output_tokens:>4,}  ${u.cost:.4f}  batch {self.batch_size}")
+                f"uncached {u.input_tokens:>5,}  out {u.output_tokens:>4,}  ${u.cost:.4f}  batch {len(self.batch)}")
 
     def _repr_html_(self) -> str:
         u = self.usage

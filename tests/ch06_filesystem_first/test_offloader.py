@@ -23,11 +23,12 @@ def test_round_trip_byte_for_byte(impl, tmp_path_factory, raw):
     offloader = impl.Offloader(tmp_path_factory.mktemp("ws"), threshold=0)
     content = raw.decode("utf-8", "surrogateescape")  # how undecodable tool output becomes a str
     kept = offloader({"id": "toolu_1"}, {"type": "tool_result", "tool_use_id": "toolu_1", "content": content})
+    path = offloader.path_for("toolu_1")
     if content:
-        assert kept["content"] != content and ".observations/toolu_1.txt" in kept["content"]
+        assert kept["content"] != content and path in kept["content"]
         kept["content"].encode("utf-8")  # the placeholder is valid UTF-8, whatever the bytes were
-        assert offloader.restore(".observations/toolu_1.txt").encode("utf-8", "surrogateescape") == raw
-        assert (offloader.root / ".observations/toolu_1.txt").read_bytes() == raw
+        assert offloader.restore(path).encode("utf-8", "surrogateescape") == raw
+        assert (offloader.root / path).read_bytes() == raw
 
 
 def test_empty_and_small_results_are_untouched(impl, tmp_path):
@@ -43,7 +44,7 @@ def test_placeholder_has_size_path_head_and_tail(impl, tmp_path):
     content = "HEAD-" + "m" * 5000 + "-TAIL"
     kept = offloader({"id": "toolu_9"}, {"type": "tool_result", "tool_use_id": "toolu_9", "content": content})
     text = kept["content"]
-    assert "5,010 characters" in text and ".observations/toolu_9.txt" in text
+    assert "5,010 characters" in text and offloader.path_for("toolu_9") in text
     assert content[:50] in text and content[-20:] in text and "m" * 200 not in text
     assert kept["tool_use_id"] == "toolu_9" and kept["type"] == "tool_result"
 
@@ -65,7 +66,7 @@ def test_an_agent_offloads_and_reads_back_through_the_ordinary_read_tool(impl, t
     assert len(offloaded) >= 4  # every full pricing page
     raw = store.load().tool_outputs
     for block in offloaded:
-        path = f".observations/{block['tool_use_id']}.txt"
+        path = offloader.path_for(block["tool_use_id"])
         restored = agent.toolbox.call({"id": "check", "name": "read_file", "input": {"path": path}})
         assert restored["content"] == raw[block["tool_use_id"]]
     assert (tmp_path / "workspace" / "report.md").read_text().count("| Initech |") == 2
