@@ -36,13 +36,13 @@ from .diagnostics import Fingerprint, cache_miss_reason
 from .errors import ApiError, bad_request
 from .policies import Policy, ScriptedPolicy, Turn, echo_policy, text, tool_use
 from .prompt import Render, flatten, render_block
+from .server import MAX_REQUEST_BYTES
 from .streaming import sse
 from .tokens import estimate_tokens
 
 __all__ = ["Emulator", "ApiError", "Policy", "Turn", "ScriptedPolicy", "text", "tool_use"]
 
 OFFLINE_BASE_URL = "http://emulator.invalid"
-MAX_REQUEST_BYTES = 32 * 1024 * 1024  # the Messages API's request size limit [api/overview: request size limits]
 DEFAULT_ACCOUNT_CREATED = date(2026, 11, 30)  # a learner signing up today: the prefix check is enforced
 
 

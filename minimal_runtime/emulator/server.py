@@ -7,8 +7,12 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Iterator
 
+from .errors import ApiError
+
 if TYPE_CHECKING:
     from . import Emulator
+
+MAX_REQUEST_BYTES = 32 * 1024 * 1024  # the Messages API's request size limit
 
 
 @contextlib.contextmanager
@@ -17,9 +21,19 @@ def serve(emulator: "Emulator", host: str = "127.0.0.1", port: int = 0) -> Itera
         protocol_version = "HTTP/1.1"
 
         def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers.get("content-length") or 0))
-            status, headers, payload = emulator.handle("POST", self.path.split("?")[0], body,
-                                                       {k.lower(): v for k, v in self.headers.items()})
+            try:
+                length = int(self.headers.get("content-length") or 0)
+            except ValueError:
+                length = -1
+            if length < 0 or length > MAX_REQUEST_BYTES:  # refused before the body is read
+                error = ApiError(413 if length > 0 else 400, f"Request exceeds the maximum allowed number of bytes "
+                                 f"({MAX_REQUEST_BYTES:,})." if length > 0 else "content-length must be a number")
+                status, headers, payload = error.status, {"content-type": "application/json", "connection": "close"}, error.body()
+                self.close_connection = True
+            else:
+                body = self.rfile.read(length)
+                status, headers, payload = emulator.handle("POST", self.path.split("?")[0], body,
+                                                           {k.lower(): v for k, v in self.headers.items()})
             self.send_response(status)
             for name, value in headers.items():
                 self.send_header(name, value)

@@ -323,3 +323,16 @@ def test_a_tool_schema_with_its_keys_in_another_order_is_another_prefix():
     create(client, messages, tools=[tool])
     assert create(client, messages, tools=[tool]).usage.cache_read_input_tokens > 0
     assert create(client, messages, tools=[{**tool, "input_schema": schema_b}]).usage.cache_read_input_tokens == 0
+
+
+def test_the_server_refuses_an_oversize_body_before_reading_it():
+    import socket
+    emu, _ = make()
+    with emu.serve() as url:
+        host, port = url.removeprefix("http://").split(":")
+        sock = socket.create_connection((host, int(port)), timeout=5)
+        sock.sendall(b"POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+                     b"content-length: 419430400\r\n\r\n{")  # 400 MiB promised, one byte sent
+        answer = sock.recv(300)
+        sock.close()
+    assert answer.startswith(b"HTTP/1.1 413") and b"request_too_large" in answer
