@@ -17,8 +17,11 @@ def main(argv: list[str] | None = None) -> None:
     rep.add_argument("--plot", default="replay.png", help="where to write the plot (default: replay.png)")
     args = parser.parse_args(argv)
     if args.command == "demo":
-        from .example.demo import run_demo
-        run_demo(args.turns)
+        from .example.demo import DemoFailed, run_demo
+        try:
+            run_demo(args.turns)
+        except DemoFailed:
+            raise SystemExit(1)  # the error and the way to run offline were printed
     elif args.command == "replay":
         replay_command(args)
 

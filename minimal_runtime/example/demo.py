@@ -36,7 +36,12 @@ def pages_progress(event: HookEvent) -> None:
     event.agent.inject_ephemeral("progress", f"Where I stand: {len(event.agent.calls)} pages read so far.")
 
 
-def run_demo(turns: int | None = None, out=sys.stdout) -> Agent:
+class DemoFailed(RuntimeError):
+    """The run stopped on an API error; the error was printed with what to do about it."""
+
+
+def run_demo(turns: int | None = None, out=None) -> Agent:
+    out = out or sys.stdout  # looked up per call, so a redirected stdout is honoured
     online = bool(os.environ.get("ANTHROPIC_API_KEY"))
     policy = LongRunPolicy(turns) if turns else SimulatedResearcher()
     workdir = Path(tempfile.mkdtemp(prefix="demo-"))
@@ -72,6 +77,12 @@ def run_demo(turns: int | None = None, out=sys.stdout) -> Agent:
 
     result = agent.run(TASK if not turns else f"Read the docs pages 0 to {turns - 1}.")
     calls = agent.calls
+    if result.status == "error":
+        print(f"\nrun stopped after {len(calls)} calls: {result.error}", file=out)
+        if online:
+            print("ANTHROPIC_API_KEY is set, so the demo went to the real API. To run offline instead:\n"
+                  "  ANTHROPIC_API_KEY= make demo", file=out)
+        raise DemoFailed(result.error or "the run stopped on an API error")
     prompt = sum(c.prompt_tokens for c in calls)
     read = sum(c.cache_read_input_tokens for c in calls)
     cost, uncached_cost = sum(c.cost for c in calls), sum(c.cost_without_cache for c in calls)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 
+import pytest
+
 from minimal_runtime.example.demo import run_demo
 from minimal_runtime.core.hooks import HookRegistry, Point
 from minimal_runtime.view import CallView
@@ -53,3 +55,40 @@ def test_demo_online_path_against_any_messages_api_server(monkeypatch):
         agent = run_demo(out=out)
     assert f"via the Messages API at {base_url}" in out.getvalue() and "run done after 14 calls" in out.getvalue()
     assert len(emu.calls) == len(agent.calls) == 14
+
+
+def test_demo_with_a_rejected_key_prints_the_api_error_and_exits_non_zero(monkeypatch, capsys):
+    """A stale or fake key: the API's own error, how to run offline, exit status 1, no traceback."""
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from minimal_runtime.__main__ import main
+
+    class RejectsKey(BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("content-length", 0)))
+            body = json.dumps({"type": "error", "error": {"type": "authentication_error",
+                                                          "message": "invalid x-api-key"}}).encode()
+            self.send_response(401)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), RejectsKey)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-not-a-real-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{server.server_port}")
+        with pytest.raises(SystemExit) as stopped:
+            main(["demo"])
+    finally:
+        server.shutdown()
+    printed = capsys.readouterr().out
+    assert stopped.value.code == 1
+    assert "run stopped after 0 calls: AuthenticationError 401: invalid x-api-key" in printed
+    assert "ANTHROPIC_API_KEY= make demo" in printed
