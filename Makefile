@@ -6,8 +6,14 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: test demo lab notebooks bench mutate progress clean
 
+NEW_ENOUGH := -c 'import sys; sys.exit(sys.version_info < (3, 11))'
+
 $(STAMP): pyproject.toml
+	@$(PYTHON) $(NEW_ENOUGH) || { echo "$(PYTHON) is not Python 3.11 or newer; pick one with: make PYTHON=python3.12 $(MAKECMDGOALS)"; exit 1; }
+	@# a venv left by an older or removed interpreter is rebuilt, not reused
+	@if [ -d $(VENV) ] && ! $(BIN)/python $(NEW_ENOUGH) 2>/dev/null; then echo "$(VENV) was built by another Python: rebuilding it"; rm -rf $(VENV); fi
 	$(PYTHON) -m venv $(VENV)
+	@echo "installing the course into $(VENV): anthropic, pydantic, matplotlib, jupyter, pytest, nbval (about 530 MB; a few minutes the first time)"
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[course]'
 	touch $(STAMP)

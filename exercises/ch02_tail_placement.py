@@ -3,7 +3,7 @@
 An entry in the prompt cache is the prefix that ends at a breakpoint block; a later request reads
 it only if its own prefix up to there is byte-identical, and the read walks back at most
 ``LOOKBACK_BLOCKS`` block positions from each of its breakpoints. Test with
-``pytest tests/ch02_tail_placement --impl exercises``.
+``.venv/bin/pytest tests/ch02_tail_placement --impl exercises``.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Hooks at a lifecycle point run in registration order (so registration order is the order the
 model reads the batch). A hook may have a condition ``when(event) -> bool``. A hook, or its
 condition, that raises must not stop the other hooks or the run: log it, record a
-``HookFailure``, go on. Test with ``pytest tests/ch03_hooks --impl exercises``.
+``HookFailure``, go on. Test with ``.venv/bin/pytest tests/ch03_hooks --impl exercises``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Chapter 04 exercise: what the plan hook and the executor's task hook inject.
 
 Both blocks are written in the agent's first person, because the model continues from them as if
-it had written them. Test with ``pytest tests/ch04_plan --impl exercises``.
+it had written them. Test with ``.venv/bin/pytest tests/ch04_plan --impl exercises``.
 """
 
 from __future__ import annotations

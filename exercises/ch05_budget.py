@@ -4,7 +4,7 @@ Post-call measures, pre-call acts: ``record`` runs after every call and keeps th
 of the prompt just sent (``event.agent.calls[-1].prompt_tokens``: cached + written + uncached).
 ``warn`` runs before every call and, the first time that count is at or over ``threshold`` of the
 window, injects the warning, in the first person, telling the agent to persist what it would hate
-to lose. Then never again in this run. Test with ``pytest tests/ch05_budget --impl exercises``.
+to lose. Then never again in this run. Test with ``.venv/bin/pytest tests/ch05_budget --impl exercises``.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 A tool result longer than ``threshold`` characters is written, exactly, to a file in the workspace
 and replaced in the history by a placeholder that gives its size, its path and its first and last
 characters. Nothing is lost: ``restore(path)`` gives back the very same string. Test with
-``pytest tests/ch06_filesystem_first --impl exercises``.
+``.venv/bin/pytest tests/ch06_filesystem_first --impl exercises``.
 """
 
 from __future__ import annotations

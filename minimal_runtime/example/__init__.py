@@ -52,7 +52,8 @@ Before your final answer, check that every competitor named in the task appears 
 that every price in it comes from your notes, and that the user has been told where the report is.
 """
 
-from .agents import SteppingClock, Team, long_agent, planning_team, pricing_agent  # noqa: E402  (needs SYSTEM)
+from .agents import SteppingClock, Team, long_agent, planning_team, pricing_agent, scratch_dir  # noqa: E402  (needs SYSTEM)
 
 __all__ = ["TASK", "SYSTEM", "SimulatedResearcher", "LongRunPolicy", "Workspace", "pricing_tools",
-           "pricing_agent", "long_agent", "planning_team", "Team", "SteppingClock"]
+           "pricing_agent", "long_agent", "planning_team", "Team", "SteppingClock",
+           "scratch_dir"]

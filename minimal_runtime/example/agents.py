@@ -6,6 +6,9 @@ ignored and a real model does the work (see ``minimal_runtime.example.backend``)
 
 from __future__ import annotations
 
+import atexit
+import shutil
+import tempfile
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -23,6 +26,18 @@ from .backend import DEFAULT_MODEL, make_client
 from .planning import EXECUTOR_SYSTEM, PLANNER_SYSTEM, Executor, Planner, RolePolicy
 from .policy import LongRunPolicy, SimulatedResearcher
 from .tools import Workspace, pricing_tools
+
+
+_SCRATCH: list[Path] = []
+
+
+def scratch_dir() -> Path:
+    """A fresh working folder for one run, removed when the interpreter (a notebook's kernel) exits.
+    All of them live under one parent folder per process, so a crash leaves one folder, not dozens."""
+    if not _SCRATCH:
+        _SCRATCH.append(Path(tempfile.mkdtemp(prefix="course-")))
+        atexit.register(shutil.rmtree, _SCRATCH[0], ignore_errors=True)
+    return Path(tempfile.mkdtemp(dir=_SCRATCH[0]))
 
 
 class SteppingClock:

@@ -44,3 +44,64 @@ def test_a_chapter_suite_on_the_stubs_names_the_function_to_write():
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "--impl", "exercises", "tests/ch05_budget"],
                          cwd=ROOT, capture_output=True, text=True).stdout
     assert "NotImplementedError: ch05: BudgetMonitor" in out
+
+
+FAKE_PYTHON = """#!/bin/sh
+# A stand-in interpreter: answers the version check with $FAKE_NEW_ENOUGH, logs anything else and stops.
+case "$*" in *version_info*) [ "$FAKE_NEW_ENOUGH" = yes ]; exit $?;; esac
+echo "$0 $*" >> "$FAKE_LOG"; exit 3
+"""
+
+
+def _make_install(tmp_path, python_new_enough: str, venv_new_enough: str | None):
+    if shutil.which("make") is None:
+        pytest.skip("no make on this machine")
+    project = tmp_path / "project"
+    project.mkdir()
+    shutil.copy(ROOT / "Makefile", project)
+    shutil.copy(ROOT / "pyproject.toml", project)
+    fake = tmp_path / "python3.10"
+    fake.write_text(FAKE_PYTHON)
+    fake.chmod(0o755)
+    if venv_new_enough is not None:  # a venv left by an earlier make, its interpreter answering as told
+        (project / ".venv" / "bin").mkdir(parents=True)
+        venv_python = project / ".venv" / "bin" / "python"
+        venv_python.write_text(FAKE_PYTHON.replace("$FAKE_NEW_ENOUGH", venv_new_enough))
+        venv_python.chmod(0o755)
+    env = {"PATH": "/usr/bin:/bin", "FAKE_NEW_ENOUGH": python_new_enough, "FAKE_LOG": str(tmp_path / "log")}
+    run = subprocess.run(["make", f"PYTHON={fake}", ".venv/.installed"], cwd=project, env=env,
+                         capture_output=True, text=True, timeout=60)
+    log = (tmp_path / "log").read_text() if (tmp_path / "log").exists() else ""
+    return run, project, log
+
+
+def test_make_refuses_a_python_older_than_3_11_before_building_anything(tmp_path):
+    run, project, log = _make_install(tmp_path, python_new_enough="no", venv_new_enough=None)
+    assert run.returncode != 0
+    assert "is not Python 3.11 or newer; pick one with: make PYTHON=python3.12" in run.stdout
+    assert log == "" and not (project / ".venv").exists()
+
+
+def test_make_rebuilds_a_venv_that_an_older_python_left_behind(tmp_path):
+    run, project, log = _make_install(tmp_path, python_new_enough="yes", venv_new_enough="no")
+    assert ".venv was built by another Python: rebuilding it" in run.stdout
+    assert not (project / ".venv" / "bin" / "python").exists()  # the old interpreter is gone
+    assert "-m venv .venv" in log  # and a new venv is being made by the Python we were given
+
+
+def test_make_keeps_a_venv_built_by_a_good_python(tmp_path):
+    run, project, log = _make_install(tmp_path, python_new_enough="yes", venv_new_enough="yes")
+    assert "rebuilding" not in run.stdout and (project / ".venv" / "bin" / "python").exists()
+
+
+def test_a_notebooks_scratch_folders_are_gone_when_its_kernel_exits(tmp_path):
+    script = ("import tempfile; from minimal_runtime.example import scratch_dir, pricing_agent, TASK\n"
+              "for _ in range(3):\n"
+              "    agent, _, _ = pricing_agent(scratch_dir()); agent.run(TASK)\n"
+              "print(scratch_dir().parent)\n")
+    env = {**__import__("os").environ, "TMPDIR": str(tmp_path)}
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    assert run.returncode == 0, run.stderr
+    parent = Path(run.stdout.strip().splitlines()[-1])
+    assert parent.parent == tmp_path and not parent.exists()
+    assert list(tmp_path.iterdir()) == []
