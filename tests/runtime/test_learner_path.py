@@ -105,3 +105,23 @@ def test_a_notebooks_scratch_folders_are_gone_when_its_kernel_exits(tmp_path):
     parent = Path(run.stdout.strip().splitlines()[-1])
     assert parent.parent == tmp_path and not parent.exists()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_make_test_fails_on_a_notebook_whose_committed_output_is_stale(tmp_path):
+    """A cell whose committed output no longer matches what it prints fails the notebook check,
+    marked or not; only a cell marked NBVAL_IGNORE_OUTPUT (wall-clock timings) is exempt."""
+    import nbformat
+    line = next(li for li in (ROOT / "Makefile").read_text().splitlines() if "--nbval" in li)
+    flags = [f for f in line.split("#")[0].split() if f.startswith("--nbval")]
+
+    def notebook(source: str, committed: str):
+        cell = nbformat.v4.new_code_cell(source, execution_count=1, outputs=[
+            nbformat.v4.new_output("stream", name="stdout", text=committed)])
+        return nbformat.v4.new_notebook(cells=[cell])
+    nbformat.write(notebook("print(1 + 1)", "3\n"), tmp_path / "stale.ipynb")
+    nbformat.write(notebook("# NBVAL_IGNORE_OUTPUT\nprint(1 + 1)", "3\n"), tmp_path / "timing.ipynb")
+    nbformat.write(notebook("print(1 + 1)", "2\n"), tmp_path / "fresh.ipynb")
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *flags, str(tmp_path)],
+                         capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert "1 failed, 2 passed" in run.stdout, run.stdout[-2000:]
+    assert "stale.ipynb::Cell 0" in run.stdout
