@@ -68,8 +68,10 @@ class PagesExecutor:
 
 
 class FilesystemExecutor:
-    def __init__(self, seed: int = 0, page_chars: int = 500):
+    def __init__(self, seed: int = 0, page_chars: int = 500, duplicate_rate: float = 0.4, reread_rate: float = 0.5):
         self.rng, self.page_chars = random.Random(seed), page_chars
+        # the two habits' rates under the naive reminder: chosen, not measured (a SIMULATED agent)
+        self.duplicate_rate, self.reread_rate = duplicate_rate, reread_rate
         self.habits: dict[tuple[str, int], tuple[bool, bool]] = {}  # (objective, page) -> (duplicate, re-read)
 
     def __call__(self, request: dict) -> Turn:
@@ -80,7 +82,8 @@ class FilesystemExecutor:
         reads = [i["url"] for n, i, *_ in done if n == "fetch"]
         page = first + len(reads) - 1  # the page in hand
         if reads:
-            duplicate, reread = self.habits.setdefault((objective, page), (self.rng.random() < 0.4, self.rng.random() < 0.5))
+            duplicate, reread = self.habits.setdefault((objective, page), (self.rng.random() < self.duplicate_rate,
+                                                                              self.rng.random() < self.reread_rate))
             note, copy = f"notes/page-{page}.md", f"notes/page-{page}-saved.md"
             since = [(n, i) for n, i, *_ in done[max(i for i, d in enumerate(done) if d[0] == "fetch"):]]
             written = [i["path"] for n, i in since if n == "write_file"]
