@@ -22,7 +22,7 @@ test: $(STAMP)  ## lint; every suite against the solutions; each chapter suite m
 	$(BIN)/ruff check --quiet minimal_runtime tests benchmarks solutions exercises
 	$(BIN)/python -m pytest -q -n auto
 	$(BIN)/python tests/exercise_check.py stubs
-	$(BIN)/python -m pytest -q -n auto --dist loadfile --nbval --nbval-current-env chapters/  # every output, not only marked cells
+	$(BIN)/python -m pytest -q -n auto --dist loadfile --nbval --nbval-current-env --nbval-sanitize-with=chapters/nbval_sanitize.cfg chapters/  # every output
 
 progress: $(STAMP)  ## how many tests of each chapter pass on your own exercises/
 	$(BIN)/python tests/exercise_check.py progress

@@ -23,6 +23,7 @@ def main() -> None:
         print(f"no trajectories at {DATA}: skipped")
         return
     print(f"{'run':<58} {'strategy':<16} {'calls':>5} {'cache read':>10} {'cost $':>9} {'ms/call':>8}")
+    fidelity = []
     for path in files:
         try:
             runs = load(path)
@@ -41,8 +42,18 @@ def main() -> None:
                 cost = "n/a" if row["cost"] is None else f"{row['cost']:.3f}"
                 ms = "" if row["ms_per_call"] is None else f"{row['ms_per_call']:.1f}"
                 print(f"{label:<58} {row['strategy']:<16} {row['calls']:>5} {share:>10} {cost:>9} {ms:>8}")
+            logged, recorded = rows(run, results)[0], next(r for r in results if r.strategy == "recorded")
+            if len(run.calls) >= 5 and logged["strategy"] == "the log itself" and logged["cache_read_share"] is not None:
+                fidelity.append((label, len(run.calls), logged["cache_read_share"], recorded.cache_read_share))
+            for note in [*run.notes, *recorded.notes]:
+                print(f"{'':<58} note: {note}")
             elapsed = time.perf_counter() - started
             print(f"{'':<58} all strategies: {elapsed:.1f}s for {len(STRATEGIES) * len(run.calls)} replayed calls\n")
+    print("Fidelity: the `recorded` replay against the cache-read share each log reports (runs of 5+ calls)")
+    for label, calls, logged_share, replayed_share in fidelity:
+        gap = 100 * (replayed_share - logged_share)
+        print(f"  {label:<58} {calls:>4} calls  logged {logged_share:6.1%}  replayed {replayed_share:6.1%}  "
+              f"{gap:+5.1f} points  {'within 3' if abs(gap) <= 3 else 'OFF BY MORE THAN 3'}")
 
 
 if __name__ == "__main__":

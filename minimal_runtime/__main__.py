@@ -14,7 +14,7 @@ def main(argv: list[str] | None = None) -> None:
     rep.add_argument("path", help="a session .jsonl, a stream-json log, a .traj.json, or an OpenHands output.jsonl")
     rep.add_argument("--strategy", action="append", help="one of the strategies (repeatable; default: all)")
     rep.add_argument("--model", default=None, help="price the replay as this model (default: the log's, if known)")
-    rep.add_argument("--plot", default="replay.png", help="where to write the plot (default: replay.png)")
+    rep.add_argument("--plot", default=None, help="where to write the plot (default: a new temporary file, printed)")
     args = parser.parse_args(argv)
     if args.command == "demo":
         from .example.demo import DemoFailed, run_demo
@@ -28,6 +28,7 @@ def main(argv: list[str] | None = None) -> None:
 
 def replay_command(args) -> None:
     import sys
+    import tempfile
     from pathlib import Path
     from .replay import STRATEGIES, TrajectoryError, load, plot, replay, table
     names = args.strategy or list(STRATEGIES)
@@ -38,6 +39,11 @@ def replay_command(args) -> None:
         runs = load(Path(args.path).expanduser())
     except TrajectoryError as e:
         raise SystemExit(f"cannot import: {e}")
+    except OSError as e:  # unreadable: permissions, a device, ...
+        raise SystemExit(f"cannot import: {args.path}: {e.strerror or e}")
+    for run in runs:
+        for note in run.notes:
+            print(f"note ({Path(run.path).name}): {note}", file=sys.stderr)
 
     def progress(done: int, total: int) -> None:
         if sys.stderr.isatty() and (done % 10 == 0 or done == total):
@@ -50,8 +56,13 @@ def replay_command(args) -> None:
                 print(f"{name}:", file=sys.stderr)
             results.append(replay(run, name, model=args.model, progress=progress))
         print(table(run, results) + "\n")
-        target = args.plot if len(runs) == 1 else f"{Path(args.plot).with_suffix('')}-{k + 1}.png"
-        plot(run, results, target)
+        if args.plot:
+            target = args.plot if len(runs) == 1 else f"{Path(args.plot).with_suffix('')}-{k + 1}.png"
+        else:
+            target = tempfile.NamedTemporaryFile(prefix="replay-", suffix=".png", delete=False).name
+        figure = plot(run, results, target)
+        import matplotlib.pyplot as plt  # imported after plot() chose its backend
+        plt.close(figure)
         print(f"plot: {target}")
 
 

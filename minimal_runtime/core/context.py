@@ -112,11 +112,25 @@ def with_breakpoints(durable: list[dict], previous_len: int | None = None) -> li
         blocks_since = sum(len(m["content"]) for m in messages[previous_len:])
         if blocks_since >= LOOKBACK_BLOCKS:
             targets.insert(0, previous_len - 1)
-    for i in targets:
-        content = list(messages[i]["content"])
-        content[-1] = {**content[-1], "cache_control": {"type": "ephemeral"}}
-        messages[i] = {**messages[i], "content": content}
+    for target in targets:
+        # The API refuses a breakpoint on empty content (a tool that printed nothing): mark the last
+        # block before it that has some; the entry ends a block or two early, a few tokens at most.
+        spot = next(((i, k) for i in range(target, -1, -1) for k in range(len(messages[i]["content"]) - 1, -1, -1)
+                     if _markable(messages[i]["content"][k])), None)
+        if spot is not None:
+            i, k = spot
+            content = list(messages[i]["content"])
+            content[k] = {**content[k], "cache_control": {"type": "ephemeral"}}
+            messages[i] = {**messages[i], "content": content}
     return messages
+
+
+def _markable(block: dict) -> bool:
+    if block.get("type") == "text":
+        return bool(block.get("text"))
+    if block.get("type") == "tool_result":
+        return block.get("content", "") not in ("", [])
+    return True
 
 
 def append_batch(messages: list[dict], batch: list[Injection], prefill_ok: bool) -> list[dict]:

@@ -9,7 +9,14 @@ What a replay cannot know, and how it approximates it:
 - the hidden system prompt and tool definitions (Claude Code sends tens of thousands of tokens the
   session file does not contain): the first call's recorded prompt size minus our estimate of what
   the log does show is added to the system prompt as opaque filler, so the stable prefix has about
-  the right size;
+  the right size. A headless log has no prompt line either: there, what the first call read from
+  cache (earlier runs wrote it: system and tools) is taken as the hidden system, and the rest as
+  the missing prompt, which a compaction later removes;
+- a warm first call: when the log read tokens from cache on its first call, earlier sessions had
+  written them; the replay seeds the emulator's cache with a prefix of that size first (one
+  call that is not counted), so the first replayed call reads what the logged one read;
+- breakpoints: where Claude Code puts them, on the system prompt and at the end of the messages,
+  with the TTL the log's writes had (1 hour when it wrote any 1-hour tokens);
 - tool schemas: only names are logged; each tool gets a generic schema;
 - time: the emulator's clock follows the logged time of each call, so a long pause expires the
   cache in the replay as it did in the run.
@@ -30,7 +37,7 @@ from ..core.messages import text_block, user
 from ..core.protocols import Layout
 from ..emulator import Emulator
 from ..emulator.policies import Turn
-from ..example.layouts import automatic_caching_layout, batch_after_system_layout
+from ..example.layouts import batch_after_system_layout
 from ..features.filesystem import Offloader
 from ..provider.cost import CallRecord
 from ..provider.models import model_spec
@@ -49,8 +56,8 @@ class Strategy:
 
 
 STRATEGIES = {s.name: s for s in [
-    Strategy("recorded", "the history as logged, automatic caching, nothing injected", lambda: automatic_caching_layout,
-             batch=False),
+    Strategy("recorded", "the history as logged, breakpoints on system and the last message, nothing injected",
+             lambda: tail_layout, batch=False),
     Strategy("tail", "breakpoint on the last durable block, a per-call batch after it", lambda: tail_layout),
     Strategy("early", "the same batch, inserted right after the system prompt", lambda: batch_after_system_layout),
     Strategy("offload", "tail, with tool results over 4,000 characters offloaded to files", lambda: tail_layout,
@@ -58,11 +65,18 @@ STRATEGIES = {s.name: s for s in [
 ]}
 
 
+THINKING = ("thinking", "redacted_thinking")
+
+
 class _ReplayPolicy:
     """The recorded assistant turns, in order: a model that says exactly what it said then."""
 
     def __init__(self, run: RecordedRun):
-        self.turns, self.next = [c.assistant["content"] for c in run.calls], 0
+        # Recorded thinking blocks carry the real API's signatures, which no emulator can verify:
+        # they are left out (the API itself does not count earlier turns' thinking on these models).
+        self.turns = [[b for b in c.assistant["content"] if b.get("type") not in THINKING] for c in run.calls]
+        self.dropped = sum(b.get("type") in THINKING for c in run.calls for b in c.assistant["content"])
+        self.next = 0
 
     def __call__(self, request: dict) -> Turn:
         content = self.turns[self.next] if self.next < len(self.turns) else [text_block("(end of the recording)")]
@@ -160,20 +174,66 @@ def _text(blocks: list[dict]) -> str:
     return "\n\n".join(b.get("text", "") for b in blocks if b.get("type") == "text") or "(continue)"
 
 
+def _with_ttl(layout: Layout, ttl: str | None) -> Layout:
+    """The layout, with every breakpoint it sets written for ``ttl`` (None: the default 5 minutes)."""
+    if ttl is None:
+        return layout
+
+    def mark(value):
+        if isinstance(value, dict):
+            return {k: ({**v, "ttl": ttl} if k == "cache_control" else mark(v)) for k, v in value.items()}
+        return [mark(v) for v in value] if isinstance(value, list) else value
+
+    def with_ttl(parts):
+        request = layout(parts)
+        return {**request, "system": mark(request.get("system", [])), "messages": mark(request["messages"])}
+    return with_ttl
+
+
+def _filler(label: str, tokens: int) -> str:
+    header = f"\n\n[{label}, approximated]\n"
+    return header + "." * max(0, 4 * tokens - len(header))
+
+
 def replay(run: RecordedRun, strategy: Strategy | str = "tail", *, model: str | None = None,
            progress: Callable[[int, int], None] | None = None) -> Replay:
     strategy = STRATEGIES[strategy] if isinstance(strategy, str) else strategy
     model = replay_model(run, model)
     clock = _RecordedClock(run)
-    emulator = Emulator(model=model, policy=_ReplayPolicy(run), clock=clock)
+    policy = _ReplayPolicy(run)
+    emulator = Emulator(model=model, policy=policy, clock=clock)
     client = emulator.client()
     workdir = Path(tempfile.mkdtemp(prefix="replay-"))
+    notes: list[str] = []
+    first = next((c.usage for c in run.calls[:1] if c.usage), None)
+    warm = (first.cache_read or 0) if first else 0
     hidden = _hidden_tokens(run, client, model)
-    header = "\n\n[hidden prompt and tool definitions, approximated]\n"
-    system = run.system + (header + "." * max(0, 4 * hidden - len(header)) if hidden else "")
+    prompt_hidden = 0
+    if run.prompt_missing and hidden:
+        # what was already cached on call 1 is the stable head (system, tools); the rest was the prompt
+        prompt_hidden = hidden - min(hidden, warm) if warm else 0
+        hidden -= prompt_hidden
+    base = _shown_tokens(run, client, model, system=run.system, task="-")
+    warm_part = max(0, min(warm, base + hidden) - base)  # the part of the hidden head the log found cached
+    system = [text_block(run.system)] if run.system else []
+    system += [text_block(_filler("hidden prompt, cached before this run", warm_part))] if warm_part else []
+    system += [text_block(_filler("hidden prompt and tool definitions", hidden - warm_part))] if hidden - warm_part else []
+    ttl = "1h" if any(c.usage and c.usage.cache_write_1h for c in run.calls) else None
+    tools = _tool_definitions(run)
+    if warm_part:  # earlier sessions wrote this prefix: seed it, then start the recording from its first turn
+        clock.at(0)
+        head = system[:len(system) - (1 if hidden - warm_part else 0)]
+        marker = {"type": "ephemeral", **({"ttl": ttl} if ttl else {})}
+        client.messages.create(model=model, max_tokens=1, messages=[user("(seeding the cache)")],
+                               system=[*head[:-1], {**head[-1], "cache_control": marker}], **({"tools": tools} if tools else {}))
+        policy.next = 0
+        notes.append(f"the log read {warm:,} tokens from cache on its first call (written before the run): "
+                     f"the replay's cache was seeded with a prefix of that size")
+    if policy.dropped:
+        notes.append(f"{policy.dropped} recorded thinking blocks left out: their signatures cannot be verified offline")
     hooks = HookRegistry()
-    agent = Agent(client, model=model, system=system, layout=strategy.layout(), hooks=hooks, toolbox=RecordedTools(run),
-                  max_steps=len(run.calls) + 1, max_tokens=21_000,  # above ~21K the SDK insists on streaming
+    agent = Agent(client, model=model, system=system, layout=_with_ttl(strategy.layout(), ttl), hooks=hooks,
+                  toolbox=RecordedTools(run), max_steps=len(run.calls) + 1, max_tokens=21_000,  # above ~21K the SDK insists on streaming
                   offloader=Offloader(workdir, strategy.offload_threshold) if strategy.offload_threshold else None)
 
     def before_call(event) -> None:
@@ -193,8 +253,8 @@ def replay(run: RecordedRun, strategy: Strategy | str = "tail", *, model: str | 
 
     hooks.register(Point.PRE_LLM_CALL, before_call)
     hooks.register(Point.POST_LLM_CALL, after_call)
-    start, task = time.perf_counter(), _text(run.task)
-    notes = []
+    task = _text(run.task) + (_filler("the prompt, not in the log", prompt_hidden) if prompt_hidden else "")
+    start = time.perf_counter()
     while len(agent.calls) < len(run.calls):
         before = len(agent.calls)
         result = agent.run(task)
@@ -204,7 +264,13 @@ def replay(run: RecordedRun, strategy: Strategy | str = "tail", *, model: str | 
         if len(agent.calls) in (before, len(run.calls)):
             break
         task = _text(run.calls[len(agent.calls) - 1].then_user)
-    return Replay(strategy.name, model, agent.calls, time.perf_counter() - start, hidden, notes)
+    return Replay(strategy.name, model, agent.calls, time.perf_counter() - start, hidden + prompt_hidden, notes)
+
+
+def _shown_tokens(run: RecordedRun, client, model: str, *, system: str, task: str) -> int:
+    tools = _tool_definitions(run)
+    return client.messages.count_tokens(model=model, system=system or "-", messages=[user(task)],
+                                        **({"tools": tools} if tools else {})).input_tokens
 
 
 def _hidden_tokens(run: RecordedRun, client, model: str) -> int:
@@ -212,8 +278,4 @@ def _hidden_tokens(run: RecordedRun, client, model: str) -> int:
     first = next((c.usage for c in run.calls[:1] if c.usage), None)
     if first is None:
         return 0
-    tools = _tool_definitions(run)
-    shown = client.messages.count_tokens(model=model, system=run.system or "-", messages=[user(_text(run.task))],
-                                         **({"tools": tools} if tools else {})).input_tokens
-    return max(0, first.prompt_tokens - shown)
-
+    return max(0, first.prompt_tokens - _shown_tokens(run, client, model, system=run.system, task=_text(run.task)))

@@ -11,31 +11,45 @@ and the line.
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterator
 
-from .recorded import RecordedCall, RecordedRun, RecordedUsage, TrajectoryError
+from .recorded import ACCEPTED, RecordedCall, RecordedRun, RecordedUsage, TrajectoryError
 
 
 class _Builder:
-    """Turns a stream of user/assistant messages (with line numbers) into a RecordedRun."""
+    """Turns a stream of user/assistant messages (with line numbers) into a RecordedRun.
 
-    def __init__(self, run: RecordedRun):
-        self.run, self._call_id, self._compaction = run, None, None
+    Tool results are paired with the previous call's tool uses in order: by id where ids are
+    unique, by position where a log has redacted them all to one placeholder. Repeated ids are
+    renamed so the replayed history stays valid, and the run carries a note saying so."""
+
+    def __init__(self, run: RecordedRun, prompt_may_be_missing: bool = False):
+        self.run, self._compaction = run, None
+        self._call_key: tuple[str | None, int | None] = (None, None)
+        self._pending: list[tuple[str, str]] = []  # the last call's unanswered tool uses: (logged id, our id)
+        self._ids: set[str] = set()
+        self._prompt_may_be_missing = prompt_may_be_missing
 
     def skip(self, kind: str) -> None:
         self.run.skipped[kind] = self.run.skipped.get(kind, 0) + 1
 
+    def note(self, text: str) -> None:
+        if text not in self.run.notes:
+            self.run.notes.append(text)
+
     def user(self, blocks: list[dict], line: int) -> None:
-        for block in blocks:
+        for block in _sendable(blocks):
             if block.get("type") == "tool_result":
-                call = self.run.calls[-1] if self.run.calls else None
-                asked = {b.get("id") for b in call.assistant["content"] if b.get("type") == "tool_use"} if call else set()
-                if block.get("tool_use_id") not in asked:
-                    raise TrajectoryError(self.run.path, line, f"tool_result for {block.get('tool_use_id')!r} "
+                logged = block.get("tool_use_id")
+                match = next((k for k, (was, _) in enumerate(self._pending) if was == logged), None)
+                if match is None:
+                    raise TrajectoryError(self.run.path, line, f"tool_result for {logged!r} "
                                           "without its tool_use in the call before it")
-                call.results[block["tool_use_id"]] = block
+                ours = self._pending.pop(match)[1]
+                self.run.calls[-1].results[ours] = {**block, "tool_use_id": ours}
             elif self._compaction is not None:
                 self._compaction.append(block)
             elif not self.run.calls:
@@ -46,20 +60,50 @@ class _Builder:
     def compaction(self, summary: str) -> None:
         self._compaction = [{"type": "text", "text": summary}]
 
+    def _unique(self, block: dict) -> dict:
+        logged = block.get("id") or "tool_use"
+        ours, k = logged, 1
+        while ours in self._ids:
+            ours, k = f"{logged}~{k}", k + 1
+        if ours != logged:
+            self.note("tool-use ids repeat in this log (redacted?): results were paired with their calls by position")
+        self._ids.add(ours)
+        self._pending.append((logged, ours))
+        return {**block, "id": ours}
+
     def assistant(self, call_id: str | None, blocks: list[dict], usage: RecordedUsage | None, line: int,
                   at: float | None = None) -> None:
         for block in blocks:
             if block.get("type") == "tool_use" and block.get("name") not in self.run.tools:
                 self.run.tools.append(block["name"])
-        if call_id is not None and call_id == self._call_id:  # one call logged over several lines
+        blocks = [self._unique(b) if b.get("type") == "tool_use" else b for b in _sendable(blocks)]
+        # One call is logged over several lines that repeat its message id and its prompt size (the
+        # output count grows line by line); a log with redacted ids repeats the id across calls, and
+        # the prompt size tells those calls apart.
+        key = (call_id, usage.prompt_tokens if usage else None)
+        if call_id is not None and key == self._call_key:
             self.run.calls[-1].assistant["content"].extend(blocks)
             return
+        if call_id is not None and call_id == self._call_key[0]:
+            self.note("message ids repeat in this log (redacted?): calls were told apart by their prompt size")
         if not self.run.task and not self.run.calls:
-            raise TrajectoryError(self.run.path, line, "an assistant message before any user message")
-        self._call_id = call_id
+            if not self._prompt_may_be_missing:
+                raise TrajectoryError(self.run.path, line, "an assistant message before any user message")
+            self.run.task.append({"type": "text", "text": "[the prompt of this run is not in its log]"})
+            self.run.prompt_missing = True
+            self.note("the log has no prompt line (headless stream-json): a placeholder of the size the first "
+                      "call implies stands in for it")
+        self._call_key = key
+        self._pending = [p for p in self._pending if p[1] in {b.get("id") for b in blocks}]
         self.run.calls.append(RecordedCall(assistant={"role": "assistant", "content": list(blocks)}, usage=usage, at=at,
                                            compacted_before=_text(self._compaction) if self._compaction else None))
         self._compaction = None
+
+
+def _sendable(blocks: list[dict]) -> list[dict]:
+    """Without the whitespace-only text blocks a model may answer with: the API refuses them in a
+    request, so an agent drops them before it sends its history back, and so does the replay."""
+    return [b for b in blocks if b.get("type") != "text" or b.get("text", "").strip()]
 
 
 def _text(blocks: list[dict]) -> str:
@@ -76,7 +120,32 @@ def _seconds(timestamp: str | None) -> float | None:
 
 
 def _blocks(content: Any) -> list[dict]:
-    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+    """A message's content as blocks; anything that is not text or a list of typed blocks is refused."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    blocks = list(content or []) if isinstance(content, list) or content is None else None
+    if blocks is None or not all(isinstance(b, dict) and isinstance(b.get("type"), str) for b in blocks):
+        raise ValueError(f"content that is neither text nor a list of blocks: {str(content)[:60]!r}")
+    for b in blocks:
+        if b["type"] == "tool_use" and not (isinstance(b.get("id"), str) and isinstance(b.get("name"), str)
+                                             and isinstance(b.get("input", {}), dict)):
+            raise ValueError("a tool_use block without a string id and name and an object input")
+        if b["type"] == "tool_result" and not isinstance(b.get("tool_use_id"), str):
+            raise ValueError("a tool_result block without a tool_use_id")
+        if b["type"] == "text" and not isinstance(b.get("text"), str):
+            raise ValueError("a text block without text")
+    return blocks
+
+
+@contextmanager
+def _line(path: Path, number: int, kind: str) -> Iterator[None]:
+    """Whatever a line's shape breaks while it is read is reported as that line's fault."""
+    try:
+        yield
+    except TrajectoryError:
+        raise
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError) as e:
+        raise TrajectoryError(str(path), number, f"a {kind or 'line'} of an unexpected shape: {e}") from None
 
 
 def _lines(path: Path) -> Iterator[tuple[int, dict]]:
@@ -85,10 +154,13 @@ def _lines(path: Path) -> Iterator[tuple[int, dict]]:
             if not raw.strip():
                 continue
             try:
-                yield number, json.loads(raw)
+                value = json.loads(raw)
             except json.JSONDecodeError as e:
                 kind = "a truncated line" if not raw.endswith("\n") else "invalid JSON"
                 raise TrajectoryError(str(path), number, f"{kind}: {e.msg}") from None
+            if not isinstance(value, dict):
+                raise TrajectoryError(str(path), number, f"a JSON {type(value).__name__} where a JSON object was expected")
+            yield number, value
 
 
 # -- Claude Code: session files and headless stream-json ------------------------------------------
@@ -97,44 +169,77 @@ def _claude_usage(usage: dict | None) -> RecordedUsage | None:
     if not usage:
         return None
     read, write = usage.get("cache_read_input_tokens") or 0, usage.get("cache_creation_input_tokens") or 0
+    one_hour = min(write, (usage.get("cache_creation") or {}).get("ephemeral_1h_input_tokens") or 0)
     return RecordedUsage(prompt_tokens=(usage.get("input_tokens") or 0) + read + write, cache_read=read,
-                         cache_write=write, output_tokens=usage.get("output_tokens"))
+                         cache_write=write, cache_write_1h=one_hour, output_tokens=usage.get("output_tokens"))
 
 
-def claude_code(path: Path, source: str = "claude-code") -> RecordedRun:
-    """A session file (``~/.claude/projects/**/*.jsonl``, sub-agent files too) or a ``stream-json`` log."""
+def claude_code(path: Path, source: str = "claude-code") -> list[RecordedRun]:
+    """A session file (``~/.claude/projects/**/*.jsonl``, sub-agent files too) or a headless
+    ``stream-json`` log. A stream-json log's sub-agents (lines with a ``parent_tool_use_id``) come
+    back as runs of their own after the main one, as a session's sub-agents live in files of their own."""
     lines = list(_lines(path))
-    run = RecordedRun(source=source, path=str(path))
-    build = _Builder(run)
+    stream = any(d.get("type") == "system" and d.get("subtype") == "init" or "parent_tool_use_id" in d for _, d in lines)
+    threads: dict[str | None, list[tuple[int, dict]]] = {}
+    for number, d in lines:
+        parent = d.get("parent_tool_use_id") if stream else None
+        if parent is not None and not isinstance(parent, str):
+            raise TrajectoryError(str(path), number, "a parent_tool_use_id that is not a string")
+        threads.setdefault(parent, []).append((number, d))
+    main = _claude_thread(path, threads.pop(None, []), "claude-code-stream" if stream else source, stream, str(path))
+    subagents = [_claude_thread(path, thread, "claude-code-stream", stream, f"{path}#subagent-{parent}")
+                 for parent, thread in threads.items()]
+    for run in subagents:
+        run.model = run.model or main.model
+    return [main, *subagents]
+
+
+def _claude_thread(path: Path, lines: list[tuple[int, dict]], source: str, stream: bool, name: str) -> RecordedRun:
+    run = RecordedRun(source=source, path=name)
+    build = _Builder(run, prompt_may_be_missing=stream)
     # Sub-agent files are all sidechain; in a main session file, sidechain lines belong to sub-agents.
     conversation = [d for _, d in lines if d.get("type") in ("user", "assistant")]
     all_sidechain = bool(conversation) and all(d.get("isSidechain") for d in conversation)
+    after_boundary = False
     for number, d in lines:
-        kind = d.get("type")
-        if kind == "system" and d.get("subtype") == "init":
-            run.model, run.tools = d.get("model"), [t if isinstance(t, str) else t.get("name") for t in d.get("tools", [])]
-            run.source = "claude-code-stream"
-        elif kind == "system" and d.get("subtype") == "compact_boundary":
-            build.skip("compact_boundary")
-        elif kind == "result":
-            run.cost_usd = d.get("total_cost_usd")
-            build.skip("result")
-        elif kind not in ("user", "assistant"):
-            build.skip(str(kind if kind != "system" else f"system/{d.get('subtype')}"))
-        elif d.get("isSidechain") and not all_sidechain:
-            build.skip("sidechain")
-        elif "message" not in d or not isinstance(d["message"], dict):
-            raise TrajectoryError(str(path), number, f"a {kind} line without a message")
-        elif kind == "user" and d.get("isCompactSummary"):
-            build.compaction(_text(_blocks(d["message"]["content"])))
-        elif kind == "user":
-            build.user(_blocks(d["message"]["content"]), number)
-        else:
-            message = d["message"]
-            run.model = run.model or message.get("model")
-            build.assistant(message.get("id"), _blocks(message.get("content")), _claude_usage(message.get("usage")), number,
-                            _seconds(d.get("timestamp")))
+        with _line(path, number, f"{d.get('type')} line"):
+            after_boundary = _claude_line(path, run, build, number, d, all_sidechain, after_boundary)
     return run
+
+
+def _claude_line(path: Path, run: RecordedRun, build: _Builder, number: int, d: dict, all_sidechain: bool,
+                 after_boundary: bool) -> bool:
+    """One line of a Claude Code log; returns whether a compaction summary is expected next."""
+    kind = d.get("type")
+    if kind == "system" and d.get("subtype") == "init":
+        tools = d.get("tools") or []
+        if not isinstance(d.get("model"), (str, type(None))) or not isinstance(tools, list):
+            raise ValueError("an init line whose model is not a string or whose tools are not a list")
+        run.model, run.tools = d.get("model"), [t if isinstance(t, str) else t["name"] for t in tools]
+    elif kind == "system" and d.get("subtype") == "compact_boundary":
+        build.skip("compact_boundary")
+        after_boundary = True
+    elif kind == "result":
+        run.cost_usd = d.get("total_cost_usd")
+        build.skip("result")
+    elif kind not in ("user", "assistant"):
+        build.skip(str(kind if kind != "system" else f"system/{d.get('subtype')}"))
+    elif d.get("isSidechain") and not all_sidechain:
+        build.skip("sidechain")
+    elif "message" not in d or not isinstance(d["message"], dict):
+        raise TrajectoryError(str(path), number, f"a {kind} line without a message")
+    elif kind == "user" and (d.get("isCompactSummary") or after_boundary and d.get("isSynthetic")):
+        build.compaction(_text(_blocks(d["message"].get("content"))))  # a session's or a stream's summary
+        after_boundary = False
+    elif kind == "user":
+        build.user(_blocks(d["message"].get("content")), number)
+    else:
+        message = d["message"]
+        if isinstance(message.get("model"), str):
+            run.model = run.model or message["model"]
+        build.assistant(message.get("id"), _blocks(message.get("content")), _claude_usage(message.get("usage")), number,
+                        _seconds(d.get("timestamp")))
+    return after_boundary
 
 
 # -- mini-swe-agent --------------------------------------------------------------------------------
@@ -147,31 +252,35 @@ def mini_swe_agent(path: Path) -> RecordedRun:
     run = RecordedRun(source="mini-swe-agent", path=str(path), cost_usd=data.get("info", {}).get("model_stats", {}).get("instance_cost"))
     build = _Builder(run)
     for index, m in enumerate(data.get("messages", []), start=1):
-        where = index  # the message's position: this format has no meaningful lines
-        role = m.get("role")
-        if role == "system":
-            run.system = m.get("content") or ""
-        elif role == "user":
-            build.user(_blocks(m.get("content")), where)
-        elif role == "tool":
-            build.user([{"type": "tool_result", "tool_use_id": m.get("tool_call_id"), "content": m.get("content") or ""}], where)
-        elif role == "assistant":
-            blocks = [{"type": "text", "text": m["content"]}] if m.get("content") else []
-            for call in m.get("tool_calls") or []:
-                try:
-                    arguments = json.loads(call["function"].get("arguments") or "{}")
-                except json.JSONDecodeError:
-                    raise TrajectoryError(str(path), where, f"tool call {call.get('id')} has arguments that are not JSON") from None
-                blocks.append({"type": "tool_use", "id": call["id"], "name": call["function"]["name"], "input": arguments})
-            response = (m.get("extra") or {}).get("response") or {}
-            run.model = run.model or response.get("model")
-            u = response.get("usage")
-            usage = RecordedUsage(prompt_tokens=u["prompt_tokens"], cache_read=u.get("prompt_cache_hit_tokens"),
-                                  output_tokens=u.get("completion_tokens")) if u else None
-            build.assistant(response.get("id"), blocks, usage, where, response.get("created"))
-        else:
-            build.skip(str(role))
+        with _line(path, index, "message"):  # the message's position: this format has no meaningful lines
+            _mini_swe_message(path, run, build, index, m)
     return run
+
+
+def _mini_swe_message(path: Path, run: RecordedRun, build: _Builder, where: int, m: dict) -> None:
+    role = m.get("role")
+    if role == "system":
+        run.system = m.get("content") or ""
+    elif role == "user":
+        build.user(_blocks(m.get("content")), where)
+    elif role == "tool":
+        build.user([{"type": "tool_result", "tool_use_id": m.get("tool_call_id"), "content": m.get("content") or ""}], where)
+    elif role == "assistant":
+        blocks = [{"type": "text", "text": m["content"]}] if m.get("content") else []
+        for call in m.get("tool_calls") or []:
+            try:
+                arguments = json.loads(call["function"].get("arguments") or "{}")
+            except json.JSONDecodeError:
+                raise TrajectoryError(str(path), where, f"tool call {call.get('id')} has arguments that are not JSON") from None
+            blocks.append({"type": "tool_use", "id": call["id"], "name": call["function"]["name"], "input": arguments})
+        response = (m.get("extra") or {}).get("response") or {}
+        run.model = run.model or response.get("model")
+        u = response.get("usage")
+        usage = RecordedUsage(prompt_tokens=u["prompt_tokens"], cache_read=u.get("prompt_cache_hit_tokens"),
+                              output_tokens=u.get("completion_tokens")) if u else None
+        build.assistant(response.get("id"), blocks, usage, where, response.get("created"))
+    else:
+        build.skip(str(role))
 
 
 # -- OpenHands -------------------------------------------------------------------------------------
@@ -184,31 +293,8 @@ def openhands(path: Path) -> list[RecordedRun]:
             raise TrajectoryError(str(path), number, "an OpenHands line without a history")
         run = RecordedRun(source="openhands", path=f"{path}#{d.get('instance_id', number)}")
         build = _Builder(run)
-        usages = {u.get("response_id"): u for u in (d.get("metrics") or {}).get("token_usages", [])}
-        for event in d["history"]:
-            meta = event.get("tool_call_metadata") or {}
-            if event.get("action") == "system":
-                run.system = event.get("message") or event.get("args", {}).get("content", "")
-            elif event.get("source") == "user" and event.get("action") == "message":
-                build.user([{"type": "text", "text": event.get("message", "")}], number)
-            elif event.get("source") == "agent" and event.get("action") and meta:
-                response = meta.get("model_response") or {}
-                message = (response.get("choices") or [{}])[0].get("message") or {}
-                run.model = run.model or response.get("model")
-                blocks = [{"type": "text", "text": message["content"]}] if message.get("content") else []
-                for call in message.get("tool_calls") or []:
-                    blocks.append({"type": "tool_use", "id": call["id"], "name": call["function"]["name"],
-                                   "input": json.loads(call["function"].get("arguments") or "{}")})
-                u = usages.get(response.get("id"))
-                usage = RecordedUsage(prompt_tokens=u["prompt_tokens"], cache_read=u.get("cache_read_tokens"),
-                                      output_tokens=u.get("completion_tokens")) if u else None
-                if build._call_id != response.get("id"):  # one response can carry several tool calls
-                    build.assistant(response.get("id"), blocks, usage, number, _seconds(event.get("timestamp")))
-            elif event.get("observation") and meta.get("tool_call_id"):
-                build.user([{"type": "tool_result", "tool_use_id": meta["tool_call_id"],
-                             "content": str(event.get("content", ""))}], number)
-            else:
-                build.skip(str(event.get("observation") or event.get("action") or "event"))
+        with _line(path, number, "OpenHands line"):
+            _openhands_history(run, build, number, d)
         if all(c.usage and not c.usage.cache_read for c in run.calls):  # zeros everywhere: no cache data logged
             for c in run.calls:
                 if c.usage:
@@ -217,12 +303,92 @@ def openhands(path: Path) -> list[RecordedRun]:
     return runs
 
 
+def _openhands_history(run: RecordedRun, build: _Builder, number: int, d: dict) -> None:
+    usages = {u.get("response_id"): u for u in (d.get("metrics") or {}).get("token_usages", [])}
+    for event in d["history"]:
+        meta = event.get("tool_call_metadata") or {}
+        if event.get("action") == "system":
+            run.system = event.get("message") or event.get("args", {}).get("content", "")
+        elif event.get("source") == "user" and event.get("action") == "message":
+            build.user([{"type": "text", "text": event.get("message", "")}], number)
+        elif event.get("source") == "agent" and event.get("action") and meta:
+            response = meta.get("model_response") or {}
+            message = (response.get("choices") or [{}])[0].get("message") or {}
+            run.model = run.model or response.get("model")
+            blocks = [{"type": "text", "text": message["content"]}] if message.get("content") else []
+            for call in message.get("tool_calls") or []:
+                blocks.append({"type": "tool_use", "id": call["id"], "name": call["function"]["name"],
+                               "input": json.loads(call["function"].get("arguments") or "{}")})
+            u = usages.get(response.get("id"))
+            usage = RecordedUsage(prompt_tokens=u["prompt_tokens"], cache_read=u.get("cache_read_tokens"),
+                                  output_tokens=u.get("completion_tokens")) if u else None
+            if build._call_key[0] != response.get("id"):  # one response can carry several tool calls
+                build.assistant(response.get("id"), blocks, usage, number, _seconds(event.get("timestamp")))
+        elif event.get("observation") and meta.get("tool_call_id"):
+            build.user([{"type": "tool_result", "tool_use_id": meta["tool_call_id"],
+                         "content": str(event.get("content", ""))}], number)
+        elif event.get("observation") == "recall":  # workspace context, sent to the model as user text
+            build.user([{"type": "text", "text": _recalled(event)}], number)
+        elif event.get("observation") == "error":  # e.g. a malformed tool call, answered as user text
+            build.user([{"type": "text", "text": str(event.get("content") or event.get("message") or "")}], number)
+        else:
+            build.skip(str(event.get("observation") or event.get("action") or "event"))
+
+
+CLAUDE_KINDS = {"user", "assistant", "system", "summary", "progress", "result", "file-history-snapshot"}
+
+
+def _recalled(event: dict) -> str:
+    """What a recall observation put in front of the model: its knowledge and instructions."""
+    extras = event.get("extras") or {}
+    parts = [str(extras.get(k)) for k in ("repo_instructions", "additional_agent_instructions") if extras.get(k)]
+    parts += [str(k.get("content", "")) for k in extras.get("microagent_knowledge") or [] if isinstance(k, dict)]
+    return "\n\n".join(parts) or str(event.get("content") or "")
+
+
 def load(path: str | Path) -> list[RecordedRun]:
-    """Recognise the format and import; a file may hold several runs (OpenHands)."""
-    path = Path(path)
-    if path.name.endswith(".json"):
+    """Recognise the format and import; a file may hold several runs (OpenHands, sub-agents).
+    Anything else is refused with a ``TrajectoryError`` that says what was recognised."""
+    path = Path(path).expanduser()
+    if not path.exists():
+        raise TrajectoryError(str(path), None, "no such file")
+    if path.is_dir():
+        raise TrajectoryError(str(path), None, f"a directory; give one file: {ACCEPTED}")
+    raw = path.read_bytes()
+    if not raw.strip():
+        raise TrajectoryError(str(path), None, f"an empty file; expected {ACCEPTED}")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise TrajectoryError(str(path), None, f"not UTF-8 text (binary, or UTF-16?); expected {ACCEPTED}") from None
+    runs = _recognise(path, text)
+    if not runs or not runs[0].calls:
+        what = runs[0].source if runs else "nothing"
+        skipped = ", ".join(f"{n} {k}" for k, n in runs[0].skipped.items()) if runs and runs[0].skipped else "no conversation"
+        raise TrajectoryError(str(path), None, f"read as {what}, but it holds no model calls ({skipped}); expected {ACCEPTED}")
+    return [r for r in runs if r.calls]
+
+
+def _recognise(path: Path, text: str) -> list[RecordedRun]:
+    try:
+        document = json.loads(text)  # one JSON document (a .traj.json, or a one-line log)
+    except json.JSONDecodeError:
+        document = None
+    first = document
+    if document is None and path.suffix == ".json":
+        return [mini_swe_agent(path)]  # a broken JSON document: it says where
+    if document is None:
+        first = next(_lines(path), (0, None))[1]
+    if not isinstance(first, dict):
+        raise TrajectoryError(str(path), 1, f"a JSON {type(first).__name__}, not a trajectory; expected {ACCEPTED}")
+    kind = str(first.get("type", ""))
+    if isinstance(first.get("messages"), list) and ("trajectory_format" in first or "info" in first):
         return [mini_swe_agent(path)]
-    first = next(_lines(path), (0, {}))[1]
     if "history" in first and "instance_id" in first:
         return openhands(path)
-    return [claude_code(path)]
+    if kind.split(".")[0] in ("thread", "turn", "item"):
+        raise TrajectoryError(str(path), 1, f"a Codex `exec --json` log ({kind} events): not supported; expected {ACCEPTED}")
+    if kind in CLAUDE_KINDS:
+        return claude_code(path)
+    keys = ", ".join(sorted(first)[:6]) or "none"
+    raise TrajectoryError(str(path), 1, f"not a trajectory I know (keys: {keys}); expected {ACCEPTED}")

@@ -7,11 +7,16 @@ import math
 from pydantic import BaseModel, Field
 
 
-class TrajectoryError(ValueError):
-    """Malformed input, always naming the file and the line (1-based) where it went wrong."""
+ACCEPTED = ("a Claude Code session .jsonl or headless stream-json log, a mini-swe-agent .traj.json, "
+            "or an OpenHands output.jsonl")
 
-    def __init__(self, path: str, line: int, problem: str):
-        super().__init__(f"{path}:{line}: {problem}")
+
+class TrajectoryError(ValueError):
+    """Input that is malformed or not a trajectory, naming the file and, where there is one, the
+    line (1-based) where it went wrong."""
+
+    def __init__(self, path: str, line: int | None, problem: str):
+        super().__init__(f"{path}:{line}: {problem}" if line else f"{path}: {problem}")
         self.path, self.line, self.problem = path, line, problem
 
 
@@ -21,6 +26,7 @@ class RecordedUsage(BaseModel):
     prompt_tokens: int  # everything the model read: cached or not
     cache_read: int | None = None  # None: the log does not say
     cache_write: int | None = None
+    cache_write_1h: int = 0  # the part of cache_write written with the 1-hour TTL (billed at 2x input)
     output_tokens: int | None = None
 
     @property
@@ -29,13 +35,15 @@ class RecordedUsage(BaseModel):
 
     def cost(self, model: str) -> float | None:
         """Dollars under our price table, when the model is in it and the log has cache figures.
-        Cache writes are priced as 5-minute writes (the default TTL)."""
+        Cache writes are priced by their TTL, as the log breaks them down (5-minute when it does not)."""
         from ..provider.cost import CallRecord
         if self.cache_read is None:
             return None
-        cost = CallRecord(model=model, input_tokens=self.prompt_tokens - self.cache_read - (self.cache_write or 0),
-                          cache_creation_input_tokens=self.cache_write or 0, cache_creation_5m=self.cache_write or 0,
-                          cache_read_input_tokens=self.cache_read, output_tokens=self.output_tokens or 0).cost
+        write = self.cache_write or 0
+        cost = CallRecord(model=model, input_tokens=self.prompt_tokens - self.cache_read - write,
+                          cache_creation_input_tokens=write, cache_creation_5m=write - self.cache_write_1h,
+                          cache_creation_1h=self.cache_write_1h, cache_read_input_tokens=self.cache_read,
+                          output_tokens=self.output_tokens or 0).cost
         return None if math.isnan(cost) else cost
 
 
@@ -59,6 +67,8 @@ class RecordedRun(BaseModel):
     task: list[dict] = Field(default_factory=list)  # the first user message's blocks
     calls: list[RecordedCall] = Field(default_factory=list)
     skipped: dict[str, int] = Field(default_factory=dict)  # line or event kinds that are not conversation
+    notes: list[str] = Field(default_factory=list)  # what the import had to assume, for the report
+    prompt_missing: bool = False  # the log has no prompt line (headless): ``task`` is a placeholder
     cost_usd: float | None = None  # what the log says the run cost, when it says
 
     @property

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+
+import pytest
 from minimal_runtime.emulator import ScriptedPolicy, Turn, text, tool_use
 from minimal_runtime.core.messages import dumps, tool_uses
 from tests.support import TASK, pricing_agent
@@ -128,3 +130,21 @@ def test_a_protocol_tool_that_raises_does_not_end_the_run(tmp_path):
     agent.toolbox = type(agent.toolbox)([Exploding()])
     assert agent.run(TASK).final_text == "carrying on"
     assert results(agent)[0]["is_error"] and "OSError: disk on fire" in results(agent)[0]["content"]
+
+
+@pytest.mark.parametrize("model", ["claude-sonnet-4-6", "claude-sonnet-5-5"])
+def test_a_tool_that_prints_nothing_keeps_the_cache_working(tmp_path, model):
+    """The API refuses a breakpoint on empty content; the breakpoint moves to the block before it,
+    and every call still reads the previous one from cache (found replaying a real session)."""
+    from minimal_runtime.core.tools import FunctionTool
+    from pydantic import BaseModel
+
+    class Nothing(BaseModel):
+        pass
+    policy = ScriptedPolicy([*([tool_use("quiet", {})] for _ in range(8)), "done"])
+    agent, emu, _ = pricing_agent(tmp_path, policy=policy, model=model)
+    agent.toolbox = type(agent.toolbox)([FunctionTool("quiet", "prints nothing", Nothing, lambda _: "")])
+    assert agent.run(TASK).status == "done"
+    assert all(r["content"] == "" for r in results(agent))
+    reads = [c.cache_read_input_tokens for c in emu.calls]
+    assert all(later > earlier for earlier, later in zip(reads[1:], reads[2:])), reads

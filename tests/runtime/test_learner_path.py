@@ -109,10 +109,11 @@ def test_a_notebooks_scratch_folders_are_gone_when_its_kernel_exits(tmp_path):
 
 def test_make_test_fails_on_a_notebook_whose_committed_output_is_stale(tmp_path):
     """A cell whose committed output no longer matches what it prints fails the notebook check,
-    marked or not; only a cell marked NBVAL_IGNORE_OUTPUT (wall-clock timings) is exempt."""
+    marked or not; only a cell marked NBVAL_IGNORE_OUTPUT (wall-clock timings) is exempt, and
+    where the project and temporary folders live is sanitized."""
     import nbformat
     line = next(li for li in (ROOT / "Makefile").read_text().splitlines() if "--nbval" in li)
-    flags = [f for f in line.split("#")[0].split() if f.startswith("--nbval")]
+    flags = [f.replace("=", f"={ROOT}/") if "=" in f else f for f in line.split("#")[0].split() if f.startswith("--nbval")]
 
     def notebook(source: str, committed: str):
         cell = nbformat.v4.new_code_cell(source, execution_count=1, outputs=[
@@ -121,7 +122,9 @@ def test_make_test_fails_on_a_notebook_whose_committed_output_is_stale(tmp_path)
     nbformat.write(notebook("print(1 + 1)", "3\n"), tmp_path / "stale.ipynb")
     nbformat.write(notebook("# NBVAL_IGNORE_OUTPUT\nprint(1 + 1)", "3\n"), tmp_path / "timing.ipynb")
     nbformat.write(notebook("print(1 + 1)", "2\n"), tmp_path / "fresh.ipynb")
+    nbformat.write(notebook("import os, tempfile; d = tempfile.mkdtemp(dir='/tmp'); os.rmdir(d); print(d)", "/tmp/tmp_on_another_day\n"),
+                   tmp_path / "where.ipynb")  # a temporary folder differs from run to run: sanitized
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *flags, str(tmp_path)],
                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
-    assert "1 failed, 2 passed" in run.stdout, run.stdout[-2000:]
+    assert "1 failed, 3 passed" in run.stdout, run.stdout[-2000:]
     assert "stale.ipynb::Cell 0" in run.stdout

@@ -1,0 +1,32 @@
+"""The real logs in ../shared/data/trajectories (not part of the project: skipped when absent):
+every one imports and replays, and where a log reports its own cache reads, the `recorded`
+replay lands within 3 points of them."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import pytest
+
+from minimal_runtime.provider.models import lookup
+from minimal_runtime.replay import load, replay
+
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "trajectories"
+LOGS = sorted(DATA.glob("*.json*")) if DATA.is_dir() else []
+
+
+@pytest.mark.skipif(not LOGS, reason=f"no real trajectories at {DATA}")
+@pytest.mark.parametrize("path", LOGS, ids=lambda p: p.name[:40])
+def test_a_real_log_imports_replays_and_the_recorded_layout_matches_its_cache_reads(path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # logs of models the table does not know are priced as Sonnet 4.6
+        runs = load(path)
+        for run in runs:
+            replayed = replay(run, "recorded", model=None if lookup(run.model or "") else "claude-sonnet-4-6")
+            assert len(replayed.calls) == len(run.calls), replayed.notes
+            assert not any(n.startswith("stopped") for n in replayed.notes), replayed.notes
+            usages = [c.usage for c in run.calls if c.usage]
+            if len(run.calls) >= 5 and usages and all(u.cache_read is not None for u in usages):
+                logged = sum(u.cache_read for u in usages) / sum(u.prompt_tokens for u in usages)
+                assert abs(replayed.cache_read_share - logged) <= 0.03, (run.path, logged, replayed.cache_read_share)
