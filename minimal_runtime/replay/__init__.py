@@ -9,7 +9,7 @@ on them. Offline always: nothing from a log leaves the machine.
 from .driver import STRATEGIES, Replay, Strategy, replay
 from .importers import load
 from .recorded import RecordedCall, RecordedRun, RecordedUsage, TrajectoryError
-from .report import plot, rows, table
+from .report import per_call, plot, rows, table
 
-__all__ = ["load", "replay", "table", "rows", "plot", "STRATEGIES", "Strategy", "Replay", "RecordedRun",
+__all__ = ["load", "replay", "table", "rows", "per_call", "plot", "STRATEGIES", "Strategy", "Replay", "RecordedRun",
            "RecordedCall", "RecordedUsage", "TrajectoryError"]

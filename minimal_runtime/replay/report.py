@@ -27,6 +27,23 @@ def rows(run: RecordedRun, replays: list[Replay]) -> list[dict]:
     return out
 
 
+DEPARTURE = 0.20  # a call whose replayed cache-read share is this far from the logged one is marked
+
+
+def per_call(run: RecordedRun, replayed: Replay) -> list[dict]:
+    """Logged vs replayed cache reads, call by call. A call that departs from the log shows where
+    the log saw something the replay cannot: a changed system prompt or tool list, a reconnect,
+    a cache entry another process wrote or evicted."""
+    out = []
+    for k, (call, ours) in enumerate(zip(run.calls, replayed.calls), start=1):
+        logged = call.usage.cache_read_share if call.usage else None
+        share = ours.cache_read_input_tokens / max(1, ours.prompt_tokens)
+        out.append({"call": k, "logged_read": call.usage.cache_read if call.usage else None,
+                    "replayed_read": ours.cache_read_input_tokens, "logged_share": logged, "replayed_share": share,
+                    "departs": logged is not None and abs(share - logged) > DEPARTURE})
+    return out
+
+
 def table(run: RecordedRun, replays: list[Replay]) -> str:
     model = replays[0].model if replays else run.model
     lines = [f"{run.path}  ({run.source}, {len(run.calls)} calls, {run.compactions} compactions; "
@@ -39,6 +56,13 @@ def table(run: RecordedRun, replays: list[Replay]) -> str:
         lines.append(f"{row['strategy']:<20} {row['calls']:>5} {row['prompt_tokens']:>14,} {row['per_call']:>9,.0f} "
                      f"{share:>10} {cost:>9} {ms:>8}")
     lines += [f"  {r.strategy}: {STRATEGIES[r.strategy].about}" for r in replays if r.strategy in STRATEGIES]
+    for r in (r for r in replays if r.strategy == "recorded"):
+        departures = [d for d in per_call(run, r) if d["departs"]]
+        if departures:
+            shown = ", ".join(f"{d['call']} ({d['logged_share']:.0%} logged, {d['replayed_share']:.0%} replayed)"
+                              for d in departures[:6])
+            lines.append(f"  recorded departs from the log on {len(departures)} call(s): {shown}"
+                         f"{', ...' if len(departures) > 6 else ''}")
     return "\n".join(lines)
 
 
@@ -58,6 +82,11 @@ def plot(run: RecordedRun, replays: list[Replay], path: str | Path | None = None
     for r in replays:
         left.plot([c.prompt_tokens for c in r.calls], label=r.strategy, linewidth=1)
         right.plot([c.cache_read_share for c in r.calls], label=r.strategy, linewidth=1)
+        if r.strategy == "recorded":
+            departs = [d for d in per_call(run, r) if d["departs"]]
+            if departs:
+                right.scatter([d["call"] - 1 for d in departs], [d["replayed_share"] for d in departs], marker="x",
+                              color="red", zorder=3, label="recorded departs from the log")
     left.set_xlabel("call"); left.set_ylabel("prompt tokens"); left.set_title("Prompt per call"); left.legend(fontsize=8)
     right.set_xlabel("call"); right.set_ylabel("cache-read share"); right.set_title("Cache reads per call"); right.legend(fontsize=8)
     fig.suptitle(f"{Path(run.path).name}: recorded vs replayed (emulator accounting)")

@@ -261,3 +261,23 @@ def test_fuzz_malformed_logs_stop_with_one_line_and_no_traceback(tmp_path, capsy
             refused += 1
     capsys.readouterr()
     assert 10 < refused < 120  # both outcomes were exercised
+
+
+def test_a_call_the_replay_cannot_reproduce_is_marked_as_a_departure(tmp_path, capsys):
+    """The log's third call read nothing from cache (its system prompt changed, say, which the log
+    does not record): the replay reads as usual there, and the report marks the call."""
+    from minimal_runtime.__main__ import main
+    from minimal_runtime.replay import per_call
+    path = write(tmp_path / "changed.stream.jsonl", [
+        init(),
+        assistant("msg_1", [tool_use("toolu_1")], usage(2, 6_000, 12_000)), result("toolu_1", "a.py"),
+        assistant("msg_2", [tool_use("toolu_2")], usage(3, 300, 18_000)), result("toolu_2", "b.py"),
+        assistant("msg_3", [tool_use("toolu_3")], usage(3, 18_400, 0)), result("toolu_3", "c.py"),
+        assistant("msg_4", [{"type": "text", "text": "Done."}], usage(3, 200, 18_500)), final(),
+    ])
+    (run,) = load(path)
+    calls = per_call(run, replay(run, "recorded"))
+    assert [d["call"] for d in calls if d["departs"]] == [3]
+    assert calls[2]["logged_read"] == 0 and calls[2]["replayed_read"] > 18_000
+    main(["replay", str(path), "--strategy", "recorded", "--plot", str(tmp_path / "p.png")])
+    assert "recorded departs from the log on 1 call(s): 3 (0% logged, 100% replayed)" in capsys.readouterr().out
