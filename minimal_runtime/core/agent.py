@@ -102,10 +102,10 @@ class Agent:
         self.ephemeral = ephemeral if ephemeral is not None else EphemeralQueue()
         self.last_request: dict | None = None
         self.active = False
-        self._steering: list[str] = []
         self._lock = threading.Lock()
         self._previous_len: int | None = None
         saved = self.store.load()
+        self._steering: list[str] = saved.pending_steers  # accepted before a crash: applied on resume
         self.messages: list[dict] = saved.messages
         self.calls: list[CallRecord] = saved.calls
         self.edits: list[str] = []  # what check_append_only found
@@ -141,6 +141,7 @@ class Agent:
         with self._lock:
             if not self.active:
                 return False
+            self.store.append_steer(text)  # durable first: an accepted steer survives a crash
             self._steering.append(text)
             return True
 
@@ -175,7 +176,7 @@ class Agent:
                 self.active = False
                 late, self._steering = self._steering, []
             for text in late:  # accepted but never applied (the cap, an error): kept for the next run
-                self._append([user(text)])
+                self._append([user(text)], steered=True)
 
     def _step(self) -> RunResult | None:
         self._apply_steering()
@@ -204,6 +205,7 @@ class Agent:
         self._previous_len = len(self.messages)
 
         record = CallRecord.from_usage(response.usage, self.model)
+        self.store.append_billed(record)  # paid for, whatever happens before its turn is written
         self.calls.append(record)  # in memory now, for hooks; in the store with its turn, below
         self.last_request, self.last_batch = request, batch
         self.hooks.run(Point.POST_LLM_CALL, HookEvent(Point.POST_LLM_CALL, self, request=request, response=response,
@@ -247,7 +249,7 @@ class Agent:
         with self._lock:
             pending, self._steering = self._steering, []
         for text in pending:
-            self._append([user(text)])
+            self._append([user(text)], steered=True)
 
     def replace_history(self, messages: list[dict]) -> None:
         """Compaction: the one sanctioned way to rewrite the history (recorded in the store)."""
@@ -255,9 +257,10 @@ class Agent:
         self.messages = list(messages)
         self._previous_len = None  # the old prefix is gone: nothing to mark
 
-    def _append(self, turn: list[dict], call: CallRecord | None = None, start: bool = False) -> None:
+    def _append(self, turn: list[dict], call: CallRecord | None = None, start: bool = False,
+                steered: bool = False) -> None:
         """Append one completed turn (and the call that made it) to the history, and to the store first."""
-        self.store.append_turn(turn, call, start)
+        self.store.append_turn(turn, call, start, steered)
         self.messages.extend(turn)
 
     def _finish(self, result: RunResult) -> RunResult:

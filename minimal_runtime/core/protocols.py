@@ -84,8 +84,17 @@ class Store(Protocol):
     """The durable run record: completed turns, per-call usage, raw tool outputs, compactions,
     counters, status. Ephemeral content is never written to it."""
 
-    def append_turn(self, messages: list[dict], call: "CallRecord | None" = None, start: bool = False) -> None:
+    def append_turn(self, messages: list[dict], call: "CallRecord | None" = None, start: bool = False,
+                    steered: bool = False) -> None:
         """A completed turn, with the record of the model call that produced it: both or neither."""
+        ...
+
+    def append_billed(self, call: "CallRecord") -> None:
+        """A paid-for response, written before its turn: a crash in between leaves it as a lost call."""
+        ...
+
+    def append_steer(self, text: str) -> None:
+        """An accepted steer, durable before the caller hears it was accepted."""
         ...
 
     def append_tool_output(self, tool_use_id: str, raw: str) -> None: ...

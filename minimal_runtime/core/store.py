@@ -2,7 +2,7 @@
 
 One JSON line per event in ``events.jsonl``: a completed turn (the messages it appended to the
 history, with the record of the call that produced it), a tool's raw output, a compaction (the
-history as rewritten), counters, a status change. A line is written whole with one ``write`` and
+history as rewritten), a paid-for response (before its turn), an accepted steer, counters, a status change. A line is written whole with one ``write`` and
 flushed to disk before the run goes on, so a kill between any two steps leaves a file that ends on
 a complete line; a kill in the middle of a write leaves a torn last line, which opening the store
 cuts off. Every event carries its sequence number, so a deleted or duplicated line is found on
@@ -33,6 +33,10 @@ class StoredRun(BaseModel):
     run_start: int = 0  # calls made before the current run's task: the step cap counts from here
     tool_outputs: dict[str, str] = Field(default_factory=dict)
     counters: dict[str, int] = Field(default_factory=dict)
+    pending_steers: list[str] = Field(default_factory=list)  # accepted, not yet in the history
+    # Paid for, never in the history: a crash fell between a call's response and its turn's write.
+    # Not in ``calls`` (hooks count turns by it), but part of what the run cost.
+    lost_calls: list[CallRecord] = Field(default_factory=list)
     compactions: int = 0
     status: str = "new"
 
@@ -46,22 +50,35 @@ class _Events:
 
     where = "the run record"
 
-    def _write(self, event: dict[str, Any]) -> None:
+    def _write(self, event: dict[str, Any], sync: bool = True) -> None:
         raise NotImplementedError
 
     def _events(self) -> list[dict[str, Any]]:
         raise NotImplementedError
 
-    def append_turn(self, messages: list[dict], call: CallRecord | None = None, start: bool = False) -> None:
+    def append_turn(self, messages: list[dict], call: CallRecord | None = None, start: bool = False,
+                    steered: bool = False) -> None:
         """A completed turn: the messages it adds to the history and the record of the call that
         produced it, in one line: a kill can never leave one without the other. ``start``: the turn
-        is a new task, and a new run's step count starts here."""
+        is a new task, and a new run's step count starts here. ``steered``: it is the oldest
+        accepted steer, now in the history."""
         event: dict[str, Any] = {"type": "turn", "messages": messages}
         if call is not None:
             event["call"] = call.model_dump()
         if start:
             event["start"] = True
+        if steered:
+            event["steered"] = True
         self._write(event)
+
+    def append_billed(self, call: CallRecord) -> None:
+        """A response arrived and was paid for; its turn follows (with the same record) unless the
+        process dies first, in which case ``load`` reports the call as lost."""
+        self._write({"type": "billed", "call": call.model_dump()}, sync=False)
+
+    def append_steer(self, text: str) -> None:
+        """A steer was accepted: from here on it reaches the history, even across a crash."""
+        self._write({"type": "steer", "text": text})
 
     def append_tool_output(self, tool_use_id: str, raw: str) -> None:
         self._write({"type": "tool_output", "tool_use_id": tool_use_id, "raw": raw})
@@ -78,6 +95,7 @@ class _Events:
 
     def load(self) -> StoredRun:
         run = StoredRun()
+        self._billed: CallRecord | None = None
         for number, event in enumerate(self._events(), start=1):
             kind = event.get("type") if isinstance(event, dict) else None
             try:
@@ -86,6 +104,8 @@ class _Events:
                 raise
             except (KeyError, TypeError, ValueError, AttributeError) as e:
                 raise StoreError(f"{self.where}:{number}: a {kind} event that cannot be read ({type(e).__name__}: {e})") from None
+        if self._billed is not None:  # the log ends between a response and its turn
+            run.lost_calls.append(self._billed)
         return run
 
     def _fold(self, run: StoredRun, event: Any, number: int) -> None:
@@ -104,6 +124,17 @@ class _Events:
                 run.run_start = len(run.calls)
             if "call" in event:
                 run.calls.append(CallRecord(**event["call"]))
+                self._billed = None  # the billed call's turn landed
+            if event.get("steered"):
+                if not run.pending_steers:
+                    raise StoreError(f"{self.where}:{number}: a steered turn without an accepted steer before it")
+                run.pending_steers.pop(0)
+        elif kind == "billed":
+            if self._billed is not None:  # the previous response's turn never landed
+                run.lost_calls.append(self._billed)
+            self._billed = CallRecord(**event["call"])
+        elif kind == "steer":
+            run.pending_steers.append(event["text"])
         elif kind == "tool_output":
             run.tool_outputs[event["tool_use_id"]] = event["raw"]
         elif kind == "compaction":
@@ -123,7 +154,7 @@ class MemoryStore(_Events):
     def __init__(self) -> None:
         self._log: list[str] = []
 
-    def _write(self, event: dict[str, Any]) -> None:
+    def _write(self, event: dict[str, Any], sync: bool = True) -> None:
         self._log.append(dumps({**event, "seq": len(self._log) + 1}))  # serialized: later edits cannot reach it
 
     def _events(self) -> list[dict[str, Any]]:
@@ -150,7 +181,9 @@ class RunStore(_Events):
             with open(self.path, "r+b") as f:
                 f.truncate(good)
 
-    def _write(self, event: dict[str, Any]) -> None:
+    def _write(self, event: dict[str, Any], sync: bool = True) -> None:
+        """One whole line per ``write``; with ``sync``, on disk before the run goes on. Without, it is
+        in the kernel's buffers: it survives the process being killed, not the machine losing power."""
         self._seq += 1
         event = {**event, "seq": self._seq}
         line = dumps(event)
@@ -159,7 +192,8 @@ class RunStore(_Events):
         except UnicodeEncodeError:  # lone surrogates (undecodable tool output): escaped, read back exactly
             data = (json.dumps(event, ensure_ascii=True, separators=(",", ":")) + "\n").encode()
         os.write(self._fd, data)
-        os.fsync(self._fd)
+        if sync:
+            os.fsync(self._fd)
 
     def _events(self) -> list[dict[str, Any]]:
         if not self.path.exists():

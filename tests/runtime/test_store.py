@@ -50,6 +50,9 @@ def test_kill_and_resume_loses_and_duplicates_nothing(tmp_path, point, step, mod
     store = RunStore(tmp_path / "run")
     saved = store.load()
     assert saved.status == "new"  # killed: never reached a final status
+    # killed after a response arrived and before its turn was written: paid for, reported as lost
+    assert len(saved.lost_calls) == (1 if point == "post_llm_call" else 0)
+    assert len(saved.calls) == step - 1
 
     agent, _, _ = pricing_agent(tmp_path, store=store, model=model, hooks=progress_hooks(), check_append_only=True)
     assert agent.messages == saved.messages
@@ -89,3 +92,32 @@ def test_resuming_a_finished_run_makes_no_call(tmp_path):
     result = again.run()
     assert result.status == "done" and result.final_text == agent.messages[-1]["content"][0]["text"]
     assert emu2.calls == []
+
+
+STEER_THEN_DIE = textwrap.dedent("""
+    import os, signal, sys
+    from pathlib import Path
+    from minimal_runtime.core.store import RunStore
+    from tests.support import TASK, pricing_agent
+    run_dir = Path(sys.argv[1])
+    agent, emu, _ = pricing_agent(run_dir, store=RunStore(run_dir / "run"))
+    def steer_then_die(event):
+        if len(event.agent.calls) == 3:
+            assert event.agent.steer("Also include Umbrella Corp.")  # accepted: the caller got its 200
+            os.kill(os.getpid(), signal.SIGKILL)                      # and the process dies before the next call
+    agent.hooks.register("post_llm_call", steer_then_die)
+    agent.run(TASK)
+""")
+
+
+def test_an_accepted_steer_survives_a_kill_and_lands_once(tmp_path):
+    child = subprocess.run([sys.executable, "-c", STEER_THEN_DIE, str(tmp_path)], cwd=ROOT,
+                           capture_output=True, text=True, timeout=120)
+    assert child.returncode == -9, child.stderr
+    store = RunStore(tmp_path / "run")
+    assert store.load().pending_steers == ["Also include Umbrella Corp."]
+    agent, _, _ = pricing_agent(tmp_path, store=store)
+    assert agent.run().status == "done"
+    steered = [m for m in agent.messages if m["role"] == "user" and m["content"][0].get("text") == "Also include Umbrella Corp."]
+    assert len(steered) == 1
+    assert RunStore(tmp_path / "run").load().pending_steers == []

@@ -1,0 +1,69 @@
+"""Boundaries a mutation run showed no test was watching: the budget threshold at exactly 80% and
+its default, what the workspace counters count (and that they reach the run record), a system
+prompt given as blocks."""
+
+from __future__ import annotations
+
+import pytest
+
+from minimal_runtime.core.hooks import HookRegistry
+from minimal_runtime.core.store import RunStore
+from minimal_runtime.emulator import ScriptedPolicy, tool_use
+from minimal_runtime.features.budget import BudgetMonitor
+from minimal_runtime.features.filesystem import WorkspaceCounters
+from tests.support import TASK, pricing_agent
+
+
+class _Calls:
+    def __init__(self, prompt_tokens: int):
+        self.calls = [type("Call", (), {"prompt_tokens": prompt_tokens})()]
+        self.injected: list[tuple[str, str]] = []
+
+    def inject_ephemeral(self, source: str, text: str) -> None:
+        self.injected.append((source, text))
+
+
+@pytest.mark.parametrize("prompt, warns", [(7_999, False), (8_000, True), (8_001, True)])
+def test_the_budget_warning_fires_at_exactly_the_threshold_and_the_default_is_80_percent(prompt, warns):
+    agent = _Calls(prompt)
+    event = type("Event", (), {"agent": agent})()
+    monitor = BudgetMonitor(window=10_000)  # the default threshold
+    monitor.record(event)
+    monitor.warn(event)
+    assert bool(agent.injected) is warns
+    assert monitor.threshold == 0.8
+
+
+def test_workspace_counters_count_once_within_their_window_skip_errors_and_reach_the_run_record(tmp_path):
+    same = "Acme: $10 per user per month\n"
+    policy = ScriptedPolicy([
+        [tool_use("write_file", {"path": "notes/a.md", "content": same})],       # call 1: written
+        [tool_use("write_file", {"path": "notes/a-copy.md", "content": same})],  # call 2: a duplicate
+        [tool_use("read_file", {"path": "notes/a.md"})],                          # call 3: a reflexive re-read
+        [tool_use("fetch", {"url": "https://acme.example/pricing"})],             # calls 4-6: other work
+        [tool_use("fetch", {"url": "https://globex.example/pricing"})],
+        [tool_use("fetch", {"url": "https://initech.example/pricing"})],
+        [tool_use("read_file", {"path": "notes/a.md"})],                          # call 7: out of the window
+        [tool_use("write_file", {"path": "../outside.md", "content": same})],    # call 8: an error, not counted
+        "done",
+    ])
+    counters, hooks = WorkspaceCounters(), HookRegistry()
+    hooks.install(counters)
+    store = RunStore(tmp_path / "run")
+    agent, _, _ = pricing_agent(tmp_path, policy=policy, hooks=hooks, store=store)
+    agent.run(TASK)
+    expected = {"files_written": 2, "duplicate_writes": 1, "reflexive_rereads": 1}
+    assert counters.as_dict() == expected
+    assert RunStore(tmp_path / "run").load().counters == expected
+
+
+def test_a_system_prompt_given_as_blocks_is_sent_as_those_blocks(tmp_path):
+    blocks = [{"type": "text", "text": "You are a research agent."}, {"type": "text", "text": "Be brief."}]
+    from minimal_runtime.core.agent import Agent
+    from minimal_runtime.example.backend import make_client
+    client, _ = make_client(ScriptedPolicy(["ok"]), model="claude-sonnet-4-6")
+    agent = Agent(client, model="claude-sonnet-4-6", system=blocks)
+    agent.run(TASK)
+    sent = agent.last_request["system"]
+    assert [b["text"] for b in sent] == ["You are a research agent.", "Be brief."]
+    assert "cache_control" in sent[-1] and "cache_control" not in sent[0]
