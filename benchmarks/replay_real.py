@@ -11,6 +11,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from minimal_runtime.provider.models import lookup  # noqa: E402
 from minimal_runtime.replay import STRATEGIES, TrajectoryError, load, replay, rows  # noqa: E402
+from minimal_runtime.replay.habits import habits  # noqa: E402
 
 FALLBACK = "claude-sonnet-4-6"  # the price table for logs of models it does not know (said in the output)
 
@@ -23,7 +24,7 @@ def main() -> None:
         print(f"no trajectories at {DATA}: skipped")
         return
     print(f"{'run':<58} {'strategy':<16} {'calls':>5} {'cache read':>10} {'cost $':>9} {'ms/call':>8}")
-    fidelity = []
+    fidelity, counted = [], []
     for path in files:
         try:
             runs = load(path)
@@ -42,6 +43,7 @@ def main() -> None:
                 cost = "n/a" if row["cost"] is None else f"{row['cost']:.3f}"
                 ms = "" if row["ms_per_call"] is None else f"{row['ms_per_call']:.1f}"
                 print(f"{label:<58} {row['strategy']:<16} {row['calls']:>5} {share:>10} {cost:>9} {ms:>8}")
+            counted.append((label, habits(run)))
             logged, recorded = rows(run, results)[0], next(r for r in results if r.strategy == "recorded")
             if len(run.calls) >= 5 and logged["strategy"] == "the log itself" and logged["cache_read_share"] is not None:
                 fidelity.append((label, len(run.calls), logged["cache_read_share"], recorded.cache_read_share))
@@ -54,6 +56,13 @@ def main() -> None:
         gap = 100 * (replayed_share - logged_share)
         print(f"  {label:<58} {calls:>4} calls  logged {logged_share:6.1%}  replayed {replayed_share:6.1%}  "
               f"{gap:+5.1f} points  {'within 3' if abs(gap) <= 3 else 'OFF BY MORE THAN 3'}")
+
+    print("\nHabits the course's simulated agents are given, counted in the real logs (minimal_runtime/replay/habits.py)")
+    print(f"  {'run':<58} {'actions':>7} {'plan upkeep':>12} {'unchanged re-reads':>19} {'repeated failures':>18}")
+    for label, h in counted:
+        if h.actions:
+            print(f"  {label:<58} {h.actions:>7} {h.plan_updates:>5} ({h.plan_share:5.1%}) "
+                  f"{h.unchanged_rereads:>8} of {h.reads:<3} reads {h.repeated_failures:>8} of {h.failed:<3} failed")
 
 
 if __name__ == "__main__":
