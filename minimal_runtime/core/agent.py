@@ -121,6 +121,10 @@ class Agent:
     def max_steps(self) -> int:
         return self.config.max_steps
 
+    @property
+    def name(self) -> str:
+        return self.config.name
+
     # -- the two ways in from outside -------------------------------------------------------------
 
     def inject_ephemeral(self, source: str, text: str) -> None:

@@ -120,6 +120,11 @@ class AgentView(Protocol):
     @property
     def max_steps(self) -> int: ...
 
+    @property
+    def name(self) -> str: ...  # the agent's role name ("planner", "executor", ...)
+
+    last_request: dict | None  # the last request sent, exactly as sent
+
     def inject_ephemeral(self, source: str, text: str) -> None: ...
 
     def steer(self, text: str) -> bool: ...

@@ -1,0 +1,132 @@
+"""A SIMULATED knowledge manager (not Claude: fixed rules), for the emulator to answer KM calls with.
+
+It reads the transcript the KM is sent and reacts to four things, each at most once per subject:
+
+1. repeated failure: the same tool failed twice in a row -> a high-urgency nudge for both roles;
+2. unsaved findings: three content-heavy calls (fetch, browse) since the last ``write_file`` -> a
+   high-urgency nudge;
+3. an action outside the step: an executor's task names one site and its last call went to another
+   -> a nudge for the executor;
+4. missed persistence: a pricing page was read and the run moved to the next competitor without a
+   note about it -> a nudge.
+
+And guidance for the step about to be taken, once per page: a page that only says "Loading prices"
+renders client-side (bullets about using the browser); a page read in full gets two bullets about
+what the note should keep. Anything else: nothing (most runs).
+
+``quote_rate``: with that probability a guidance run also tries to pass a sentence of the page it
+read straight into a bullet, as a careless KM would; the board must refuse it (chapter 07 counts
+the attempts and the refusals). ``delay``: seconds each answer takes, a slow KM model.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import time
+
+from ..emulator.policies import Turn, text, tool_use
+from .web import COMPETITORS
+
+CONTENT = {"fetch", "browse"}
+
+
+def _calls(transcript: str) -> list[tuple[str, dict, str, bool]]:
+    """(tool, input, result, is_error) from the transcript's [call] / [result] lines."""
+    out, pending = [], None
+    for line in transcript.splitlines():
+        if line.startswith("[call] "):
+            name, _, args = line[7:].partition(" ")
+            pending = (name, json.loads(args or "{}"))
+        elif line.startswith("[result") and pending:
+            out.append((*pending, line.split("] ", 1)[-1], line.startswith("[result ERROR")))
+            pending = None
+    return out
+
+
+def _site(url: str) -> str:
+    return url.split("//", 1)[-1].split("/", 1)[0]
+
+
+class SimulatedKM:
+    def __init__(self, seed: int = 0, quote_rate: float = 0.0, delay: float = 0.0):
+        self.rng, self.quote_rate, self.delay = random.Random(seed), quote_rate, delay
+        self.said: set[str] = set()
+        self.quotes_tried = 0
+
+    def __call__(self, request: dict) -> Turn:
+        if self.delay:
+            time.sleep(self.delay)
+        transcript = request["messages"][-1]["content"][0]["text"]
+        calls = _calls(transcript)
+        nudges = [n for n in self._nudges(transcript, calls) if n["title"] not in self.said]
+        guidance = self._guidance(calls)
+        self.said |= {n["title"] for n in nudges}
+        if not nudges and not guidance:
+            return Turn(content=[text("nothing")])
+        return Turn(content=[tool_use("emit", {"nudges": nudges, "guidance": guidance})])
+
+    def _nudges(self, transcript: str, calls: list) -> list[dict]:
+        out = []
+        if len(calls) >= 2 and calls[-1][3] and calls[-2][3] and calls[-1][0] == calls[-2][0]:
+            tool, where = calls[-1][0], calls[-1][1].get("url", "")
+            out.append({"title": f"repeated failure: {tool} {where}", "reason": "two errors in a row", "role": "both",
+                        "urgency": "high", "text": f"{tool} failed twice in a row on {where or 'this input'}; "
+                                                   "a different route comes before a third try."})
+        last_write = max((i for i, c in enumerate(calls) if c[0] == "write_file"), default=-1)
+        read_since = [c for c in calls[last_write + 1:] if c[0] in CONTENT and not c[3]]
+        if len(read_since) >= 3:
+            out.append({"title": f"unsaved findings after call {len(calls)}", "reason": f"{len(read_since)} pages unsaved",
+                        "role": "both", "urgency": "high",
+                        "text": f"{len(read_since)} pages read since the last note: their figures go into a note "
+                                "before the next page."})
+        task = re.search(r"The task I have been handed: .*?(https?://\S+)", transcript)
+        if task and calls and calls[-1][0] in CONTENT and _site(calls[-1][1].get("url", "")) != _site(task.group(1)):
+            out.append({"title": f"outside the step: {calls[-1][1].get('url')}", "reason": "another site than the task's",
+                        "role": "executor", "urgency": "normal",
+                        "text": f"This step is about {_site(task.group(1))}; {_site(calls[-1][1]['url'])} belongs to "
+                                "another step."})
+        read = [c for c in calls if c[0] in CONTENT and not c[3] and "$" in c[2]]
+        for earlier, later in zip(read, read[1:]):
+            a, b = _site(earlier[1]["url"]), _site(later[1]["url"])
+            between = calls[calls.index(earlier) + 1:calls.index(later)]
+            if a != b and not any(c[0] == "write_file" for c in between):
+                out.append({"title": f"missed persistence: {a}", "reason": f"moved on to {b} without a note",
+                            "role": "both", "urgency": "normal",
+                            "text": f"The prices read on {a} are not in a note yet; that note comes before more reading."})
+        return out
+
+    def _guidance(self, calls: list) -> dict[str, list[str]]:
+        if not calls or calls[-1][0] not in CONTENT or calls[-1][3]:
+            return {}
+        url, page = calls[-1][1].get("url", ""), calls[-1][2]
+        if f"guidance {url}" in self.said:
+            return {}
+        self.said.add(f"guidance {url}")
+        name = next((n for n, u in COMPETITORS.items() if _site(u) == _site(url)), _site(url))
+        if "Loading prices" in page:
+            bullets = [f"{name}'s page renders its prices in the browser: browse shows them, fetch does not.",
+                       "One browse of the same address is enough; the note follows right after."]
+        else:
+            bullets = [f"The {name} note keeps each tier's name, price and what it includes, as the page states them.",
+                       "Prices are per user per month unless the page says otherwise."]
+        if self.quote_rate and self.rng.random() < self.quote_rate:
+            self.quotes_tried += 1
+            words = re.findall(r"\S+", page)
+            bullets.append(" ".join(words[:14]))  # a careless KM pastes the page itself
+        return {"executor": bullets, "planner": bullets[:1]}
+
+
+class RunClock:
+    """Simulated seconds for a run with a KM: each working-agent call advances it by ``per_call``
+    (a PRE_LLM_CALL hook), so the KM's 10 s, 15 s and 90 s limits play out the same on every run."""
+
+    def __init__(self, per_call: float = 4.0):
+        self.now, self.per_call = 0.0, per_call
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, event) -> None:
+        self.now += self.per_call

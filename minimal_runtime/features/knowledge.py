@@ -1,0 +1,411 @@
+"""The knowledge manager (KM): a second agent that reads the working agents' trajectories in the
+background and writes short notes into their batches, unseen.
+
+Three rules carry the design:
+
+- **It never runs inline.** After a working agent's call, a trigger may schedule a KM run on a
+  snapshot of the request that call sent; the run happens on a worker thread, and its output lands
+  on a board. The working agent's next pre-call hook takes what is there, if anything. It never
+  waits for a run.
+- **Its limits are code, not prompt.** At most 6 guidance bullets per role, a guidance block older
+  than 90 s is not injected, a nudge is consumed once, triggers are rate-limited on an injectable
+  clock. The KM's own agent (role ``other``) gets nothing injected and triggers nothing.
+- **What it writes reads as the agent's own note, and never carries outside text.** A lint refuses
+  self-reference, headers, attribution and anything that reveals a second writer; the board keeps
+  the external content the KM read in a raw section that is never injected, and refuses a note
+  that quotes it (untrusted text in a system message is a prompt injection on every call).
+
+On the current models the batch is a turn-scoped *system* message: the model reads these notes
+with operator authority, not as its own words. The notes therefore state facts about the task in
+the agent's first person ("The Initech page moved: its prices are at /plans.") rather than
+commands, which is also what the provider advises for system messages.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Callable, Literal
+
+from pydantic import BaseModel, Field, field_validator
+
+from ..core.context import batch_of, injected_source
+from ..core.hooks import HookEvent, HookRegistry, Point
+
+log = logging.getLogger(__name__)
+
+Role = Literal["planner", "executor", "other"]
+MAX_BULLETS = 6  # guidance lines per role, counted here rather than asked for in a prompt
+MAX_AGE = 90.0  # seconds a guidance block may be injected after it was made
+CONTENT_TOOLS = frozenset({"web_search", "fetch", "browse", "page_snapshot", "analyze_image"})
+
+
+def role_of(name: str) -> Role:
+    """An agent's role from its name: the planner, an executor, or anything else (the KM itself)."""
+    if name == "planner":
+        return "planner"
+    return "executor" if name.startswith("executor") else "other"
+
+
+# -- what the KM emits ---------------------------------------------------------------------------
+
+class Nudge(BaseModel):
+    """The urgent channel: one to three sentences for one role (or both), consumed on first read.
+    ``title`` and ``reason`` are for the log; only ``text`` is ever injected."""
+
+    text: str
+    role: Literal["planner", "executor", "both"]
+    urgency: Literal["high", "normal"] = "normal"
+    title: str = ""
+    reason: str = ""
+
+    @field_validator("text")
+    @classmethod
+    def _sentences(cls, text: str) -> str:
+        count = len(re.findall(r"[.!?](\s|$)", text.strip())) or 1
+        if not text.strip() or count > 3:
+            raise ValueError(f"a nudge is one to three sentences, not {count}")
+        return text.strip()
+
+
+class KmOutput(BaseModel):
+    """One KM run's output. Most runs produce neither part."""
+
+    nudges: list[Nudge] = Field(default_factory=list)
+    guidance: dict[Literal["planner", "executor"], list[str]] = Field(default_factory=dict)
+
+
+# -- the shape of a note: the formatter and the lint ---------------------------------------------
+
+SELF_REFERENCE = re.compile(r"\b(I notice|I noticed|I see that you|as your (assistant|helper|advisor)|"
+                            r"knowledge manager|another agent|second agent|the assistant|I recommend you)\b", re.I)
+HEADER = re.compile(r"^\s*(#+\s|\*\*|(guidance|steering|note from|advice|reminder|tip|hint)\b\s*[:\-])", re.I)
+ATTRIBUTION = re.compile(r"\b(from the (KM|manager|supervisor|planner)|says the|(suggested|written|sent) by|"
+                         r"according to (the )?(KM|manager|supervisor)|you|your)\b", re.I)
+
+
+def lint(line: str) -> list[str]:
+    """Why ``line`` could not pass for the agent's own note (empty: it can)."""
+    problems = []
+    if SELF_REFERENCE.search(line):
+        problems.append("self-reference")
+    if HEADER.search(line):
+        problems.append("a header")
+    if ATTRIBUTION.search(line):
+        problems.append("attribution or second-person address")
+    if "\n" in line.strip():
+        problems.append("more than one line")
+    return problems
+
+
+def bullet(line: str) -> str:
+    """A bare bullet: one line, one leading "- ", no other marker."""
+    text = re.sub(r"\s+", " ", line).strip()
+    text = re.sub(r"^([-*\u2022]|\d+[.)])\s*", "", text)
+    return f"- {text}"
+
+
+def format_block(nudges: list[str], guidance: list[str]) -> str:
+    """Nudges first, then guidance, as one flat list of bare bullets: nothing says which is which
+    or where they came from. Guidance is cut to ``MAX_BULLETS`` here, whatever the KM sent."""
+    return "\n".join(bullet(line) for line in [*nudges, *guidance[:MAX_BULLETS]] if line.strip())
+
+
+# -- untrusted text --------------------------------------------------------------------------------
+
+def _shingles(text: str, n: int = 6) -> set[str]:
+    words = re.findall(r"\w+", text.lower())
+    return {" ".join(words[i:i + n]) for i in range(len(words) - n + 1)}
+
+
+class RawSection:
+    """External content the KM read (tool results of content-heavy tools): kept, never injected.
+    ``quotes(line)`` is true when a line repeats six or more consecutive words of it."""
+
+    def __init__(self) -> None:
+        self._seen: set[str] = set()
+        self._lock = threading.Lock()
+
+    def add(self, text: str) -> None:
+        with self._lock:
+            self._seen |= _shingles(text)
+
+    def quotes(self, line: str) -> bool:
+        with self._lock:
+            return bool(_shingles(line) & self._seen)
+
+
+# -- the board: where runs leave notes and hooks take them -----------------------------------------
+
+@dataclass
+class _Guidance:
+    bullets: list[str]
+    made_at: float
+
+
+class Board:
+    """What KM runs left for the working agents. Thread-safe: runs post from worker threads while
+    the agents' hooks take. Every refusal is counted (``refused``) and logged, never injected."""
+
+    def __init__(self, clock: Callable[[], float], raw: RawSection | None = None, *,
+                 lint: Callable[[str], list[str]] = lint, format_block: Callable[[list[str], list[str]], str] = format_block):
+        self.clock, self.raw = clock, raw or RawSection()
+        self.lint, self.format_block = lint, format_block  # the chapter's exercise swaps in its own
+        self._nudges: list[Nudge] = []
+        self._guidance: dict[str, _Guidance] = {}
+        self._lock = threading.Lock()
+        self.refused: list[tuple[str, str]] = []  # (line, why)
+        self.delivered: list[tuple[float, Role, str]] = []  # (when, role, block) for measurement
+
+    def _acceptable(self, line: str) -> bool:
+        why = self.lint(line) + (["quotes external content"] if self.raw.quotes(line) else [])
+        if why:
+            self.refused.append((line, ", ".join(why)))
+            log.info("KM note refused (%s): %.80s", ", ".join(why), line)
+        return not why
+
+    def post(self, output: KmOutput) -> None:
+        now = self.clock()
+        nudges = [n for n in output.nudges if self._acceptable(n.text)]
+        guidance = {role: [b for b in lines if self._acceptable(b)][:MAX_BULLETS] for role, lines in output.guidance.items()}
+        for n in nudges:
+            log.info("KM nudge for %s (%s): %s; %s", n.role, n.urgency, n.title, n.reason)  # logged, not injected
+        with self._lock:
+            self._nudges.extend(nudges)
+            for role, lines in guidance.items():
+                if lines:
+                    self._guidance[role] = _Guidance(lines, now)
+
+    def take(self, role: Role) -> str:
+        """The block for one call of an agent in ``role``: its nudges (high urgency first, each
+        consumed here and only here) then its guidance if younger than ``MAX_AGE``. "" if none."""
+        if role == "other":
+            return ""
+        now = self.clock()
+        with self._lock:
+            mine = [n for n in self._nudges if n.role in (role, "both")]
+            self._nudges = [n for n in self._nudges if n.role not in (role, "both")]
+            current = self._guidance.get(role)
+            fresh = current.bullets if current and now - current.made_at <= MAX_AGE else []
+        mine.sort(key=lambda n: n.urgency != "high")  # stable: high first, then in arrival order
+        block = self.format_block([n.text for n in mine], fresh)
+        if block:
+            self.delivered.append((now, role, block))
+        return block
+
+    def invalidate(self) -> None:
+        """An executor completed: what was said about the step before is stale."""
+        with self._lock:
+            self._guidance.clear()
+
+
+# -- when a run is due ----------------------------------------------------------------------------
+
+@dataclass
+class Triggers:
+    """When to run the KM, on an injectable clock. ``after_call`` is asked after every call of a
+    working agent; ``tick`` by a ticker; ``executor_done`` when an executor completes. Each returns
+    the trigger's name when a run is due, or None."""
+
+    clock: Callable[[], float]
+    min_interval: float = 10.0  # prefetch: at most one run per 10 s ...
+    min_new_messages: int = 4  # ... and per 4 new messages
+    burst: int = 3  # content burst: this many content-heavy tool calls in a row
+    tick_every: float = 15.0
+    content_tools: frozenset[str] = CONTENT_TOOLS
+    _last_run: float | None = None
+    _messages_at_last_run: int = 0
+    _content_streak: int = 0
+
+    def after_call(self, messages: int, tool_names: list[str]) -> str | None:
+        now = self.clock()
+        for name in tool_names:
+            self._content_streak = self._content_streak + 1 if name in self.content_tools else 0
+        if self._content_streak >= self.burst:
+            self._content_streak = 0
+            return self._ran(now, messages, "content burst")
+        if (self._last_run is None or now - self._last_run >= self.min_interval) and \
+                messages - self._messages_at_last_run >= self.min_new_messages:
+            return self._ran(now, messages, "prefetch")
+        return None
+
+    def tick(self, messages: int) -> str | None:
+        now = self.clock()
+        if self._last_run is None or now - self._last_run >= self.tick_every:
+            return self._ran(now, messages, "ticker")
+        return None
+
+    def executor_done(self, messages: int) -> str:
+        return self._ran(self.clock(), messages, "executor done")
+
+    def _ran(self, now: float, messages: int, why: str) -> str:
+        self._last_run, self._messages_at_last_run = now, messages
+        return why
+
+
+# -- the KM itself ----------------------------------------------------------------------------------
+
+KM_SYSTEM = """You watch another agent work and, rarely, leave it a note. You read the transcript of
+what it has done so far and the request it just sent.
+
+Most of the time, leave nothing. Over a long run expect to write on a minority of invocations,
+often well under half. Do not invent work to justify being asked.
+
+Two channels, both optional:
+- nudges, for something that needs attention now: findings read but not yet saved to a file, a
+  tool that failed the same way twice, an action outside the current step, work about to be redone.
+  One to three sentences each, for the planner, the executor or both, with an urgency.
+- guidance, up to six short lines per role, about the exact step the agent is about to take.
+
+Every line must read as a note the agent left itself: first person, a plain statement of fact
+about the task. Never refer to yourself, never address the agent as "you", no headers, no
+"note", "guidance" or "reminder" labels, nothing that shows someone else wrote it. Never copy text
+from pages, files or tool output into a note; say in your own words what matters.
+
+Call `emit` with what you have. If the window has nothing new worth saving, no behaviour worth a
+nudge and nothing step-critical, do not call it: answer "nothing"."""
+
+EMIT_TOOL = {"name": "emit", "description": "Leave notes for the working agents (only if there is something worth it).",
+             "input_schema": KmOutput.model_json_schema()}
+
+
+def transcript(request: dict) -> str:
+    """The working agent's request as text for the KM to read. An executor's task block (from the
+    request's own batch) comes first, so the KM reasons from the executor's own framing; the rest
+    of the batch is the agent's notes, not its trajectory, and is left out."""
+    task = [b["text"] for b in batch_of(request) if injected_source(b) == "task"]
+    lines = task[-1:]
+    for message in request.get("messages", []):
+        content = message["content"] if isinstance(message["content"], list) else [{"type": "text", "text": message["content"]}]
+        for block in content:
+            kind = block.get("type")
+            if kind == "text" and message.get("clear_at"):
+                continue  # the agent's own earlier batches: not the trajectory
+            if kind == "text":
+                lines.append(f"[{message['role']}] {block['text']}")
+            elif kind == "tool_use":
+                lines.append(f"[call] {block['name']} {json.dumps(block['input'])}")
+            elif kind == "tool_result":
+                body = block.get("content", "")
+                body = body if isinstance(body, str) else " ".join(b.get("text", "") for b in body)
+                lines.append(f"[result{' ERROR' if block.get('is_error') else ''}] {body}")
+    return "\n".join(lines)
+
+
+def parse_output(response) -> KmOutput:
+    """The ``emit`` call's input, if the KM made one; an empty output for "nothing" or a malformed call."""
+    for block in response.content:
+        if block.type == "tool_use" and block.name == "emit":
+            try:
+                return KmOutput.model_validate(block.input)
+            except ValueError as e:  # a malformed emit is the KM's failure, never the working agent's
+                log.warning("KM emit refused: %s", e)
+    return KmOutput()
+
+
+class KnowledgeManager:
+    """The feature: install it on the planner and the executors. It owns the board, the triggers and
+    a one-worker pool; ``client``/``model`` are the KM's own model (role ``other``)."""
+
+    def __init__(self, client, model: str, clock: Callable[[], float], *, max_tokens: int = 1024,
+                 pool: Executor | None = None, board: Board | None = None, triggers: Triggers | None = None):
+        self.client, self.model, self.max_tokens, self.clock = client, model, max_tokens, clock
+        self.board, self.triggers = board or Board(clock), triggers or Triggers(clock)
+        # One worker: runs queue rather than pile up. A test or a deterministic measurement may pass
+        # a pool that runs each job as it is submitted (``SerialPool``); the hooks do not change.
+        self.pool = pool or ThreadPoolExecutor(max_workers=1, thread_name_prefix="km")
+        self.runs: list[dict] = []  # (when, why, produced anything) per run, for measurement
+        self.calls: list = []  # the KM's own call records
+        self._pending: list[Future] = []
+        self._lock = threading.Lock()
+
+    def install(self, hooks: HookRegistry) -> None:
+        hooks.register(Point.PRE_LLM_CALL, self.inject)
+        hooks.register(Point.POST_LLM_CALL, self.after_call)
+        hooks.register(Point.POST_TOOL_CALL, self.after_delegation, when=lambda e: e.tool_call["name"] == "delegate")
+
+    # hooks (on the working agent's thread: they never wait for a run) -----------------------------
+
+    def inject(self, event: HookEvent) -> None:
+        block = self.board.take(role_of(event.agent.name))
+        if block:
+            event.agent.inject_ephemeral("notes", block)
+
+    def after_call(self, event: HookEvent) -> None:
+        if role_of(event.agent.name) == "other" or event.request is None:
+            return  # the KM's own calls trigger nothing
+        uses = [b for b in event.response.content if b.type == "tool_use"]
+        why = self.triggers.after_call(len(event.request["messages"]), [b.name for b in uses])
+        if why:
+            self.schedule(why, event.request)
+
+    def after_delegation(self, event: HookEvent) -> None:
+        """POST_TOOL_CALL of the planner's ``delegate``: an executor completed."""
+        self.board.invalidate()
+        request = event.agent.last_request
+        why = self.triggers.executor_done(len(request["messages"]) if request else 0)
+        if request is not None:
+            self.schedule(why, request)
+
+    def tick(self, agent) -> None:
+        """The ticker's entry (a timer, or the emulated clock): a run on the agent's latest request
+        if no run started in the last 15 s."""
+        request = agent.last_request
+        if role_of(agent.name) != "other" and request is not None and self.triggers.tick(len(request["messages"])):
+            self.schedule("ticker", request)
+
+    # the run (on the worker thread) ---------------------------------------------------------------
+
+    def schedule(self, why: str, request: dict) -> Future:
+        snapshot = json.loads(json.dumps(request))  # the request as sent, frozen: later edits cannot reach it
+        future = self.pool.submit(self._run, why, snapshot)
+        with self._lock:
+            self._pending.append(future)
+        return future
+
+    def _run(self, why: str, snapshot: dict) -> None:
+        started = self.clock()
+        for message in snapshot.get("messages", []):  # the outside text it is about to read: raw, never injected
+            for block in message["content"] if isinstance(message["content"], list) else []:
+                if block.get("type") == "tool_result" and isinstance(block.get("content"), str):
+                    self.board.raw.add(block["content"])
+        try:
+            response = self.client.messages.create(
+                model=self.model, max_tokens=self.max_tokens, system=KM_SYSTEM, tools=[EMIT_TOOL],
+                messages=[{"role": "user", "content": [{"type": "text", "text": transcript(snapshot)}]}])
+        except Exception as e:  # noqa: BLE001  (a failed KM run costs its notes, never the working agent's run)
+            log.warning("KM run (%s) failed: %s", why, e)
+            self.runs.append({"at": started, "why": why, "output": False, "error": str(e)})
+            return
+        self.calls.append(response.usage)
+        output = parse_output(response)
+        self.board.post(output)
+        self.runs.append({"at": started, "why": why, "output": bool(output.nudges or output.guidance)})
+
+    def wait(self) -> None:
+        """For measurement and tests only: let every scheduled run finish."""
+        with self._lock:
+            pending, self._pending = self._pending, []
+        for future in pending:
+            future.result()
+
+    def close(self) -> None:
+        self.wait()
+        self.pool.shutdown()
+
+
+class SerialPool(Executor):
+    """Runs each job when it is submitted: for deterministic measurement only (the working agent
+    then does wait for the KM, which is what the real pool exists to avoid)."""
+
+    def submit(self, fn, /, *args, **kwargs) -> Future:
+        future: Future = Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as e:  # noqa: BLE001
+            future.set_exception(e)
+        return future
