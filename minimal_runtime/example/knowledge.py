@@ -10,9 +10,9 @@ It reads the transcript the KM is sent and reacts to four things, each at most o
 4. missed persistence: a pricing page was read and the run moved to the next competitor without a
    note about it -> a nudge.
 
-And guidance for the step about to be taken, once per page: a page that only says "Loading prices"
-renders client-side (bullets about using the browser); a page read in full gets two bullets about
-what the note should keep. Anything else: nothing (most runs).
+And guidance for the step about to be taken, once per competitor's pricing page: a page that only
+says "Loading prices" renders client-side (bullets about using the browser); a page read in full
+gets two bullets about what the note should keep. Anything else: nothing (most runs).
 
 ``quote_rate``: with that probability a guidance run also tries to pass a sentence of the page it
 read straight into a bullet, as a careless KM would; the board must refuse it (chapter 07 counts
@@ -30,6 +30,7 @@ from ..emulator.policies import Turn, text, tool_use
 from .web import COMPETITORS
 
 CONTENT = {"fetch", "browse"}
+UNSAVED = "go into a note"  # the phrase of the unsaved-findings nudge; LongRunPolicy reacts to it
 
 
 def _calls(transcript: str) -> list[tuple[str, dict, str, bool]]:
@@ -79,7 +80,7 @@ class SimulatedKM:
         if len(read_since) >= 3:
             out.append({"title": f"unsaved findings after call {len(calls)}", "reason": f"{len(read_since)} pages unsaved",
                         "role": "both", "urgency": "high",
-                        "text": f"{len(read_since)} pages read since the last note: their figures go into a note "
+                        "text": f"{len(read_since)} pages read since the last note: their figures {UNSAVED} "
                                 "before the next page."})
         task = re.search(r"The task I have been handed: .*?(https?://\S+)", transcript)
         if task and calls and calls[-1][0] in CONTENT and _site(calls[-1][1].get("url", "")) != _site(task.group(1)):
@@ -104,17 +105,20 @@ class SimulatedKM:
         if f"guidance {url}" in self.said:
             return {}
         self.said.add(f"guidance {url}")
-        name = next((n for n, u in COMPETITORS.items() if _site(u) == _site(url)), _site(url))
-        if "Loading prices" in page:
+        name = next((n for n, u in COMPETITORS.items() if _site(u) == _site(url)), None)
+        bullets = []  # only the pricing pages have step-critical advice worth a line
+        if name and "Loading prices" in page:
             bullets = [f"{name}'s page renders its prices in the browser: browse shows them, fetch does not.",
                        "One browse of the same address is enough; the note follows right after."]
-        else:
+        elif name:
             bullets = [f"The {name} note keeps each tier's name, price and what it includes, as the page states them.",
                        "Prices are per user per month unless the page says otherwise."]
         if self.quote_rate and self.rng.random() < self.quote_rate:
             self.quotes_tried += 1
             words = re.findall(r"\S+", page)
             bullets.append(" ".join(words[:14]))  # a careless KM pastes the page itself
+        if not bullets:
+            return {}
         return {"executor": bullets, "planner": bullets[:1]}
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from ..emulator.policies import Turn, text
+from .knowledge import UNSAVED
 from .work import SingleAgent, act, batch, exchanges, pricing_items
 
 TASK = "Compare the pricing pages of our four competitors (Acme, Globex, Initech, Umbrella) and write up the gaps."
@@ -37,7 +38,8 @@ class SimulatedResearcher(SingleAgent):
 class LongRunPolicy:
     """Simulated policy for long runs. Each call reads the next reference page; every
     ``note_every`` pages it writes the key figures read since its last note to ``notes/``; when the
-    budget warning is in its batch, it writes them at once. After ``turns`` calls it answers.
+    budget warning or a knowledge manager's unsaved-findings note is in its batch, it writes them
+    at once. After ``turns`` calls it answers.
     Pages are about ``page_chars`` characters (500: 1,000 turns fit a 200K window)."""
 
     def __init__(self, turns: int, page_chars: int = 500, note_every: int = 10):
@@ -51,8 +53,10 @@ class LongRunPolicy:
         since = [r for name, _, r, _ in done[next((i + 1 for i in range(n - 1, -1, -1) if done[i][0] == "write_file"), 0):]
                  if name == "fetch"]
         figures = [m.group(0) for r in since for m in [re.search(r"Key figure for section \d+: \d+", r)] if m]
-        warned = "budget" in batch(request)
-        if figures and (len(since) >= self.note_every or warned):
+        notes = batch(request)
+        warned = "budget" in notes
+        nudged = UNSAVED in notes.get("notes", "")  # a knowledge manager's note (chapter 07)
+        if figures and (len(since) >= self.note_every or warned or nudged):
             why = "Saving before my context is compressed." if warned else "Saving what I have so far."
             return act(why, "write_file", path=f"notes/upto-{n}.md", content="\n".join(figures) + "\n")
         page = sum(name == "fetch" for name, *_ in done)

@@ -35,6 +35,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from ..core.context import batch_of, injected_source
 from ..core.hooks import HookEvent, HookRegistry, Point
+from ..provider.cost import CallRecord
 
 log = logging.getLogger(__name__)
 
@@ -159,7 +160,9 @@ class Board:
         self._guidance: dict[str, _Guidance] = {}
         self._lock = threading.Lock()
         self.refused: list[tuple[str, str]] = []  # (line, why)
-        self.delivered: list[tuple[float, Role, str]] = []  # (when, role, block) for measurement
+        # for measurement: (when, role, block, the guidance's age or None) per delivery; nudge counts
+        self.delivered: list[tuple[float, Role, str, float | None]] = []
+        self.nudges_posted = self.nudges_consumed = 0
 
     def _acceptable(self, line: str) -> bool:
         why = self.lint(line) + (["quotes external content"] if self.raw.quotes(line) else [])
@@ -176,6 +179,7 @@ class Board:
             log.info("KM nudge for %s (%s): %s; %s", n.role, n.urgency, n.title, n.reason)  # logged, not injected
         with self._lock:
             self._nudges.extend(nudges)
+            self.nudges_posted += len(nudges)
             for role, lines in guidance.items():
                 if lines:
                     self._guidance[role] = _Guidance(lines, now)
@@ -189,12 +193,14 @@ class Board:
         with self._lock:
             mine = [n for n in self._nudges if n.role in (role, "both")]
             self._nudges = [n for n in self._nudges if n.role not in (role, "both")]
+            self.nudges_consumed += len(mine)
             current = self._guidance.get(role)
             fresh = current.bullets if current and now - current.made_at <= MAX_AGE else []
+            age = now - current.made_at if fresh else None
         mine.sort(key=lambda n: n.urgency != "high")  # stable: high first, then in arrival order
         block = self.format_block([n.text for n in mine], fresh)
         if block:
-            self.delivered.append((now, role, block))
+            self.delivered.append((now, role, block, age))
         return block
 
     def invalidate(self) -> None:
@@ -319,7 +325,7 @@ class KnowledgeManager:
         # a pool that runs each job as it is submitted (``SerialPool``); the hooks do not change.
         self.pool = pool or ThreadPoolExecutor(max_workers=1, thread_name_prefix="km")
         self.runs: list[dict] = []  # (when, why, produced anything) per run, for measurement
-        self.calls: list = []  # the KM's own call records
+        self.calls: list[CallRecord] = []  # the KM's own calls, priced
         self._pending: list[Future] = []
         self._lock = threading.Lock()
 
@@ -381,7 +387,7 @@ class KnowledgeManager:
             log.warning("KM run (%s) failed: %s", why, e)
             self.runs.append({"at": started, "why": why, "output": False, "error": str(e)})
             return
-        self.calls.append(response.usage)
+        self.calls.append(CallRecord.from_usage(response.usage, self.model))
         output = parse_output(response)
         self.board.post(output)
         self.runs.append({"at": started, "why": why, "output": bool(output.nudges or output.guidance)})
