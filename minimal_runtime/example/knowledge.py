@@ -54,7 +54,7 @@ class SimulatedKM:
     def __init__(self, seed: int = 0, quote_rate: float = 0.0, delay: float = 0.0):
         self.rng, self.quote_rate, self.delay = random.Random(seed), quote_rate, delay
         self.said: set[str] = set()
-        self.quotes_tried = 0
+        self.quotes: list[str] = []  # the pastes it tried
 
     def __call__(self, request: dict) -> Turn:
         if self.delay:
@@ -114,9 +114,9 @@ class SimulatedKM:
             bullets = [f"The {name} note keeps each tier's name, price and what it includes, as the page states them.",
                        "Prices are per user per month unless the page says otherwise."]
         if self.quote_rate and self.rng.random() < self.quote_rate:
-            self.quotes_tried += 1
             words = re.findall(r"\S+", page)
-            bullets.append(" ".join(words[:14]))  # a careless KM pastes the page itself
+            self.quotes.append(" ".join(words[:14]))
+            bullets.append(self.quotes[-1])  # a careless KM pastes the page itself
         if not bullets:
             return {}
         return {"executor": bullets, "planner": bullets[:1]}

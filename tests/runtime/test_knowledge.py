@@ -169,7 +169,7 @@ def test_no_raw_external_text_reaches_any_batch_from_50_prompt_injections(tmp_pa
     assert km.runs and any(b.startswith("<!-- notes -->") for b in batches)  # the KM did write into batches
     assert not any(s in " ".join(re.findall(r"\w+", injected)) for s in shingles)
     quotes = [line for line, why in km.board.refused if "quotes external content" in why]
-    assert policy.quotes_tried >= 10 and len(set(quotes)) == policy.quotes_tried  # every paste attempt refused
+    assert len(policy.quotes) >= 10 and set(policy.quotes) <= set(quotes)  # every paste attempt refused
     assert all(lint(line[2:]) == [] for b in batches if b.startswith("<!-- notes -->") for line in b.splitlines()[1:])
 
 
