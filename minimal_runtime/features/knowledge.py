@@ -404,6 +404,31 @@ class KnowledgeManager:
         self.pool.shutdown()
 
 
+class Ticker:
+    """The 15 s ticker as a daemon thread: every ``period`` seconds it offers the KM a run on the
+    agent's latest request (the KM's triggers decide whether one is due). ``stop()`` ends it."""
+
+    def __init__(self, km: KnowledgeManager, agent, period: float = 1.0):
+        self.km, self.agent, self.period = km, agent, period
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="km-ticker", daemon=True)
+
+    def start(self) -> "Ticker":
+        self._thread.start()
+        return self
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.period):
+            try:
+                self.km.tick(self.agent)
+            except Exception as e:  # noqa: BLE001  (the ticker outlives a bad tick)
+                log.warning("KM ticker: %s", e)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
 class SerialPool(Executor):
     """Runs each job when it is submitted: for deterministic measurement only (the working agent
     then does wait for the KM, which is what the real pool exists to avoid)."""

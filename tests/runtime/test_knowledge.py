@@ -203,3 +203,38 @@ def test_requests_stay_append_only_on_a_current_model_with_the_km_on(tmp_path):
     assert agent.edits == []  # ... and every request only appended to the one before
     notes = [m for m in agent.messages if m.get("clear_at") and "<!-- notes -->" in json.dumps(m)]
     assert notes  # they stay on the wire as cleared turn-scoped entries
+
+
+def test_the_km_reads_an_executor_from_its_own_task_block_and_not_its_other_notes():
+    from minimal_runtime.features.knowledge import transcript
+    request = {"messages": [
+        {"role": "user", "content": [{"type": "text", "text": "Go."}]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "fetch", "input": {"url": "https://globex.example"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "Basic: $12", "is_error": False}]},
+        {"role": "system", "clear_at": "next_user_message", "content": [  # this call's batch, at the tail
+            {"type": "text", "text": "<!-- task -->\nThe task I have been handed: Read Globex's pricing page."},
+            {"type": "text", "text": "<!-- filesystem -->\nHow I use the filesystem: ..."}]},
+    ]}
+    lines = transcript(request).splitlines()
+    assert lines[0] == "<!-- task -->" and lines[1].startswith("The task I have been handed")
+    assert "filesystem" not in transcript(request)
+    assert lines[-2:] == ['[call] fetch {"url": "https://globex.example"}', "[result] Basic: $12"]
+
+
+def test_the_ticker_thread_offers_runs_until_stopped(tmp_path):
+    from minimal_runtime.features.knowledge import Ticker
+    clock = FakeClock()
+    km, _ = _km(clock)
+    agent, _, _ = pricing_agent(tmp_path, name="planner")
+    agent.run(TASK)
+    offered = threading.Event()
+    original = km.schedule
+
+    def schedule(why, request):
+        offered.set()
+        return original(why, request)
+    km.schedule = schedule
+    ticker = Ticker(km, agent, period=0.01).start()
+    assert offered.wait(timeout=10)
+    ticker.stop()
+    assert [r["why"] for r in km.runs] == ["ticker"]  # the clock stood still: one run, then none due
