@@ -1,6 +1,6 @@
 """A SIMULATED knowledge manager (not Claude: fixed rules), for the emulator to answer KM calls with.
 
-It reads the transcript the KM is sent and reacts to four things, each at most once per subject:
+It reads the transcript the KM is sent and reacts to five things, each at most once per subject:
 
 1. repeated failure: the same tool failed twice in a row -> a high-urgency nudge for both roles;
 2. unsaved findings: three content-heavy calls (fetch, browse) since the last ``write_file`` -> a
@@ -8,7 +8,9 @@ It reads the transcript the KM is sent and reacts to four things, each at most o
 3. an action outside the step: an executor's task names one site and its last call went to another
    -> a nudge for the executor;
 4. missed persistence: a pricing page was read and the run moved to the next competitor without a
-   note about it -> a nudge.
+   note about it -> a nudge;
+5. goal drift on a reference task ("reference pages A to B"): the last page fetched is not the
+   next one without a note -> a high-urgency nudge naming the next page.
 
 And guidance for the step about to be taken, once per competitor's pricing page: a page that only
 says "Loading prices" renders client-side (bullets about using the browser); a page read in full
@@ -28,6 +30,8 @@ import time
 
 from ..emulator.policies import Turn, text, tool_use
 from .web import COMPETITORS
+
+NEXT_PAGE = "The next page is "  # the phrase of the goal-drift nudge; chapter 08's reader reacts to it
 
 CONTENT = {"fetch", "browse"}
 UNSAVED = "go into a note"  # the phrase of the unsaved-findings nudge; LongRunPolicy reacts to it
@@ -88,6 +92,16 @@ class SimulatedKM:
                         "role": "executor", "urgency": "normal",
                         "text": f"This step is about {_site(task.group(1))}; {_site(calls[-1][1]['url'])} belongs to "
                                 "another step."})
+        pages = re.search(r"reference pages (\d+) to (\d+)", transcript)
+        if pages and calls and calls[-1][0] in CONTENT:  # goal drift on the reference task
+            noted = {int(m.group(1)) for c in calls if c[0] == "write_file" and not c[3]
+                     for m in [re.fullmatch(r"notes/page-(\d+)\.md", c[1].get("path", ""))] if m}
+            step = next((k for k in range(int(pages.group(1)), int(pages.group(2)) + 1) if k not in noted), None)
+            went = re.search(r"/page/(\d+)", calls[-1][1].get("url", ""))
+            if step is not None and went and int(went.group(1)) != step:
+                out.append({"title": f"goal drift: page {went.group(1)} at step {step}", "reason": "off the step",
+                            "role": "both", "urgency": "high",
+                            "text": f"{NEXT_PAGE}{step}; page {went.group(1)} is not part of this step."})
         read = [c for c in calls if c[0] in CONTENT and not c[3] and "$" in c[2]]
         for earlier, later in zip(read, read[1:]):
             a, b = _site(earlier[1]["url"]), _site(later[1]["url"])

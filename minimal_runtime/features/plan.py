@@ -23,6 +23,9 @@ COMMUNICATION_RULES = ("When I need to tell the user something I use message_use
                        "I don't repeat what I already delivered.")
 
 
+GOAL_LINE = "The goal I am working toward: "  # simulated policies look for it (chapter 08)
+
+
 class Phase(BaseModel):
     title: str = Field(min_length=1)
     status: Status = "pending"
@@ -112,7 +115,7 @@ def render_plan_block(plan: Plan) -> str:
     else:
         where = (f"I am on phase {current + 1} of {total}: {plan.phases[current].title}.\n"
                  f"Progress so far: {plan.done}/{total} phases done.")
-    lines = [f"Where I am in my plan. The goal I am working toward: {plan.goal}", where, "",
+    lines = [f"Where I am in my plan. {GOAL_LINE}{plan.goal}", where, "",
              "The whole plan, so I can see where this step fits:", render_phase_map(plan, current, "I am here")]
     if current is not None and plan.phases[current].skills:
         lines += ["", f"Skills that matter for this phase: {', '.join(plan.phases[current].skills)}."]

@@ -4,7 +4,9 @@
 - plan upkeep: calls of a todo or plan tool (Claude Code's ``TodoWrite``, and the like);
 - unchanged re-reads: a read of the same part of a file the run had already read (same range), with
   no write or edit of that file since;
-- repeated failures: a call identical (tool and input) to an earlier one whose result was an error.
+- repeated failures: a call identical (tool and input) to an earlier one whose result was an error;
+  immediate retries: the same, right after it;
+- identical runs: an action identical to the action just before it (whatever their results).
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ class Habits(BaseModel):
     unchanged_rereads: int = 0
     failed: int = 0
     repeated_failures: int = 0
+    immediate_retries: int = 0
+    identical_runs: int = 0
 
     @property
     def plan_share(self) -> float:
@@ -50,6 +54,7 @@ def habits(run: RecordedRun) -> Habits:
     counted = Habits()
     read_since_write: set[tuple[str, str]] = set()  # (file, part) read since the file was last written
     failed_before: set[str] = set()
+    previous: tuple[str, bool] | None = None  # the last action and whether it failed
     for call in run.calls:
         for block in call.assistant["content"]:
             if block.get("type") != "tool_use":
@@ -67,7 +72,11 @@ def habits(run: RecordedRun) -> Habits:
             key = f"{name} {json.dumps(args, sort_keys=True)}"
             result = call.results.get(block.get("id"), {})
             counted.repeated_failures += key in failed_before
+            if previous is not None and previous[0] == key:
+                counted.identical_runs += 1
+                counted.immediate_retries += previous[1]
             if result.get("is_error"):
                 counted.failed += 1
                 failed_before.add(key)
+            previous = (key, bool(result.get("is_error")))
     return counted

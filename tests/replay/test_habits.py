@@ -28,4 +28,5 @@ def test_plan_upkeep_unchanged_rereads_and_repeated_failures_are_counted():
     ])
     h = habits(run)
     assert (h.actions, h.plan_updates, h.reads, h.unchanged_rereads, h.failed, h.repeated_failures) == (11, 2, 6, 2, 2, 1)
+    assert (h.immediate_retries, h.identical_runs) == (1, 3)  # pytest twice; a.py read twice; b.py viewed twice
     assert h.plan_share == 2 / 11

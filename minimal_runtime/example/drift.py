@@ -1,0 +1,161 @@
+"""A SIMULATED reader for chapter 08 (not Claude: fixed rules, seeded), and the flaky docs it reads.
+
+The task: reference pages ``first`` to ``last``, each fetched then summarised to
+``notes/page-N.md`` (one phase per page). Three rules, each with a parameter the chapter sweeps:
+
+1. **Attention decays with the goal's distance from the tail.** Before each action the reader
+   drifts with probability ``drift * (1 - exp(-d / half_life))``, where ``d`` is how many tokens
+   (characters / 4) of the request come after the last place the goal was stated (the task
+   itself, or a batch with the plan block or the task block). A drift is, half the time, a page
+   outside the task (off the goal) and otherwise a page of a later phase (skipping ahead). A drift
+   goes on: after a drifted page it reads the page after that with probability ``stay`` unless
+   this call's batch states the goal. A batch note that names the next page ("The next page is
+   N") brings it back at once.
+2. **It retries what it cannot see fail.** A fetch that failed, if the failure is in its context,
+   is followed by the mirror (``https://mirror.docs.example/page/N``); if the failure was erased,
+   it fetches the same address again.
+3. **It copies the pattern of its last ``k`` results.** After a page, with probability
+   ``copy * similarity`` it fetches the same page again, where ``similarity`` is the share of its
+   last ``k`` tool results framed like the newest one (their first line, digits aside).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+
+from pydantic import BaseModel
+
+from ..core.tools import FunctionTool
+from ..emulator.policies import Turn, text
+from ..features.delegation import TASK_LINE
+from ..features.plan import GOAL_LINE
+from .knowledge import NEXT_PAGE
+from .web import fetch_text
+from .work import act, batch, exchanges
+
+
+
+def reference_objective(n: int) -> str:
+    return f"Read https://docs.example/page/{n} and save a summary to notes/page-{n}.md"
+
+
+class Url(BaseModel):
+    url: str
+
+
+def flaky_fetch(fail_every: int = 0, failures: int = 3, chars: int = 800) -> FunctionTool:
+    """``fetch`` over the docs pages, where every ``fail_every``-th page answers 503 to its first
+    ``failures`` fetches (a transient outage); its mirror always answers."""
+    attempts: dict[int, int] = {}
+
+    def fetch(args: Url) -> str:
+        mirror = re.fullmatch(r"https://mirror\.docs\.example/page/(\d+)", args.url)
+        if mirror:
+            return fetch_text(f"https://docs.example/page/{mirror.group(1)}?chars={chars}")
+        page = re.fullmatch(r"https://docs\.example/page/(\d+)", args.url.split("?")[0])
+        if page and fail_every and int(page.group(1)) % fail_every == 0:
+            n = int(page.group(1))
+            attempts[n] = attempts.get(n, 0) + 1
+            if attempts[n] <= failures:
+                raise ConnectionError(f"503 Service Unavailable: {args.url}")
+        return fetch_text(f"{args.url.split('?')[0]}?chars={chars}")
+    return FunctionTool("fetch", "Fetch a URL over HTTP and return the page as text.", Url, fetch)
+
+
+def _framing(result: str) -> str:
+    return re.sub(r"\d+", "#", result.splitlines()[0] if result else "")
+
+
+class DriftingReader:
+    def __init__(self, first: int, last: int, *, drift: float = 0.5, half_life: float = 4000.0, stay: float = 0.8,
+                 copy: float = 0.0, k: int = 6, seed: int = 0):
+        self.first, self.last, self.drift, self.half_life, self.copy, self.k = first, last, drift, half_life, copy, k
+        self.stay = stay
+        self.rng = random.Random(seed)
+
+    def __call__(self, request: dict) -> Turn:
+        done = exchanges(request["messages"])
+        notes = batch(request)
+        noted = {int(m.group(1)) for name, args, _, error in done if name == "write_file" and not error
+                 for m in [re.fullmatch(r"notes/page-(\d+)\.md", args.get("path", ""))] if m}
+        todo = [n for n in range(self.first, self.last + 1) if n not in noted]
+        if not todo:
+            return Turn(content=[text(f"Pages {self.first} to {self.last} are summarised in notes/.")])
+        n = todo[0]
+        fetched = [(args.get("url", ""), result, error) for name, args, result, error in done if name == "fetch"]
+        mine = [(url, result, error) for url, result, error in fetched if re.search(rf"/page/{n}\b", url)]
+        if mine and not mine[-1][2]:
+            if self.copy and self._similarity(done) * self.copy > self.rng.random() and len(mine) < 2:
+                return act(f"Reading page {n} again.", "fetch", url=mine[-1][0])  # rule 3: the pattern, copied
+            return act(f"Saving page {n}.", "write_file", path=f"notes/page-{n}.md", content=mine[-1][1][:200])
+        if mine and mine[-1][2]:  # rule 2: the failure is in view, so try the mirror
+            return act(f"Page {n} failed; trying the mirror.", "fetch", url=f"https://mirror.docs.example/page/{n}")
+        last = re.search(r"/page/(\d+)", fetched[-1][0]) if fetched else None
+        last_page = int(last.group(1)) if last else None
+        drifted = last_page if last_page is not None and last_page != n and last_page not in noted else None
+        step = self._maybe_drift(request, notes, n, drifted)
+        return act(f"Reading page {step}.", "fetch", url=f"https://docs.example/page/{step}")
+
+    def _maybe_drift(self, request: dict, notes: dict[str, str], n: int, drifted: int | None) -> int:
+        named = re.search(re.escape(NEXT_PAGE) + r"(\d+)", " ".join(notes.values()))
+        if named:
+            return int(named.group(1))
+        distance = self._distance(request, notes)
+        p = self.drift * (1 - math.exp(-distance / self.half_life))
+        if drifted is not None and distance and self.rng.random() < self.stay:
+            return drifted + 1  # a drift goes on: the recent pages are the pattern now
+        if self.rng.random() >= p:
+            return n
+        if self.rng.random() < 0.5:
+            return 10_000 + self.rng.randrange(10_000)  # a page outside the task
+        return min(self.last, n + 1 + self.rng.randrange(3))  # a page of a later phase
+
+    @staticmethod
+    def _distance(request: dict, notes: dict[str, str]) -> float:
+        """Tokens after the last statement of the goal: 0 when this call's batch states it."""
+        if any(GOAL_LINE in t or TASK_LINE in t for t in notes.values()):
+            return 0.0
+        chars, messages = 0, request["messages"]
+        for message in reversed(messages):
+            if message is messages[0]:
+                break  # the task itself
+            chars += len(str(message["content"]))
+        return chars / 4
+
+    def _similarity(self, done: list) -> float:
+        recent = [_framing(result) for _, _, result, error in done[-self.k:] if not error]
+        return sum(f == recent[-1] for f in recent) / len(recent) if recent else 0.0
+
+
+def reader_agent(workdir, reader: DriftingReader, *, fetch: FunctionTool | None = None, model: str | None = None,
+                 vary: int | None = None, **agent_kwargs):
+    """An executor-role agent for the reader: the flaky fetch (no failures by default) and the
+    workspace's file tools; ``vary``: a seed for framing each tool result (``VariedResults``).
+    Returns (agent, the emulator or None online)."""
+    from pathlib import Path
+
+    from ..core.agent import Agent
+    from ..core.tools import ToolBox
+    from ..features.drift import VariedResults
+    from .agents import SteppingClock
+    from .backend import DEFAULT_MODEL, make_client
+    from .tools import Workspace, pricing_tools
+    model = model or DEFAULT_MODEL
+    client, emulator = make_client(reader, model=model, clock=SteppingClock())
+    files = [t for t in pricing_tools(Workspace(Path(workdir) / "workspace"), []) if t.name in ("read_file", "write_file")]
+    agent_kwargs.setdefault("max_steps", 4 * (reader.last - reader.first + 1) + 20)
+    toolbox = ToolBox([fetch or flaky_fetch(), *files])
+    agent = Agent(client, model=model, toolbox=VariedResults(toolbox, vary) if vary is not None else toolbox,
+                  name="executor", **agent_kwargs)
+    return agent, emulator
+
+
+def current_page(reader: DriftingReader):
+    """The current phase of the reader's task, from its own history: the first page without a note."""
+    def current(agent) -> int | None:
+        noted = {int(m.group(1)) for name, args, _, error in exchanges(agent.messages) if name == "write_file" and not error
+                 for m in [re.fullmatch(r"notes/page-(\d+)\.md", args.get("path", ""))] if m}
+        return next((k - reader.first for k in range(reader.first, reader.last + 1) if k not in noted), None)
+    return current
