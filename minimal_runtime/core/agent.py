@@ -218,7 +218,7 @@ class Agent:
         reply = assistant_message(response.content)
         # The call's own system entries (its turn-scoped batch, its tool changes) are on the wire for
         # good once an answer follows them; with no answer nothing is bound to them, so they go.
-        entries = appended_entries(request, len(self.messages)) if reply["content"] else []
+        entries = appended_entries(request) if reply["content"] else []
         self._offered = offer
         calls = tool_uses(reply)
         if not calls:

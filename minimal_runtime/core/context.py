@@ -190,11 +190,18 @@ def turn_scoped_layout(parts: CallParts) -> dict[str, Any]:
     return request
 
 
-def appended_entries(request: dict[str, Any], durable_len: int) -> list[dict]:
-    """The system messages a request carries after the durable history: on the wire for good, so they
-    join the history with the turn they belong to. (A 2025 batch is inside a copied user turn or a
-    trailing assistant message: never durable.)"""
-    return [m for m in request["messages"][durable_len:] if m.get("role") == "system"]
+def appended_entries(request: dict[str, Any]) -> list[dict]:
+    """The system messages a request carries after the durable history (the trailing ones: a history
+    never ends in one): on the wire for good, so they join the history with the turn they belong
+    to. Found from the end, so a layout that sends a shortened copy of the history (createrole's
+    rungs) finds them too. (A 2025 batch is inside a copied user turn or a trailing assistant
+    message: never durable.)"""
+    entries = []
+    for message in reversed(request["messages"]):
+        if message.get("role") != "system":
+            break
+        entries.append(message)
+    return entries[::-1]
 
 
 def layout_for(spec: ModelSpec) -> tuple[Any, str]:

@@ -1,0 +1,189 @@
+"""A SIMULATED long reader for chapter 09 (not Claude: fixed rules), and the pages it reads.
+
+The task: reference pages ``0`` to ``pages - 1``, each fetched (``chars`` characters) and noted to
+``notes/page-N.md``: two calls a page. A few pages carry an access code in the middle of the page
+(``Access code for page P: ...``), past what a head-and-tail preview shows; at the end the task
+asks for those codes. The reader's rules:
+
+1. **It knows only what it can see.** A page is done when its note's path appears anywhere in
+   what it reads (its own write, a compact form, a summary, an appendix); the next page is the
+   first one not done. Nothing is remembered between calls.
+2. **It recovers through paths only.** At the end it answers each asked code it can see; for one
+   it cannot see it reads back (``read_file``, once per path) a saved copy of that page or its
+   handoff note, if their path is in view. It never fetches a page again to find a code.
+3. **It writes notes when asked.** When its batch asks for a handoff note or for notes at a new
+   tenth of its window, it writes ``notes/handoff.md``: every code it can see, the pages done, its
+   next page. If an earlier note exists that it cannot see in full, it reads it back first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from ..core.tools import FunctionTool, ToolBox
+from ..emulator.policies import Turn, text
+from ..features.compaction import HANDOFF_PATH, texts_of
+from .web import fetch_text
+from .work import act, batch
+
+CODE = "Access code for page {page}: {code}"
+_CODE = re.compile(r"Access code for page (\d+): ([A-Z0-9-]+)")
+_NOTE = re.compile(r"notes/page-(\d+)\.md")
+_SAVED = re.compile(r"saved at (\S+?);")
+_PAIRED = re.compile(r"https://docs\.example/page/(\d+)\S* (\.observations/[^\s;]+)")
+_DONE = re.compile(r"Done: pages 0 to (\d+)\b")
+
+
+def code_for(page: int) -> str:
+    return "AC-" + hashlib.sha256(f"code {page}".encode()).hexdigest()[:6].upper()
+
+
+def task_text(pages: int, planted: list[int]) -> str:
+    return (f"Read https://docs.example/page/0 to https://docs.example/page/{pages - 1}; save a short note on each "
+            f"to notes/page-N.md. At the end, report the access codes given on pages "
+            f"{', '.join(map(str, planted))}.")
+
+
+class Url(BaseModel):
+    url: str
+
+
+def long_pages(chars: int, planted: list[int]) -> FunctionTool:
+    """``fetch`` over the docs pages, ``chars`` characters each; a planted page carries its access
+    code in the middle."""
+    def fetch(args: Url) -> str:
+        page = fetch_text(f"{args.url.split('?')[0]}?chars={chars}")
+        found = re.search(r"/page/(\d+)", args.url)
+        if found and int(found.group(1)) in planted:
+            n = int(found.group(1))
+            middle = len(page) // 2
+            page = page[:middle] + f" {CODE.format(page=n, code=code_for(n))}. " + page[middle:]
+        return page
+    return FunctionTool("fetch", "Fetch a URL over HTTP and return the page as text.", Url, fetch)
+
+
+class LongReader:
+    def __init__(self, pages: int, planted: list[int]):
+        self.pages, self.planted = pages, planted
+        self.last_seen: list[dict] = []  # the messages the model read on its last call
+        self._info: dict[int, tuple[dict, dict]] = {}
+
+    def __call__(self, request: dict) -> Turn:
+        messages = self.last_seen = request["messages"]
+        seen = self._gather(messages)
+        notes = batch(request)
+        asked = any(HANDOFF_PATH in t for t in notes.values())  # HANDOFF_ASK, or NOTES_ASK at a new tenth
+        last = seen["calls"][-1] if seen["calls"] else None
+        if last and last[0] == "read_file" and last[1].get("path") == HANDOFF_PATH:
+            return self._handoff(seen)
+        if asked:
+            if seen["handoff_written"]:
+                return act("Reading my handoff note before I update it.", "read_file", path=HANDOFF_PATH)
+            return self._handoff(seen)
+        n = next((k for k in range(self.pages) if k not in seen["done"]), None)
+        if n is None:
+            return self._answer(seen)
+        fetched = [(args, result, error) for name, args, result, error in seen["calls"]
+                   if name == "fetch" and re.search(rf"/page/{n}$", args.get("url", ""))]
+        if fetched and not fetched[-1][2] and last and last[0] == "fetch":
+            return act(f"Saving page {n}.", "write_file", path=f"notes/page-{n}.md", content=fetched[-1][1][:200])
+        return act(f"Reading page {n}.", "fetch", url=f"https://docs.example/page/{n}")
+
+    def _handoff(self, seen: dict) -> Turn:
+        upto = next((k for k in range(self.pages) if k not in seen["done"]), self.pages) - 1
+        lines = ["Confirmed facts:", *(f"- {CODE.format(page=p, code=c)}" for p, c in sorted(seen["codes"].items())),
+                 f"Done: pages 0 to {upto} (notes in notes/page-N.md)" if upto >= 0 else "Done: nothing yet",
+                 f"Next: page {upto + 1}"]
+        return act("Writing my handoff note.", "write_file", path=HANDOFF_PATH, content="\n".join(lines))
+
+    def _answer(self, seen: dict) -> Turn:
+        missing = [p for p in self.planted if p not in seen["codes"]]
+        # what it has found so far goes into its reply, which no masking touches
+        found = "".join(f"{CODE.format(page=p, code=c)}. " for p, c in sorted(seen["codes"].items()) if p in self.planted)
+        read = {args.get("path") for name, args, _, _ in seen["calls"] if name == "read_file"}
+        for p in missing:
+            path = seen["saved"].get(p)
+            if path and path not in read:
+                return act(f"{found}Reading my saved copy of page {p}.", "read_file", path=path)
+        for path in seen["appendix_files"]:
+            if missing and path not in read:
+                return act(f"{found}Reading the saved appendix for the pages' copies.", "read_file", path=path)
+        if missing and seen["handoff_written"] and HANDOFF_PATH not in read:
+            return act(f"{found}Reading my handoff note for the codes.", "read_file", path=HANDOFF_PATH)
+        answers = ", ".join(f"page {p}: {seen['codes'].get(p, 'unknown')}" for p in self.planted)
+        return Turn(content=[text(f"All {self.pages} pages are noted. Access codes: {answers}.")])
+
+    def _gather(self, messages: list[dict]) -> dict:
+        """What the reader can see, message by message (each message read once: the emulator hands
+        an unchanged message back as the same object)."""
+        uses: dict[str, tuple[str, dict]] = {}
+        calls, done, codes, saved, files = [], set(), {}, {}, []
+        handoff_written = False
+        for message in messages:
+            cached = self._info.get(id(message))
+            if cached is None or cached[0] is not message:
+                cached = (message, _message_info(message))
+                self._info[id(message)] = cached
+            info = cached[1]
+            done |= info["done"]
+            saved.update(info["saved"])
+            files += [f for f in info["appendix_files"] if f not in files]
+            codes.update(info["codes"])
+            handoff_written |= info["handoff"]
+            uses.update(info["uses"])
+            for use_id, result, error in info["results"]:
+                if use_id in uses:
+                    name, args = uses[use_id]
+                    calls.append((name, args, result, error))
+                    page = re.search(r"/page/(\d+)$", args.get("url", "")) if name == "fetch" else None
+                    path = _SAVED.search(result[:400])
+                    if page and path:
+                        saved[int(page.group(1))] = path.group(1)
+        return {"appendix_files": files, "calls": calls, "done": done, "codes": codes, "saved": saved, "handoff_written": handoff_written}
+
+
+def _message_info(message: dict) -> dict:
+    strings = texts_of([message])
+    joined = "\n".join(strings)
+    done = {int(m) for m in _NOTE.findall(joined)}
+    for upto in _DONE.findall(joined):
+        done |= set(range(int(upto) + 1))
+    saved = {int(p): path for p, path in _PAIRED.findall(joined)}  # an appendix line: a page and its saved copy
+    appendix_files = re.findall(r"lines are saved at (\S+);", joined)
+    written = any(b.get("type") == "tool_use" and (b.get("input") or {}).get("path") == HANDOFF_PATH
+                  for b in message.get("content") if isinstance(message.get("content"), list)) \
+        or f"My handoff note ({HANDOFF_PATH})" in joined or f"in {HANDOFF_PATH}]" in joined
+    info = {"appendix_files": appendix_files, "saved": saved, "done": done, "codes": {int(p): c for p, c in _CODE.findall(joined)}, "handoff": written,
+            "uses": {}, "results": []}
+    for block in message.get("content") if isinstance(message.get("content"), list) else []:
+        if block.get("type") == "tool_use":
+            info["uses"][block["id"]] = (block["name"], block.get("input") or {})
+        elif block.get("type") == "tool_result":
+            content = block.get("content", "")
+            if isinstance(content, list):
+                content = "\n".join(b.get("text", "") for b in content if isinstance(b, dict))
+            info["results"].append((block.get("tool_use_id"), content, bool(block.get("is_error"))))
+    return info
+
+
+def reader_agent(workdir: Path, reader: LongReader, *, chars: int, model: str, layout=None, hooks=None,
+                 offload: int | None = None, client=None, **agent_kwargs):
+    """An executor-role agent for the reader: the long pages and the workspace's file tools.
+    Returns (agent, emulator or None online, the workspace root)."""
+    from ..core.agent import Agent
+    from ..features.filesystem import Offloader
+    from .agents import SteppingClock
+    from .backend import make_client
+    from .tools import Workspace, pricing_tools
+    workspace = Path(workdir) / "workspace"
+    made, emulator = make_client(reader, model=model, clock=SteppingClock())
+    files = [t for t in pricing_tools(Workspace(workspace), []) if t.name in ("read_file", "write_file")]
+    agent_kwargs.setdefault("max_steps", 2 * reader.pages + 40)
+    agent = Agent(client(made) if client else made, model=model, toolbox=ToolBox([long_pages(chars, reader.planted), *files]),
+                  name="executor", layout=layout,
+                  hooks=hooks, offloader=Offloader(workspace, offload) if offload else None, **agent_kwargs)
+    return agent, emulator, workspace

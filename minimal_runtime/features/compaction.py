@@ -1,0 +1,588 @@
+"""Compaction that keeps what it drops: shorter contexts, nothing lost that a path cannot give back.
+
+A long run outgrows any window, and reads worse long before it overflows. Whatever shortens the
+context here follows one rule: nothing is dropped without a path that gives it back byte for byte
+(a fetched page becomes its URL and a saved file, a written file its path), because nobody knows
+which observation will matter ten steps later.
+
+- **The ladder** (``ManusLadder``): every tool call has a full and a compact representation
+  (``compact_call``). When the context passes a limit, the oldest half of the calls still in full
+  is compacted, the last few always stay in full, and only when compacting stops paying (it freed
+  less than ``min_gain`` of the context last time, or nothing is left to compact) is the history
+  summarized, with a verbatim ``appendix`` of every URL and path it named.
+- **Simple compaction** (``SimpleCompaction``): the whole history becomes one user message with
+  the task, the summary, the appendix and the next step.
+- **Compression awareness** (``ContextGauge``, ``handoff=True``): the agent is told how full its
+  window is, in tenths, and asked for notes at each new tenth; before a summary it is asked for a
+  handoff note, which the summary only merges.
+
+On the current models what matters as much as tokens is whether a strategy edits what was sent:
+preserved thinking binds each thinking block to everything before it. The ladder rewrites history,
+so either the thinking of the kept turns is stripped (``strip_thinking``) or the request says
+``drop_block`` (``drop_block``), and the model loses that reasoning either way (``ThinkingLedger``
+counts it). Simple compaction replays no thinking at all, so nothing can fail the check. The
+provider's own clearing and compaction (``features.server_compaction``) edit the server's copy and
+are not edits. createrole's rungs, which mask at every assembly, are in ``compaction_rungs``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Literal
+
+from ..core.hooks import HookEvent, HookRegistry, Point
+from ..core.messages import user
+from ..provider.models import BINDING_BETA
+from .filesystem import OBSERVATIONS
+
+RECALL = "read_file"
+HANDOFF_PATH = "notes/handoff.md"
+HANDOFF_ASK = (f"My context is about to be summarized. Before that I write {HANDOFF_PATH}: the facts I have "
+               "confirmed, the files I produced, and my next step.")
+SUMMARY_HEAD = "[Summary of earlier work: the history before this point was compacted into this message.]"
+APPENDIX_HEAD = "Every URL and path the compacted history named, verbatim:"
+THINKING = ("thinking", "redacted_thinking")
+
+Summarizer = Callable[[list[dict]], str]  # the compacted messages -> a summary (a model, or the mechanical one)
+
+
+# -- representations --------------------------------------------------------------------------
+
+class Keeper:
+    """Where dropped content stays readable, byte for byte: the run's workspace."""
+
+    def __init__(self, workspace: str | Path):
+        self.root = Path(workspace).resolve()
+
+    def holds(self, path: str, content: str) -> bool:
+        """Is the file at ``path`` exactly ``content``?"""
+        target = (self.root / path).resolve()
+        return (target.is_relative_to(self.root) and target.is_file()
+                and target.read_bytes() == content.encode("utf-8", "surrogateescape"))
+
+    def keep(self, content: str) -> str:
+        """Save ``content`` (once: the name is its hash) and return its path in the workspace."""
+        data = content.encode("utf-8", "surrogateescape")
+        path = f"{OBSERVATIONS}/compacted-{hashlib.sha256(data).hexdigest()[:16]}.txt"
+        target = self.root / path
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        return path
+
+
+def compact_call(tool_use: dict, result: dict, keeper: Keeper) -> tuple[dict, dict]:
+    """The compact representation of one tool call: what can be rebuilt from outside is replaced by
+    where it is. A write keeps its path and loses its content (the file has it; if the file has
+    changed since, a copy is saved); any other result becomes a line naming its source and a saved
+    path (an offloaded result's own file, or a new one)."""
+    args = tool_use.get("input") or {}
+    if tool_use.get("name") == "write_file" and isinstance(args.get("content"), str):
+        written, path = args["content"], str(args.get("path"))
+        if re.fullmatch(r"\[[\d,]+ characters, in \S+\]", written):  # compact already
+            return tool_use, result
+        where = path if keeper.holds(path, written) else keeper.keep(written)
+        return {**tool_use, "input": {**args, "content": f"[{len(written):,} characters, in {where}]"}}, result
+    content = _text(result.get("content"))
+    if is_compact(content):
+        return tool_use, result
+    saved = offloaded_path(content) or keeper.keep(content)
+    source = args.get("url") or args.get("path") or ""
+    note = (f"[compacted: {tool_use.get('name')} {source}".rstrip() +
+            f"; the full result is saved at {saved}; {RECALL} {saved} to see it again]")
+    return tool_use, {**result, "content": note}
+
+
+def is_compact(content: str) -> bool:
+    return content.startswith("[compacted: ")
+
+
+def offloaded_path(content: str) -> str | None:
+    """The saved path of a result the offloader (``features.filesystem``) already put on disk."""
+    found = re.match(r"\[[\d,]+ characters; the full output is saved at (\S+);", content)
+    return found.group(1) if found else None
+
+
+# -- the verbatim appendix --------------------------------------------------------------------
+
+_URL = re.compile(r"https?://[^\s\"'<>)\]]+")
+_PATH = re.compile(r"(?<![\w/.:-])(?:\.{1,2}/|/)?(?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z0-9]{1,8}(?![\w/])")
+
+
+def appendix(texts: list[str]) -> list[str]:
+    """Every URL and every file path in ``texts``, verbatim, once each, in the order first seen.
+
+    A URL starts with ``http://`` or ``https://`` and runs to whitespace, a quote or a closing
+    bracket; a trailing ``.``, ``,``, ``;`` or ``:`` is punctuation, not part of it. A path is a
+    file name with an extension, optionally behind folders (``notes/page-3.md``,
+    ``/tmp/run/out.txt``, ``.observations/a-1.txt``, ``report.md``); the parts of a URL are not paths."""
+    found: list[str] = []
+    for text in texts:
+        hits = []
+        for m in _URL.finditer(text):
+            hits.append((m.start(), m.group(0).rstrip(".,;:")))
+        rest = _URL.sub(lambda m: " " * len(m.group(0)), text)
+        for m in _PATH.finditer(rest):
+            token = m.group(0).rstrip(".")
+            if re.search(r"[A-Za-z]", token.rsplit(".", 1)[-1]):  # "3.14" is a number, not a file
+                hits.append((m.start(), token))
+        for _, hit in sorted(hits):
+            if hit not in found:
+                found.append(hit)
+    return found
+
+
+def grouped_texts(messages: list[dict]) -> list[str]:
+    """``texts_of``, with each tool call's input and result joined into one text: what belongs
+    together (a page's URL and the path of its saved copy) stays together in an appendix line."""
+    results = {b.get("tool_use_id"): b for m in messages if isinstance(m.get("content"), list)
+               for b in m["content"] if b.get("type") == "tool_result"}
+    ids = _ids(messages)
+    out: list[str] = []
+    for message in messages:
+        if not isinstance(message.get("content"), list):
+            out += texts_of([message])
+            continue
+        for block in message["content"]:
+            if block.get("type") == "tool_result" and block.get("tool_use_id") in ids:
+                continue  # joined with its tool_use
+            if block.get("type") == "tool_use" and block.get("id") in results:
+                out.append(" ".join(texts_of([{"content": [block, results[block["id"]]]}])))
+            else:
+                out += texts_of([{"content": [block]}])
+    return out
+
+
+def _ids(messages: list[dict]) -> set:
+    return {b.get("id") for m in messages if isinstance(m.get("content"), list) for b in m["content"]
+            if b.get("type") == "tool_use"}
+
+
+def appendix_lines(texts: list[str]) -> list[str]:
+    """The appendix as a summary shows it: one line per text that named something new, so what
+    one text named together stays together."""
+    seen: set[str] = set()
+    lines = []
+    for text in texts:
+        new = [x for x in appendix([text]) if x not in seen]
+        seen.update(new)
+        if new:
+            lines.append("- " + " ".join(new))
+    return lines
+
+
+def texts_of(messages: list[dict]) -> list[str]:
+    """Every string a model reads in ``messages``: text, tool inputs, tool results, summaries."""
+    out: list[str] = []
+
+    def walk(value) -> None:
+        if isinstance(value, str):
+            out.append(value)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+        elif isinstance(value, dict) and "type" in value:  # a content block
+            if value["type"] in THINKING or value["type"] in ("tool_addition", "tool_removal"):
+                return
+            for key in ("text", "input", "content"):
+                if key in value:
+                    walk(value[key])
+        elif isinstance(value, dict):  # a tool's input: every value
+            for v in value.values():
+                walk(v)
+    for message in messages:
+        walk(message.get("content"))
+    return out
+
+
+# -- the ladder's decision --------------------------------------------------------------------
+
+def ladder_step(tokens: int, limit: int, compactable: int, last_gain: float | None,
+                min_gain: float) -> Literal["wait", "compact", "summarize"]:
+    """What the ladder does before a call: "wait" while the context is under ``limit`` tokens;
+    past it, "compact" while calls are left to compact and compacting still pays (the last
+    compaction freed at least ``min_gain`` of the context, or there was none yet); else "summarize"."""
+    if tokens < limit:
+        return "wait"
+    if compactable and (last_gain is None or last_gain >= min_gain):
+        return "compact"
+    return "summarize"
+
+
+# -- summaries --------------------------------------------------------------------------------
+
+def mechanical_summary(messages: list[dict]) -> str:
+    """A summary with no model: what was done, counted by tool, and the first line of each of the
+    last 20 assistant turns. Deterministic; a real summarizer (a model) would be told what matters."""
+    counts: dict[str, int] = {}
+    lines = []
+    for message in messages:
+        if message.get("role") != "assistant" or not isinstance(message.get("content"), list):
+            continue
+        for block in message["content"]:
+            if block.get("type") == "tool_use":
+                counts[block["name"]] = counts.get(block["name"], 0) + 1
+            elif block.get("type") == "text" and block.get("text", "").strip():
+                lines.append(block["text"].strip().splitlines()[0][:160])
+    done = ", ".join(f"{n} {name}" for name, n in sorted(counts.items())) or "nothing"
+    return "\n".join([f"Tool calls made: {done}.", "The last steps:", *(f"- {line}" for line in lines[-20:])])
+
+
+def summary_message(task: str, compacted: list[dict], summary: str, handoff: str | None, keeper: Keeper,
+                    appendix_chars: int = 8000) -> dict:
+    """The one user message a summary becomes: the task verbatim (protected), the handoff note
+    verbatim (the summary only merges it), the summary, and the appendix of the compacted messages
+    (an earlier summary's included). An appendix longer than ``appendix_chars`` is saved whole to a
+    file the message names, and the message shows its newest lines: the appendix grows with the
+    run, and must not become what overflows the window."""
+    parts = [task, "", SUMMARY_HEAD]
+    if handoff:
+        parts += [f"My handoff note ({HANDOFF_PATH}):", handoff.strip()]
+    lines = appendix_lines(grouped_texts(compacted))
+    shown = lines
+    if sum(len(x) + 1 for x in lines) > appendix_chars:
+        saved = keeper.keep("\n".join(lines) + "\n")
+        shown, size = [], 0
+        for line in reversed(lines):
+            size += len(line) + 1
+            if size > appendix_chars:
+                break
+            shown.insert(0, line)
+        shown = [f"- (all {len(lines)} lines are saved at {saved}; {RECALL} it to see every one; the newest follow)",
+                 *shown]
+    parts += [summary, "", APPENDIX_HEAD, *shown, "", "I continue the task from here."]
+    return user("\n".join(parts))
+
+
+# -- shared mechanics -------------------------------------------------------------------------
+
+def estimate(messages: list[dict]) -> int:
+    """Tokens, roughly: four characters each (the emulator's rule; a real tokenizer differs)."""
+    return sum(len(s) for s in texts_of(messages)) // 4
+
+
+def context_tokens(agent, system_tokens: int = 0) -> int:
+    """The conservative size of the next request: the larger of the estimate and the last measured
+    prompt (createrole's rule: an estimate misses what it cannot see, a measurement lags a call)."""
+    measured = agent.calls[-1].prompt_tokens if agent.calls else 0
+    return max(estimate(agent.messages) + system_tokens, measured)
+
+
+def strip_thinking(messages: list[dict]) -> list[dict]:
+    """The history without thinking blocks: nothing left for the prefix check to fail on."""
+    out = []
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, list) and any(b.get("type") in THINKING for b in content):
+            message = {**message, "content": [b for b in content if b.get("type") not in THINKING]}
+        out.append(message)
+    return out
+
+
+def drop_block(layout):
+    """A layout that asks the API to drop thinking blocks whose prefix changed, instead of a 400."""
+    def with_drop_block(parts):
+        request = layout(parts)
+        request["thinking"] = {"type": "adaptive", "block_binding": {"prefix_mismatch_behavior": "drop_block"}}
+        request["betas"] = [*request.get("betas", []), BINDING_BETA]
+        return request
+    return with_drop_block
+
+
+def _text(content) -> str:
+    if isinstance(content, list):
+        return "\n".join(b.get("text", "") for b in content if isinstance(b, dict))
+    return content if isinstance(content, str) else ""
+
+
+def _calls(messages: list[dict]) -> list[tuple[int, int, int, int]]:
+    """Every answered tool call: (message of the tool_use, its block, message of the result, its block)."""
+    uses, out = {}, []
+    for i, message in enumerate(messages):
+        if not isinstance(message.get("content"), list):
+            continue
+        for j, block in enumerate(message["content"]):
+            if block.get("type") == "tool_use":
+                uses[block["id"]] = (i, j)
+            elif block.get("type") == "tool_result" and block.get("tool_use_id") in uses:
+                out.append((*uses[block["tool_use_id"]], i, j))
+    return out
+
+
+def _task(messages: list[dict]) -> str:
+    """The task as first given: the first message, or the part of an earlier summary before its head."""
+    first = messages[0] if messages else {"content": ""}
+    text = _text(first["content"]) if isinstance(first["content"], list) else str(first["content"])
+    return text.split("\n\n" + SUMMARY_HEAD)[0]
+
+
+@dataclass
+class Compaction:
+    """One rewrite: at which call, what kind, and the context's estimated size before and after."""
+
+    call: int
+    kind: str
+    before: int
+    after: int
+
+
+class _Summarizing:
+    """What the ladder and simple compaction share: the handoff note asked for before a summary."""
+
+    def __init__(self, keeper: Keeper, limit: int, summarize: Summarizer, handoff: bool):
+        self.keeper, self.limit, self.summarize, self.handoff = keeper, limit, summarize, handoff
+        self.log: list[Compaction] = []
+        self._asked: tuple[str | None, int] | None = None  # the note when it was asked for, calls waited
+
+    def install(self, hooks: HookRegistry) -> None:
+        hooks.register(Point.PRE_LLM_CALL, self.before_call)
+
+    def before_call(self, event: HookEvent) -> None:
+        raise NotImplementedError
+
+    def _ready_to_summarize(self, agent, patience: int = 3) -> bool:
+        """With ``handoff``, the first time a summary is due the agent is asked for its note, and the
+        summary waits until the note is written (at most ``patience`` calls)."""
+        if not self.handoff:
+            return True
+        if self._asked is None:
+            agent.inject_ephemeral("handoff", HANDOFF_ASK)
+            self._asked = (self._read_note(), 0)
+            return False
+        before, waited = self._asked
+        if self._read_note() != before or waited + 1 >= patience:
+            self._asked = None
+            return True
+        self._asked = (before, waited + 1)
+        return False
+
+    def _read_note(self) -> str | None:
+        target = self.keeper.root / HANDOFF_PATH
+        return target.read_text(encoding="utf-8") if target.is_file() else None
+
+    def _handoff_note(self) -> str | None:
+        return self._read_note() if self.handoff else None
+
+    def _rewrite(self, agent, kind: str, messages: list[dict]) -> None:
+        before = estimate(agent.messages)
+        agent.replace_history(messages)
+        self.log.append(Compaction(len(agent.calls), kind, before, estimate(messages)))
+
+
+class SimpleCompaction(_Summarizing):
+    """PRE_LLM_CALL: past ``limit`` tokens, the whole history becomes one user message (task, handoff
+    note, summary, appendix). No earlier turn is replayed, so no thinking block can fail the prefix
+    check: what the provider recommends for a summary written client-side."""
+
+    def __init__(self, keeper: Keeper, limit: int, summarize: Summarizer = mechanical_summary, handoff: bool = True):
+        super().__init__(keeper, limit, summarize, handoff)
+
+    def before_call(self, event: HookEvent) -> None:
+        agent = event.agent
+        if context_tokens(agent) < self.limit or not self._ready_to_summarize(agent):
+            return
+        # every call is compacted first, so what the summary drops is saved and its path in the appendix
+        messages = compact_calls(agent.messages, _calls(agent.messages), self.keeper)
+        self._rewrite(agent, "summary", [summary_message(_task(messages), messages, self.summarize(messages),
+                                                         self._handoff_note(), self.keeper)])
+
+
+class ManusLadder(_Summarizing):
+    """PRE_LLM_CALL: past ``limit`` tokens, compact the oldest half of the calls still in full (never
+    the last ``keep_last``); summarize only when that stops paying (``ladder_step``), keeping the
+    last ``keep_last`` calls in full after the summary. The task and any earlier summary (the first
+    message) are protected. ``strip_thinking``: the rewritten history carries no thinking, so the
+    prefix check has nothing to fail on; without it, send ``drop_block`` (or, on a model that
+    enforces the check, every rewrite is a 400)."""
+
+    def __init__(self, keeper: Keeper, limit: int, *, keep_last: int = 5, min_gain: float = 0.2,
+                 min_chars: int = 200, summarize: Summarizer = mechanical_summary, handoff: bool = False,
+                 strip_thinking: bool = True):
+        super().__init__(keeper, limit, summarize, handoff)
+        self.keep_last, self.min_gain, self.min_chars, self.strip = keep_last, min_gain, min_chars, strip_thinking
+        self.last_gain: float | None = None
+
+    def compactable(self, messages: list[dict]) -> list[tuple[int, int, int, int]]:
+        """The calls that would shrink: all but the last ``keep_last``, not compact yet, big enough."""
+        calls = _calls(messages)
+        calls = calls[:max(0, len(calls) - self.keep_last)]
+        out = []
+        for i, j, ri, rj in calls:
+            use, result = messages[i]["content"][j], messages[ri]["content"][rj]
+            size = len(_text(result.get("content"))) + len(json.dumps(use.get("input")))
+            if size >= self.min_chars and compact_call(use, result, _Dry()) != (use, result):
+                out.append((i, j, ri, rj))
+        return out
+
+    def before_call(self, event: HookEvent) -> None:
+        agent = event.agent
+        todo = self.compactable(agent.messages)
+        step = "summarize" if self._asked is not None else ladder_step(context_tokens(agent), self.limit, len(todo),
+                                                           self.last_gain, self.min_gain)
+        if step == "compact":
+            before = estimate(agent.messages)
+            messages = self._compact(agent.messages, todo[:math.ceil(len(todo) / 2)])
+            self.last_gain = 1 - estimate(messages) / max(1, before)
+            self._rewrite(agent, "compact", strip_thinking(messages) if self.strip else messages)
+        elif step == "summarize" and self._ready_to_summarize(agent):
+            self._summarize(agent)
+            self.last_gain = None
+
+    def _compact(self, messages: list[dict], calls) -> list[dict]:
+        return compact_calls(messages, calls, self.keeper)
+
+    def _summarize(self, agent) -> None:
+        # every call about to be summarized is compacted first: what it drops is then saved
+        calls = _calls(agent.messages)
+        messages = self._compact(agent.messages, calls[:max(0, len(calls) - self.keep_last)])
+        calls = _calls(messages)
+        cut = calls[-self.keep_last][0] if len(calls) >= self.keep_last and self.keep_last else len(messages)
+        while cut > 1 and messages[cut - 1].get("role") == "system":  # the kept turn's own system entries
+            cut -= 1
+        cut = max(cut, 1)
+        compacted, kept = messages[:cut], messages[cut:]
+        head = summary_message(_task(messages), compacted, self.summarize(compacted), self._handoff_note(), self.keeper)
+        kept = strip_thinking(kept) if self.strip else kept
+        if kept and kept[0].get("role") == "user":  # two user turns in a row: one message
+            head = {"role": "user", "content": [*head["content"], *kept[0]["content"]]}
+            kept = kept[1:]
+        self._rewrite(agent, "summary", [head, *kept])
+
+
+def compact_calls(messages: list[dict], calls, keeper: Keeper) -> list[dict]:
+    """A copy of ``messages`` with the given calls (``_calls`` positions) in their compact form."""
+    messages = [{**m, "content": list(m["content"])} if isinstance(m.get("content"), list) else m for m in messages]
+    for i, j, ri, rj in calls:
+        use, result = compact_call(messages[i]["content"][j], messages[ri]["content"][rj], keeper)
+        messages[i]["content"][j], messages[ri]["content"][rj] = use, result
+    return messages
+
+
+class _Dry(Keeper):
+    """A keeper that writes nothing: for asking whether a call *would* shrink."""
+
+    def __init__(self) -> None:
+        super().__init__(".")
+
+    def holds(self, path: str, content: str) -> bool:
+        return True
+
+    def keep(self, content: str) -> str:
+        return "-"
+
+
+# -- compression awareness --------------------------------------------------------------------
+
+CONTEXT_LINE = "I have used about {pct}% of my context window."
+NOTES_ASK = (f"I just passed {{pct}}% of my context window: I write what I have confirmed, the files I "
+             f"produced and my next step to {HANDOFF_PATH} now, so a compaction loses none of it.")
+
+
+@dataclass
+class ContextGauge:
+    """PRE_LLM_CALL: the context's use, quantized to tenths of ``window``, in the batch; passing a
+    new tenth asks the agent to write its notes (``NOTES_ASK``). After a compaction the gauge drops
+    and the next tenths ask again."""
+
+    window: int
+    asks: int = 0
+    _announced: int = field(default=0, repr=False)
+
+    def install(self, hooks: HookRegistry) -> None:
+        hooks.register(Point.PRE_LLM_CALL, self.tell)
+
+    def tell(self, event: HookEvent) -> None:
+        tenth = min(10, context_tokens(event.agent) * 10 // self.window)
+        text = CONTEXT_LINE.format(pct=tenth * 10)
+        if tenth > self._announced:
+            text += " " + NOTES_ASK.format(pct=tenth * 10)
+            self.asks += 1
+        self._announced = tenth
+        event.agent.inject_ephemeral("context", text)
+
+
+# -- what was lost ----------------------------------------------------------------------------
+
+@dataclass
+class ThinkingLedger:
+    """POST_LLM_CALL: thinking blocks produced, and those the model lost while their turn was still
+    in the request: left out of it (stripped) or dropped by the API (``drop_block``). A block whose
+    whole turn was summarized away is not counted: the summary stands for that turn."""
+
+    produced: int = 0
+    lost: set = field(default_factory=set)
+    _by_turn: dict = field(default_factory=dict, repr=False)  # first tool_use id of a turn -> its thinking
+
+    def install(self, hooks: HookRegistry) -> None:
+        hooks.register(Point.POST_LLM_CALL, self.count)
+
+    def count(self, event: HookEvent) -> None:
+        sent = event.request["messages"]
+        for message in sent:
+            if message.get("role") != "assistant" or not isinstance(message.get("content"), list):
+                continue
+            ids = [b.get("id") for b in message["content"] if b.get("type") == "tool_use"]
+            signatures = {b.get("signature") for b in message["content"] if b.get("type") in THINKING}
+            for signature in self._by_turn.get(ids[0] if ids else None, ()):
+                if signature not in signatures:
+                    self.lost.add(signature)
+        for change in getattr(event.response, "input_transformations", None) or []:
+            if change.type == "thinking_dropped":
+                _, i, _, j = change.path.split(".")
+                self.lost.add(sent[int(i)]["content"][int(j)].get("signature"))
+        thinking = [b.signature for b in event.response.content if b.type == "thinking"]
+        uses = [b.id for b in event.response.content if b.type == "tool_use"]
+        self.produced += len(thinking)
+        if uses and thinking:
+            self._by_turn[uses[0]] = thinking
+
+
+@dataclass
+class Produced:
+    """POST_TOOL_CALL: what a run produced that a compaction must not lose: every write's content
+    and every other successful result, whole (an offloaded one read back from its file), by
+    tool_use id."""
+
+    keeper: Keeper
+    contents: dict[str, str] = field(default_factory=dict)
+
+    def install(self, hooks: HookRegistry) -> None:
+        hooks.register(Point.POST_TOOL_CALL, self.record)
+
+    def record(self, event: HookEvent) -> None:
+        call, result = event.tool_call, event.tool_result
+        if result.get("is_error"):
+            return
+        if call["name"] == "write_file":
+            self.contents[call["id"]] = str((call.get("input") or {}).get("content", ""))
+        else:
+            content = _text(result.get("content"))
+            saved = offloaded_path(content)
+            self.contents[call["id"]] = (self.keeper.root / saved).read_bytes().decode("utf-8", "surrogateescape") \
+                if saved else content
+
+
+def restorable(outputs: dict[str, str], seen: list[dict], keeper: Keeper) -> tuple[int, int]:
+    """Of the contents (``Produced``) no longer in full in ``seen`` (the messages the model last
+    read), how many a path named in ``seen`` gives back exactly: (restorable, dropped)."""
+    texts = texts_of(seen)
+    whole = "\n".join(texts)
+    dropped = [raw for raw in outputs.values() if raw and raw not in whole]
+    held, named = set(), [p for p in appendix(texts) if not p.startswith("http")]
+    visited: set[str] = set()
+    while named:  # a path in view, or in a saved appendix in view, or in one that names, ...
+        path = named.pop()
+        target = (keeper.root / path).resolve()
+        if path in visited or not (target.is_relative_to(keeper.root) and target.is_file()):
+            continue
+        visited.add(path)
+        data = target.read_bytes()
+        held.add(hashlib.sha256(data).digest())
+        if path.startswith(OBSERVATIONS + "/compacted-"):
+            named += [p for p in appendix([data.decode("utf-8", "replace")]) if not p.startswith("http")]
+    return sum(hashlib.sha256(raw.encode("utf-8", "surrogateescape")).digest() in held for raw in dropped), len(dropped)

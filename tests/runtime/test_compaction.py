@@ -1,0 +1,183 @@
+"""Compaction (features.compaction, compaction_rungs, server_compaction): what each strategy keeps,
+and whether the current models accept it."""
+
+from __future__ import annotations
+
+import anthropic
+import pytest
+
+from minimal_runtime.core.context import turn_scoped_layout
+from minimal_runtime.core.hooks import HookRegistry
+from minimal_runtime.core.messages import user
+from minimal_runtime.emulator import Emulator, Turn
+from minimal_runtime.example import scratch_dir
+from minimal_runtime.example.compaction import LongReader, reader_agent, task_text
+from minimal_runtime.features.compaction import (SUMMARY_HEAD, Keeper, ManusLadder, Produced, SimpleCompaction,
+                                                 ThinkingLedger, appendix, compact_call, drop_block, grouped_texts,
+                                                 restorable, texts_of)
+from minimal_runtime.features.compaction_rungs import CreateroleRungs, RetryOnOverflow, trim
+from minimal_runtime.features.server_compaction import OnDemandCompaction, ServerClearing, ServerCompaction
+
+CURRENT = "claude-sonnet-5-5"
+PLANTED = [3, 20]
+
+
+def run(strategy, *, pages=40, offload=None, model=CURRENT, thinking="strip", limit=8_000):
+    """The long reader under one strategy; returns (agent, result, reader, keeper, produced, ledger, feature)."""
+    reader = LongReader(pages, PLANTED)
+    work = scratch_dir()
+    keeper = Keeper(work / "workspace")
+    hooks, layout, feature = HookRegistry(), None, None
+    strip = thinking == "strip"
+    if strategy == "ladder":
+        feature = ManusLadder(keeper, limit, strip_thinking=strip, handoff=True)
+    elif strategy == "simple":
+        feature = SimpleCompaction(keeper, limit)
+    elif strategy == "rungs":
+        feature = CreateroleRungs(keeper, limit * 2, strip_thinking=strip)
+        layout = feature.layout(turn_scoped_layout)
+    elif strategy == "clearing":
+        feature = ServerClearing(trigger=limit, keep=3)
+        layout = feature.layout(turn_scoped_layout)
+    elif strategy == "server":
+        feature = ServerCompaction(trigger=50_000)
+        layout = feature.layout(turn_scoped_layout)
+    elif strategy == "on demand":
+        feature = OnDemandCompaction(trigger=limit)
+        layout = feature.layout(turn_scoped_layout)
+    if thinking == "drop_block":
+        layout = drop_block(layout or turn_scoped_layout)
+    produced, ledger = Produced(keeper), ThinkingLedger()
+    hooks.install(produced, ledger, *([feature] if feature else []))
+    agent, _, _ = reader_agent(work, reader, chars=8000, model=model, layout=layout, hooks=hooks, offload=offload)
+    result = agent.run(task_text(pages, PLANTED))
+    return agent, result, reader, keeper, produced, ledger, feature
+
+
+@pytest.mark.parametrize("strategy", ["ladder", "simple", "rungs", "on demand"])
+def test_every_client_side_strategy_keeps_its_window_small_and_everything_it_dropped_restorable(strategy):
+    agent, result, reader, keeper, produced, _, _ = run(strategy)
+    assert result.status == "done", result.error
+    assert max(c.prompt_tokens for c in agent.calls) < 25_000  # the no-compaction run reaches ~90,000
+    back, dropped = restorable(produced.contents, reader.last_seen, keeper)
+    assert dropped > 20
+    if strategy == "on demand":  # the server's summary names the URLs and paths; nothing was saved client-side
+        assert back < dropped
+    else:
+        assert back == dropped
+
+
+def test_with_offloading_first_even_the_servers_compaction_is_fully_restorable():
+    agent, result, reader, keeper, produced, ledger, feature = run("server", pages=120, offload=4000)
+    assert result.status == "done" and feature.compactions >= 1
+    back, dropped = restorable(produced.contents, reader.last_seen, keeper)
+    assert dropped > 100 and back == dropped
+    assert not ledger.lost
+
+
+@pytest.mark.parametrize("strategy", ["ladder", "simple", "rungs", "clearing", "server", "on demand"])
+def test_the_task_is_protected_and_the_system_prompt_never_changes(strategy):
+    agent, result, *_ = run(strategy, pages=30)
+    assert result.status == "done"
+    first = agent.messages[0]
+    text = "\n".join(texts_of([first]))
+    if strategy in ("server", "on demand", "clearing") and "compaction" in str(first):
+        return  # the server's summary stands for the task: what it keeps is the server's
+    assert text.startswith(task_text(30, PLANTED))
+
+
+def test_the_appendix_of_a_summary_names_every_url_and_path_the_compacted_history_did():
+    agent, result, reader, keeper, *_ , feature = run("simple", pages=40)
+    assert len(feature.log) >= 2
+    head = "\n".join(texts_of(agent.messages[:1]))
+    assert SUMMARY_HEAD in head
+    # every page read and every note written before the last summary is named, in view or in a saved
+    # appendix (which may name an earlier one)
+    named, todo = set(appendix([head])), [p for p in appendix([head]) if p.startswith(".observations/compacted-")]
+    while todo:
+        found = appendix([(keeper.root / todo.pop()).read_text()])
+        todo += [p for p in found if p.startswith(".observations/compacted-") and p not in named]
+        named |= set(found)
+    after = "\n".join(texts_of(agent.messages[1:]))
+    summarized = [n for n in range(40) if f"notes/page-{n}.md" not in after]
+    assert len(summarized) > 20
+    for n in summarized:
+        assert f"notes/page-{n}.md" in named and f"https://docs.example/page/{n}" in named, n
+
+
+def test_compact_forms_name_a_path_that_gives_the_content_back_byte_for_byte(tmp_path):
+    keeper = Keeper(tmp_path)
+    page = "x" * 3000 + "\udcff tail"  # undecodable bytes survive too
+    use, result = compact_call({"id": "t1", "name": "fetch", "input": {"url": "https://a.example/p"}},
+                               {"type": "tool_result", "tool_use_id": "t1", "content": page}, keeper)
+    path = appendix([result["content"]])[-1]
+    assert "https://a.example/p" in result["content"] and keeper.holds(path, page)
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes/a.md").write_text("new text")
+    write = {"id": "t2", "name": "write_file", "input": {"path": "notes/a.md", "content": "old text"}}
+    compacted, _ = compact_call(write, {"type": "tool_result", "tool_use_id": "t2", "content": "Wrote 8"}, keeper)
+    saved = appendix([compacted["input"]["content"]])[0]
+    assert saved != "notes/a.md" and keeper.holds(saved, "old text")  # the file changed since: a copy was kept
+    assert compact_call(compacted, {"type": "tool_result", "tool_use_id": "t2", "content": "Wrote 8"}, keeper)[0] == compacted
+
+
+def test_the_appendix_keeps_a_page_and_its_saved_copy_on_one_line():
+    messages = [{"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "fetch",
+                                                     "input": {"url": "https://d.example/page/1"}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a",
+                                              "content": "[9 characters; the full output is saved at .observations/a.txt; ...]"}]}]
+    assert grouped_texts(messages) == ["https://d.example/page/1 [9 characters; the full output is saved at "
+                                       ".observations/a.txt; ...]"]
+
+
+def test_on_a_model_that_binds_thinking_rewrites_fail_unless_thinking_is_stripped_or_dropped():
+    """The claims of the chapter's table, on Sonnet 5.5 (a new account: the check is enforced)."""
+    _, kept, *_ = run("ladder", thinking="keep")
+    assert kept.status == "error" and "bound to a different conversation" in kept.error
+    agent, stripped, _, _, _, ledger, _ = run("ladder", thinking="strip")
+    assert stripped.status == "done" and ledger.lost
+    agent, dropped, _, _, _, ledger, _ = run("ladder", thinking="drop_block")
+    assert dropped.status == "done" and ledger.lost
+    _, masked, *_ = run("rungs", thinking="keep")
+    assert masked.status == "error" and "bound to a different conversation" in masked.error
+    for strategy in ("simple", "clearing", "server", "on demand"):  # nothing replayed, or the server's own edit
+        _, result, _, _, _, ledger, _ = run(strategy, thinking="keep")
+        assert result.status == "done" and not ledger.lost, strategy
+
+
+def test_trim_leaves_out_whole_old_exchanges_and_never_the_first_message_or_the_last_exchange():
+    messages = [user("the task")]
+    for k in range(10):
+        messages += [{"role": "assistant", "content": [{"type": "tool_use", "id": f"t{k}", "name": "fetch", "input": {}}]},
+                     {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{k}", "content": "y" * 4000}]}]
+    kept = trim(messages, 3_000)
+    assert kept[0] == messages[0] and kept[-2:] == messages[-2:]
+    assert kept[1]["role"] == "assistant" and len(kept) < len(messages)
+    assert trim(messages, 10**9) == messages
+    assert trim(messages, 1) == [messages[0], *messages[-2:]]
+
+
+def _overflowing_client(policy=None):
+    emulator = Emulator(model="claude-haiku-4-5", policy=policy or (lambda request: Turn(content=[{"type": "text", "text": "ok"}])))
+    return RetryOnOverflow(emulator.client(max_retries=0))
+
+
+def test_overflow_is_retried_twice_first_without_old_exchanges_then_with_the_largest_message_cut():
+    client = _overflowing_client()
+    old = [{"role": "assistant", "content": [{"type": "text", "text": "z" * 200_000}]}, user("w" * 200_000)]
+    messages = [user("task"), *old * 3, {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}, user("go")]
+    answer = client.messages.create(model="claude-haiku-4-5", max_tokens=100, messages=messages)
+    assert answer.content[0].text == "ok" and len(client.retries) == 1 and "oldest" in client.retries[0]
+    # one message alone over the window: trimming cannot help, the second retry cuts it in proportion
+    client = _overflowing_client()
+    answer = client.messages.create(model="claude-haiku-4-5", max_tokens=100, messages=[user("v" * 1_000_000)])
+    assert answer.content[0].text == "ok" and len(client.retries) == 2 and "truncated" in client.retries[1]
+
+
+def test_a_third_overflow_and_any_other_error_reach_the_caller_unchanged():
+    client = _overflowing_client()
+    client.attempts = 0
+    with pytest.raises(anthropic.BadRequestError, match="prompt is too long"):
+        client.messages.create(model="claude-haiku-4-5", max_tokens=100, messages=[user("v" * 1_000_000)])
+    with pytest.raises(anthropic.BadRequestError):
+        _overflowing_client().messages.create(model="claude-haiku-4-5", max_tokens=100, messages=[])
