@@ -38,7 +38,9 @@ from ..core.protocols import Layout
 from ..emulator import Emulator
 from ..emulator.policies import Turn
 from ..example.layouts import batch_after_system_layout
+from ..features.compaction import Keeper, ManusLadder, SimpleCompaction
 from ..features.filesystem import Offloader
+from ..features.server_compaction import ServerClearing, ServerCompaction
 from ..provider.cost import CallRecord
 from ..provider.models import model_spec
 from .recorded import RecordedRun
@@ -53,6 +55,8 @@ class Strategy:
     layout: Callable[[], Layout]  # a fresh layout per replay: some keep state
     batch: bool = True  # inject a per-call progress note, as a runtime with hooks would
     offload_threshold: int | None = None
+    # a compaction strategy for the run's workspace: a feature (``install``), maybe with ``layout(inner)``
+    compaction: Callable[[Path], object] | None = None
 
 
 STRATEGIES = {s.name: s for s in [
@@ -62,6 +66,15 @@ STRATEGIES = {s.name: s for s in [
     Strategy("early", "the same batch, inserted right after the system prompt", lambda: batch_after_system_layout),
     Strategy("offload", "tail, with tool results over 4,000 characters offloaded to files", lambda: tail_layout,
              offload_threshold=4000),
+    Strategy("ladder", "tail; past 60,000 tokens the oldest half of the calls compacted (paths kept), summarized "
+             "when that stops paying", lambda: tail_layout,
+             compaction=lambda work: ManusLadder(Keeper(work), 60_000)),
+    Strategy("simple", "tail; past 60,000 tokens the whole history becomes one summary message", lambda: tail_layout,
+             compaction=lambda work: SimpleCompaction(Keeper(work), 60_000, handoff=False)),
+    Strategy("clearing", "tail; the server clears old tool results past 60,000 tokens, 30,000 at least",
+             lambda: tail_layout, compaction=lambda work: ServerClearing(60_000, keep=3, clear_at_least=30_000)),
+    Strategy("server-compact", "tail; the server summarizes past 60,000 tokens (compact_20260112)", lambda: tail_layout,
+             compaction=lambda work: ServerCompaction(60_000)),
 ]}
 
 
@@ -232,7 +245,12 @@ def replay(run: RecordedRun, strategy: Strategy | str = "tail", *, model: str | 
     if policy.dropped:
         notes.append(f"{policy.dropped} recorded thinking blocks left out: their signatures cannot be verified offline")
     hooks = HookRegistry()
-    agent = Agent(client, model=model, system=system, layout=_with_ttl(strategy.layout(), ttl), hooks=hooks,
+    layout = _with_ttl(strategy.layout(), ttl)
+    if strategy.compaction is not None:
+        compaction = strategy.compaction(workdir)
+        hooks.install(compaction)
+        layout = compaction.layout(layout) if hasattr(compaction, "layout") else layout
+    agent = Agent(client, model=model, system=system, layout=layout, hooks=hooks,
                   toolbox=RecordedTools(run), max_steps=len(run.calls) + 1, max_tokens=21_000,  # above ~21K the SDK insists on streaming
                   offloader=Offloader(workdir, strategy.offload_threshold) if strategy.offload_threshold else None)
 
