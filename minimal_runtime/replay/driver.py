@@ -57,6 +57,7 @@ class Strategy:
     offload_threshold: int | None = None
     # a compaction strategy for the run's workspace: a feature (``install``), maybe with ``layout(inner)``
     compaction: Callable[[Path], object] | None = None
+    needs_server_compaction: bool = False  # only models that take compact_20260112 can replay it
 
 
 STRATEGIES = {s.name: s for s in [
@@ -74,7 +75,7 @@ STRATEGIES = {s.name: s for s in [
     Strategy("clearing", "tail; the server clears old tool results past 60,000 tokens, 30,000 at least",
              lambda: tail_layout, compaction=lambda work: ServerClearing(60_000, keep=3, clear_at_least=30_000)),
     Strategy("server-compact", "tail; the server summarizes past 60,000 tokens (compact_20260112)", lambda: tail_layout,
-             compaction=lambda work: ServerCompaction(60_000)),
+             compaction=lambda work: ServerCompaction(60_000), needs_server_compaction=True),
 ]}
 
 
@@ -212,6 +213,10 @@ def replay(run: RecordedRun, strategy: Strategy | str = "tail", *, model: str | 
            progress: Callable[[int, int], None] | None = None) -> Replay:
     strategy = STRATEGIES[strategy] if isinstance(strategy, str) else strategy
     model = replay_model(run, model)
+    if strategy.needs_server_compaction and not model_spec(model).compaction:
+        return Replay(strategy.name, model, [], 0.0, notes=[
+            f"{strategy.name} needs a model that takes server-side compaction and {model} does not: "
+            f"replay it as one (--model claude-sonnet-4-6)"])
     clock = _RecordedClock(run)
     policy = _ReplayPolicy(run)
     emulator = Emulator(model=model, policy=policy, clock=clock)

@@ -50,7 +50,8 @@ def test_replay_runs_every_strategy_over_every_format(samples):
     for fmt, path in samples.items():
         (run,) = load(path)
         results = [replay(run, name) for name in STRATEGIES]
-        assert all(len(r.calls) == 14 for r in results)
+        for r in results:  # a strategy the model cannot take says so instead of replaying
+            assert len(r.calls) == 14 or (not r.calls and "needs a model" in r.notes[0]), (fmt, r.strategy, r.notes)
         by_name = {r.strategy: r for r in results}
         assert by_name["early"].cache_read_share < by_name["tail"].cache_read_share
         table = rows(run, results)
