@@ -34,7 +34,7 @@ CODE = "Access code for page {page}: {code}"
 _CODE = re.compile(r"Access code for page (\d+): ([A-Z0-9-]+)")
 _NOTE = re.compile(r"notes/page-(\d+)\.md")
 _SAVED = re.compile(r"saved at (\S+?);")
-_PAIRED = re.compile(r"https://docs\.example/page/(\d+)\S* (\.observations/[^\s;]+)")
+_PAIRED = re.compile(r"https://docs\.example/page/(\d+)[^\s;]*(?: |\n- )(\.observations/[^\s;\]]+)")
 _DONE = re.compile(r"Done: pages 0 to (\d+)\b")
 
 
@@ -153,7 +153,7 @@ def _message_info(message: dict) -> dict:
     for upto in _DONE.findall(joined):
         done |= set(range(int(upto) + 1))
     saved = {int(p): path for p, path in _PAIRED.findall(joined)}  # an appendix line: a page and its saved copy
-    appendix_files = re.findall(r"lines are saved at (\S+);", joined)
+    appendix_files = re.findall(r"\.observations/appendix-[0-9a-f]+\.txt", joined)
     written = any(b.get("type") == "tool_use" and (b.get("input") or {}).get("path") == HANDOFF_PATH
                   for b in message.get("content") if isinstance(message.get("content"), list)) \
         or f"My handoff note ({HANDOFF_PATH})" in joined or f"in {HANDOFF_PATH}]" in joined

@@ -47,6 +47,7 @@ HANDOFF_ASK = (f"My context is about to be summarized. Before that I write {HAND
 SUMMARY_HEAD = "[Summary of earlier work: the history before this point was compacted into this message.]"
 APPENDIX_HEAD = "Every URL and path the compacted history named, verbatim:"
 THINKING = ("thinking", "redacted_thinking")
+APPENDIX_FILE = "appendix"  # a long appendix is saved as .observations/appendix-<hash>.txt
 
 Summarizer = Callable[[list[dict]], str]  # the compacted messages -> a summary (a model, or the mechanical one)
 
@@ -65,10 +66,10 @@ class Keeper:
         return (target.is_relative_to(self.root) and target.is_file()
                 and target.read_bytes() == content.encode("utf-8", "surrogateescape"))
 
-    def keep(self, content: str) -> str:
+    def keep(self, content: str, kind: str = "compacted") -> str:
         """Save ``content`` (once: the name is its hash) and return its path in the workspace."""
         data = content.encode("utf-8", "surrogateescape")
-        path = f"{OBSERVATIONS}/compacted-{hashlib.sha256(data).hexdigest()[:16]}.txt"
+        path = f"{OBSERVATIONS}/{kind}-{hashlib.sha256(data).hexdigest()[:16]}.txt"
         target = self.root / path
         if not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -153,8 +154,8 @@ def grouped_texts(messages: list[dict]) -> list[str]:
                 continue  # joined with its tool_use
             if block.get("type") == "tool_use" and block.get("id") in results:
                 out.append(" ".join(texts_of([{"content": [block, results[block["id"]]]}])))
-            else:
-                out += texts_of([{"content": [block]}])
+            else:  # prose, or an earlier summary: line by line, so its appendix lines stay lines
+                out += [line for text in texts_of([{"content": [block]}]) for line in text.splitlines()]
     return out
 
 
@@ -246,7 +247,7 @@ def summary_message(task: str, compacted: list[dict], summary: str, handoff: str
     lines = appendix_lines(grouped_texts(compacted))
     shown = lines
     if sum(len(x) + 1 for x in lines) > appendix_chars:
-        saved = keeper.keep("\n".join(lines) + "\n")
+        saved = keeper.keep("\n".join(lines) + "\n", kind=APPENDIX_FILE)
         shown, size = [], 0
         for line in reversed(lines):
             size += len(line) + 1
@@ -583,6 +584,6 @@ def restorable(outputs: dict[str, str], seen: list[dict], keeper: Keeper) -> tup
         visited.add(path)
         data = target.read_bytes()
         held.add(hashlib.sha256(data).digest())
-        if path.startswith(OBSERVATIONS + "/compacted-"):
+        if path.startswith(f"{OBSERVATIONS}/{APPENDIX_FILE}-"):
             named += [p for p in appendix([data.decode("utf-8", "replace")]) if not p.startswith("http")]
     return sum(hashlib.sha256(raw.encode("utf-8", "surrogateescape")).digest() in held for raw in dropped), len(dropped)

@@ -93,10 +93,10 @@ def test_the_appendix_of_a_summary_names_every_url_and_path_the_compacted_histor
     assert SUMMARY_HEAD in head
     # every page read and every note written before the last summary is named, in view or in a saved
     # appendix (which may name an earlier one)
-    named, todo = set(appendix([head])), [p for p in appendix([head]) if p.startswith(".observations/compacted-")]
+    named, todo = set(appendix([head])), [p for p in appendix([head]) if p.startswith(".observations/appendix-")]
     while todo:
         found = appendix([(keeper.root / todo.pop()).read_text()])
-        todo += [p for p in found if p.startswith(".observations/compacted-") and p not in named]
+        todo += [p for p in found if p.startswith(".observations/appendix-") and p not in named]
         named |= set(found)
     after = "\n".join(texts_of(agent.messages[1:]))
     summarized = [n for n in range(40) if f"notes/page-{n}.md" not in after]
