@@ -324,12 +324,14 @@ def _task(messages: list[dict]) -> str:
 
 @dataclass
 class Compaction:
-    """One rewrite: at which call, what kind, and the context's estimated size before and after."""
+    """One rewrite: at which call, what kind, the context's estimated size before and after, and
+    what the ladder's decision was made from (the size it saw, calls left to compact, last gain)."""
 
     call: int
     kind: str
     before: int
     after: int
+    seen: tuple[int, int, float | None] = (0, 0, None)
 
 
 class _Summarizing:
@@ -369,10 +371,10 @@ class _Summarizing:
     def _handoff_note(self) -> str | None:
         return self._read_note() if self.handoff else None
 
-    def _rewrite(self, agent, kind: str, messages: list[dict]) -> None:
+    def _rewrite(self, agent, kind: str, messages: list[dict], seen: tuple = (0, 0, None)) -> None:
         before = estimate(agent.messages)
         agent.replace_history(messages)
-        self.log.append(Compaction(len(agent.calls), kind, before, estimate(messages)))
+        self.log.append(Compaction(len(agent.calls), kind, before, estimate(messages), seen))
 
 
 class SimpleCompaction(_Summarizing):
@@ -407,6 +409,7 @@ class ManusLadder(_Summarizing):
         super().__init__(keeper, limit, summarize, handoff)
         self.keep_last, self.min_gain, self.min_chars, self.strip = keep_last, min_gain, min_chars, strip_thinking
         self.last_gain: float | None = None
+        self._seen: tuple = (0, 0, None)
 
     def compactable(self, messages: list[dict]) -> list[tuple[int, int, int, int]]:
         """The calls that would shrink: all but the last ``keep_last``, not compact yet, big enough."""
@@ -423,13 +426,16 @@ class ManusLadder(_Summarizing):
     def before_call(self, event: HookEvent) -> None:
         agent = event.agent
         todo = self.compactable(agent.messages)
-        step = "summarize" if self._asked is not None else ladder_step(context_tokens(agent), self.limit, len(todo),
-                                                           self.last_gain, self.min_gain)
+        tokens = context_tokens(agent)
+        if self._asked is None:
+            self._seen = (tokens, len(todo), self.last_gain)  # what the decision below is made from
+        step = "summarize" if self._asked is not None else ladder_step(tokens, self.limit, len(todo),
+                                                                      self.last_gain, self.min_gain)
         if step == "compact":
             before = estimate(agent.messages)
             messages = self._compact(agent.messages, todo[:math.ceil(len(todo) / 2)])
             self.last_gain = 1 - estimate(messages) / max(1, before)
-            self._rewrite(agent, "compact", strip_thinking(messages) if self.strip else messages)
+            self._rewrite(agent, "compact", strip_thinking(messages) if self.strip else messages, self._seen)
         elif step == "summarize" and self._ready_to_summarize(agent):
             self._summarize(agent)
             self.last_gain = None
@@ -452,7 +458,7 @@ class ManusLadder(_Summarizing):
         if kept and kept[0].get("role") == "user":  # two user turns in a row: one message
             head = {"role": "user", "content": [*head["content"], *kept[0]["content"]]}
             kept = kept[1:]
-        self._rewrite(agent, "summary", [head, *kept])
+        self._rewrite(agent, "summary", [head, *kept], self._seen)
 
 
 def compact_calls(messages: list[dict], calls, keeper: Keeper) -> list[dict]:

@@ -181,3 +181,45 @@ def test_a_third_overflow_and_any_other_error_reach_the_caller_unchanged():
         client.messages.create(model="claude-haiku-4-5", max_tokens=100, messages=[user("v" * 1_000_000)])
     with pytest.raises(anthropic.BadRequestError):
         _overflowing_client().messages.create(model="claude-haiku-4-5", max_tokens=100, messages=[])
+
+
+def _history(results: int, size: int = 4000) -> list[dict]:
+    messages = [user("the task")]
+    for k in range(results):
+        messages += [{"role": "assistant", "content": [{"type": "tool_use", "id": f"t{k}", "name": "fetch",
+                                                        "input": {"url": f"https://d.example/{k}"}}]},
+                     {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{k}", "content": f"{k}" * size}]}]
+    return messages
+
+
+def test_the_rungs_mask_all_but_two_results_and_only_one_past_ninety_percent_by_the_larger_measure(tmp_path):
+    rungs = CreateroleRungs(Keeper(tmp_path), budget=100_000)
+    full = lambda messages: [m for m in messages if m["content"][0].get("type") == "tool_result"
+                             and not m["content"][0]["content"].startswith("[compacted")]
+    assert len(full(rungs.assemble(_history(6)))) == 2 and rungs.mid_turn_calls == 0
+    rungs.measured = 95_000  # the estimate is small; the last measured prompt is not: the larger one decides
+    sent = rungs.assemble(_history(6))
+    assert len(full(sent)) == 1 and full(sent)[0]["content"][0]["tool_use_id"] == "t5" and rungs.mid_turn_calls == 1
+    history = _history(6)
+    rungs.assemble(history)
+    assert history == _history(6)  # the durable history is never touched: only the copy sent is masked
+
+
+def test_the_gauge_speaks_in_tenths_and_asks_for_notes_once_per_new_tenth():
+    from minimal_runtime.core.hooks import HookEvent, Point
+    from minimal_runtime.features.compaction import ContextGauge, HANDOFF_PATH
+    from minimal_runtime.provider.cost import CallRecord
+
+    class View:
+        def __init__(self):
+            self.messages, self.calls, self.notes = [user("t")], [], []
+
+        def inject_ephemeral(self, source, text):
+            self.notes.append(text)
+    gauge, view = ContextGauge(window=1000), View()
+    for prompt in (50, 120, 150, 340, 90, 130):
+        view.calls.append(CallRecord(model="claude-sonnet-5-5", input_tokens=prompt))
+        gauge.tell(HookEvent(Point.PRE_LLM_CALL, view))
+    said = view.notes
+    assert [n.split("%")[0].split()[-1] for n in said] == ["0", "10", "10", "30", "0", "10"]
+    assert [HANDOFF_PATH in n for n in said] == [False, True, False, True, False, True] and gauge.asks == 3
