@@ -26,7 +26,8 @@ from pydantic import BaseModel
 
 from ..core.tools import FunctionTool, ToolBox
 from ..emulator.policies import Turn, text
-from ..features.compaction import HANDOFF_PATH, texts_of
+from ..features.compaction import HANDOFF_PATH
+from ..features.recall import texts_of
 from .web import fetch_text
 from .work import act, batch
 

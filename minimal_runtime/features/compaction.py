@@ -6,7 +6,8 @@ context here follows one rule: nothing is dropped without a path that gives it b
 which observation will matter ten steps later.
 
 - **The ladder** (``ManusLadder``): every tool call has a full and a compact representation
-  (``compact_call``). When the context passes a limit, the oldest half of the calls still in full
+  (``recall.compact_call``; what keeps compaction honest, the appendix and the restorability
+  check included, is ``features.recall``). When the context passes a limit, the oldest half of the calls still in full
   is compacted, the last few always stay in full, and only when compacting stops paying (it freed
   less than ``min_gain`` of the context last time, or nothing is left to compact) is the history
   summarized, with a verbatim ``appendix`` of every URL and path it named.
@@ -27,178 +28,23 @@ are not edits. createrole's rungs, which mask at every assembly, are in ``compac
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
-import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable, Literal
 
 from ..core.hooks import HookEvent, HookRegistry, Point
 from ..core.messages import user
 from ..provider.models import BINDING_BETA
-from .filesystem import OBSERVATIONS
+from .recall import (APPENDIX_FILE, RECALL, THINKING, Keeper, appendix_lines, compact_call, grouped_texts,
+                     result_text, texts_of)
 
-RECALL = "read_file"
 HANDOFF_PATH = "notes/handoff.md"
 HANDOFF_ASK = (f"My context is about to be summarized. Before that I write {HANDOFF_PATH}: the facts I have "
                "confirmed, the files I produced, and my next step.")
 SUMMARY_HEAD = "[Summary of earlier work: the history before this point was compacted into this message.]"
 APPENDIX_HEAD = "Every URL and path the compacted history named, verbatim:"
-THINKING = ("thinking", "redacted_thinking")
-APPENDIX_FILE = "appendix"  # a long appendix is saved as .observations/appendix-<hash>.txt
-
 Summarizer = Callable[[list[dict]], str]  # the compacted messages -> a summary (a model, or the mechanical one)
-
-
-# -- representations --------------------------------------------------------------------------
-
-class Keeper:
-    """Where dropped content stays readable, byte for byte: the run's workspace."""
-
-    def __init__(self, workspace: str | Path):
-        self.root = Path(workspace).resolve()
-
-    def holds(self, path: str, content: str) -> bool:
-        """Is the file at ``path`` exactly ``content``?"""
-        target = (self.root / path).resolve()
-        return (target.is_relative_to(self.root) and target.is_file()
-                and target.read_bytes() == content.encode("utf-8", "surrogateescape"))
-
-    def keep(self, content: str, kind: str = "compacted") -> str:
-        """Save ``content`` (once: the name is its hash) and return its path in the workspace."""
-        data = content.encode("utf-8", "surrogateescape")
-        path = f"{OBSERVATIONS}/{kind}-{hashlib.sha256(data).hexdigest()[:16]}.txt"
-        target = self.root / path
-        if not target.exists():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
-        return path
-
-
-def compact_call(tool_use: dict, result: dict, keeper: Keeper) -> tuple[dict, dict]:
-    """The compact representation of one tool call: what can be rebuilt from outside is replaced by
-    where it is. A write keeps its path and loses its content (the file has it; if the file has
-    changed since, a copy is saved); any other result becomes a line naming its source and a saved
-    path (an offloaded result's own file, or a new one)."""
-    args = tool_use.get("input") or {}
-    if tool_use.get("name") == "write_file" and isinstance(args.get("content"), str):
-        written, path = args["content"], str(args.get("path"))
-        if re.fullmatch(r"\[[\d,]+ characters, in \S+\]", written):  # compact already
-            return tool_use, result
-        where = path if keeper.holds(path, written) else keeper.keep(written)
-        return {**tool_use, "input": {**args, "content": f"[{len(written):,} characters, in {where}]"}}, result
-    content = _text(result.get("content"))
-    if is_compact(content):
-        return tool_use, result
-    saved = offloaded_path(content) or keeper.keep(content)
-    source = args.get("url") or args.get("path") or ""
-    note = (f"[compacted: {tool_use.get('name')} {source}".rstrip() +
-            f"; the full result is saved at {saved}; {RECALL} {saved} to see it again]")
-    return tool_use, {**result, "content": note}
-
-
-def is_compact(content: str) -> bool:
-    return content.startswith("[compacted: ")
-
-
-def offloaded_path(content: str) -> str | None:
-    """The saved path of a result the offloader (``features.filesystem``) already put on disk."""
-    found = re.match(r"\[[\d,]+ characters; the full output is saved at (\S+);", content)
-    return found.group(1) if found else None
-
-
-# -- the verbatim appendix --------------------------------------------------------------------
-
-_URL = re.compile(r"https?://[^\s\"'<>)\]]+")
-_PATH = re.compile(r"(?<![\w/.:-])(?:\.{1,2}/|/)?(?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z0-9]{1,8}(?![\w/])")
-
-
-def appendix(texts: list[str]) -> list[str]:
-    """Every URL and every file path in ``texts``, verbatim, once each, in the order first seen.
-
-    A URL starts with ``http://`` or ``https://`` and runs to whitespace, a quote or a closing
-    bracket; a trailing ``.``, ``,``, ``;`` or ``:`` is punctuation, not part of it. A path is a
-    file name with an extension, optionally behind folders (``notes/page-3.md``,
-    ``/tmp/run/out.txt``, ``.observations/a-1.txt``, ``report.md``); the parts of a URL are not paths."""
-    found: list[str] = []
-    for text in texts:
-        hits = []
-        for m in _URL.finditer(text):
-            hits.append((m.start(), m.group(0).rstrip(".,;:")))
-        rest = _URL.sub(lambda m: " " * len(m.group(0)), text)
-        for m in _PATH.finditer(rest):
-            token = m.group(0).rstrip(".")
-            if re.search(r"[A-Za-z]", token.rsplit(".", 1)[-1]):  # "3.14" is a number, not a file
-                hits.append((m.start(), token))
-        for _, hit in sorted(hits):
-            if hit not in found:
-                found.append(hit)
-    return found
-
-
-def grouped_texts(messages: list[dict]) -> list[str]:
-    """``texts_of``, with each tool call's input and result joined into one text: what belongs
-    together (a page's URL and the path of its saved copy) stays together in an appendix line."""
-    results = {b.get("tool_use_id"): b for m in messages if isinstance(m.get("content"), list)
-               for b in m["content"] if b.get("type") == "tool_result"}
-    ids = _ids(messages)
-    out: list[str] = []
-    for message in messages:
-        if not isinstance(message.get("content"), list):
-            out += texts_of([message])
-            continue
-        for block in message["content"]:
-            if block.get("type") == "tool_result" and block.get("tool_use_id") in ids:
-                continue  # joined with its tool_use
-            if block.get("type") == "tool_use" and block.get("id") in results:
-                out.append(" ".join(texts_of([{"content": [block, results[block["id"]]]}])))
-            else:  # prose, or an earlier summary: line by line, so its appendix lines stay lines
-                out += [line for text in texts_of([{"content": [block]}]) for line in text.splitlines()]
-    return out
-
-
-def _ids(messages: list[dict]) -> set:
-    return {b.get("id") for m in messages if isinstance(m.get("content"), list) for b in m["content"]
-            if b.get("type") == "tool_use"}
-
-
-def appendix_lines(texts: list[str]) -> list[str]:
-    """The appendix as a summary shows it: one line per text that named something new, so what
-    one text named together stays together."""
-    seen: set[str] = set()
-    lines = []
-    for text in texts:
-        new = [x for x in appendix([text]) if x not in seen]
-        seen.update(new)
-        if new:
-            lines.append("- " + " ".join(new))
-    return lines
-
-
-def texts_of(messages: list[dict]) -> list[str]:
-    """Every string a model reads in ``messages``: text, tool inputs, tool results, summaries."""
-    out: list[str] = []
-
-    def walk(value) -> None:
-        if isinstance(value, str):
-            out.append(value)
-        elif isinstance(value, list):
-            for v in value:
-                walk(v)
-        elif isinstance(value, dict) and "type" in value:  # a content block
-            if value["type"] in THINKING or value["type"] in ("tool_addition", "tool_removal"):
-                return
-            for key in ("text", "input", "content"):
-                if key in value:
-                    walk(value[key])
-        elif isinstance(value, dict):  # a tool's input: every value
-            for v in value.values():
-                walk(v)
-    for message in messages:
-        walk(message.get("content"))
-    return out
 
 
 # -- the ladder's decision --------------------------------------------------------------------
@@ -295,13 +141,7 @@ def drop_block(layout):
     return with_drop_block
 
 
-def _text(content) -> str:
-    if isinstance(content, list):
-        return "\n".join(b.get("text", "") for b in content if isinstance(b, dict))
-    return content if isinstance(content, str) else ""
-
-
-def _calls(messages: list[dict]) -> list[tuple[int, int, int, int]]:
+def answered_calls(messages: list[dict]) -> list[tuple[int, int, int, int]]:
     """Every answered tool call: (message of the tool_use, its block, message of the result, its block)."""
     uses, out = {}, []
     for i, message in enumerate(messages):
@@ -318,7 +158,7 @@ def _calls(messages: list[dict]) -> list[tuple[int, int, int, int]]:
 def _task(messages: list[dict]) -> str:
     """The task as first given: the first message, or the part of an earlier summary before its head."""
     first = messages[0] if messages else {"content": ""}
-    text = _text(first["content"]) if isinstance(first["content"], list) else str(first["content"])
+    text = result_text(first["content"]) if isinstance(first["content"], list) else str(first["content"])
     return text.split("\n\n" + SUMMARY_HEAD)[0]
 
 
@@ -390,7 +230,7 @@ class SimpleCompaction(_Summarizing):
         if context_tokens(agent) < self.limit or not self._ready_to_summarize(agent):
             return
         # every call is compacted first, so what the summary drops is saved and its path in the appendix
-        messages = compact_calls(agent.messages, _calls(agent.messages), self.keeper)
+        messages = compact_calls(agent.messages, answered_calls(agent.messages), self.keeper)
         self._rewrite(agent, "summary", [summary_message(_task(messages), messages, self.summarize(messages),
                                                          self._handoff_note(), self.keeper)])
 
@@ -413,12 +253,12 @@ class ManusLadder(_Summarizing):
 
     def compactable(self, messages: list[dict]) -> list[tuple[int, int, int, int]]:
         """The calls that would shrink: all but the last ``keep_last``, not compact yet, big enough."""
-        calls = _calls(messages)
+        calls = answered_calls(messages)
         calls = calls[:max(0, len(calls) - self.keep_last)]
         out = []
         for i, j, ri, rj in calls:
             use, result = messages[i]["content"][j], messages[ri]["content"][rj]
-            size = len(_text(result.get("content"))) + len(json.dumps(use.get("input")))
+            size = len(result_text(result.get("content"))) + len(json.dumps(use.get("input")))
             if size >= self.min_chars and compact_call(use, result, _Dry()) != (use, result):
                 out.append((i, j, ri, rj))
         return out
@@ -445,9 +285,9 @@ class ManusLadder(_Summarizing):
 
     def _summarize(self, agent) -> None:
         # every call about to be summarized is compacted first: what it drops is then saved
-        calls = _calls(agent.messages)
+        calls = answered_calls(agent.messages)
         messages = self._compact(agent.messages, calls[:max(0, len(calls) - self.keep_last)])
-        calls = _calls(messages)
+        calls = answered_calls(messages)
         cut = calls[-self.keep_last][0] if len(calls) >= self.keep_last and self.keep_last else len(messages)
         while cut > 1 and messages[cut - 1].get("role") == "system":  # the kept turn's own system entries
             cut -= 1
@@ -462,7 +302,7 @@ class ManusLadder(_Summarizing):
 
 
 def compact_calls(messages: list[dict], calls, keeper: Keeper) -> list[dict]:
-    """A copy of ``messages`` with the given calls (``_calls`` positions) in their compact form."""
+    """A copy of ``messages`` with the given calls (``answered_calls`` positions) in their compact form."""
     messages = [{**m, "content": list(m["content"])} if isinstance(m.get("content"), list) else m for m in messages]
     for i, j, ri, rj in calls:
         use, result = compact_call(messages[i]["content"][j], messages[ri]["content"][rj], keeper)
@@ -547,49 +387,3 @@ class ThinkingLedger:
         self.produced += len(thinking)
         if uses and thinking:
             self._by_turn[uses[0]] = thinking
-
-
-@dataclass
-class Produced:
-    """POST_TOOL_CALL: what a run produced that a compaction must not lose: every write's content
-    and every other successful result, whole (an offloaded one read back from its file), by
-    tool_use id."""
-
-    keeper: Keeper
-    contents: dict[str, str] = field(default_factory=dict)
-
-    def install(self, hooks: HookRegistry) -> None:
-        hooks.register(Point.POST_TOOL_CALL, self.record)
-
-    def record(self, event: HookEvent) -> None:
-        call, result = event.tool_call, event.tool_result
-        if result.get("is_error"):
-            return
-        if call["name"] == "write_file":
-            self.contents[call["id"]] = str((call.get("input") or {}).get("content", ""))
-        else:
-            content = _text(result.get("content"))
-            saved = offloaded_path(content)
-            self.contents[call["id"]] = (self.keeper.root / saved).read_bytes().decode("utf-8", "surrogateescape") \
-                if saved else content
-
-
-def restorable(outputs: dict[str, str], seen: list[dict], keeper: Keeper) -> tuple[int, int]:
-    """Of the contents (``Produced``) no longer in full in ``seen`` (the messages the model last
-    read), how many a path named in ``seen`` gives back exactly: (restorable, dropped)."""
-    texts = texts_of(seen)
-    whole = "\n".join(texts)
-    dropped = [raw for raw in outputs.values() if raw and raw not in whole]
-    held, named = set(), [p for p in appendix(texts) if not p.startswith("http")]
-    visited: set[str] = set()
-    while named:  # a path in view, or in a saved appendix in view, or in one that names, ...
-        path = named.pop()
-        target = (keeper.root / path).resolve()
-        if path in visited or not (target.is_relative_to(keeper.root) and target.is_file()):
-            continue
-        visited.add(path)
-        data = target.read_bytes()
-        held.add(hashlib.sha256(data).digest())
-        if path.startswith(f"{OBSERVATIONS}/{APPENDIX_FILE}-"):
-            named += [p for p in appendix([data.decode("utf-8", "replace")]) if not p.startswith("http")]
-    return sum(hashlib.sha256(raw.encode("utf-8", "surrogateescape")).digest() in held for raw in dropped), len(dropped)

@@ -30,7 +30,8 @@ import anthropic
 from ..core.context import CallParts
 from ..core.hooks import HookEvent, HookRegistry, Point
 from ..core.protocols import Layout
-from .compaction import Keeper, _calls, compact_call, estimate, strip_thinking
+from .compaction import answered_calls, estimate, strip_thinking
+from .recall import Keeper, compact_call
 
 
 class CreateroleRungs:
@@ -68,7 +69,7 @@ class CreateroleRungs:
         return strip_thinking(messages) if self.strip else messages
 
     def mask(self, messages: list[dict], keep: int) -> list[dict]:
-        calls = _calls(messages)
+        calls = answered_calls(messages)
         older = calls[:max(0, len(calls) - keep)]
         if not older:
             return messages

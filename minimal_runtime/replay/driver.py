@@ -38,8 +38,9 @@ from ..core.protocols import Layout
 from ..emulator import Emulator
 from ..emulator.policies import Turn
 from ..example.layouts import batch_after_system_layout
-from ..features.compaction import Keeper, ManusLadder, SimpleCompaction
+from ..features.compaction import ManusLadder, SimpleCompaction
 from ..features.filesystem import Offloader
+from ..features.recall import Keeper
 from ..features.server_compaction import ServerClearing, ServerCompaction
 from ..provider.cost import CallRecord
 from ..provider.models import model_spec

@@ -12,9 +12,8 @@ from minimal_runtime.core.messages import user
 from minimal_runtime.emulator import Emulator, Turn
 from minimal_runtime.example import scratch_dir
 from minimal_runtime.example.compaction import LongReader, reader_agent, task_text
-from minimal_runtime.features.compaction import (SUMMARY_HEAD, Keeper, ManusLadder, Produced, SimpleCompaction,
-                                                 ThinkingLedger, appendix, compact_call, drop_block, grouped_texts,
-                                                 restorable, texts_of)
+from minimal_runtime.features.compaction import SUMMARY_HEAD, ManusLadder, SimpleCompaction, ThinkingLedger, drop_block
+from minimal_runtime.features.recall import Keeper, Produced, appendix, compact_call, grouped_texts, restorable, texts_of
 from minimal_runtime.features.compaction_rungs import CreateroleRungs, RetryOnOverflow, trim
 from minimal_runtime.features.server_compaction import OnDemandCompaction, ServerClearing, ServerCompaction
 

@@ -1,0 +1,228 @@
+"""Restorable compression: what a compaction drops stays one path away, byte for byte.
+
+Nobody knows which observation will matter ten steps later, so nothing leaves the context without
+a path that gives it back:
+
+- every tool call has a compact form (``compact_call``): a written file keeps its path, anything
+  else its source and the path of a saved copy (``Keeper``, in the run's workspace);
+- a summary carries the verbatim ``appendix`` of every URL and path the summarized messages named,
+  a tool call's URL and saved copy on one line (``appendix_lines``);
+- ``restorable`` checks the promise: of everything a run produced (``Produced``) and no longer
+  shows in full, how much a path in view gives back exactly.
+
+``features.compaction`` decides when and how to shrink; this module is what keeps it honest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..core.hooks import HookEvent, HookRegistry, Point
+from .filesystem import OBSERVATIONS
+
+RECALL = "read_file"
+APPENDIX_FILE = "appendix"  # a long appendix is saved as .observations/appendix-<hash>.txt
+THINKING = ("thinking", "redacted_thinking")
+
+
+class Keeper:
+    """Where dropped content stays readable, byte for byte: the run's workspace."""
+
+    def __init__(self, workspace: str | Path):
+        self.root = Path(workspace).resolve()
+
+    def holds(self, path: str, content: str) -> bool:
+        """Is the file at ``path`` exactly ``content``?"""
+        target = (self.root / path).resolve()
+        return (target.is_relative_to(self.root) and target.is_file()
+                and target.read_bytes() == content.encode("utf-8", "surrogateescape"))
+
+    def keep(self, content: str, kind: str = "compacted") -> str:
+        """Save ``content`` (once: the name is its hash) and return its path in the workspace."""
+        data = content.encode("utf-8", "surrogateescape")
+        path = f"{OBSERVATIONS}/{kind}-{hashlib.sha256(data).hexdigest()[:16]}.txt"
+        target = self.root / path
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        return path
+
+
+def compact_call(tool_use: dict, result: dict, keeper: Keeper) -> tuple[dict, dict]:
+    """The compact representation of one tool call: what can be rebuilt from outside is replaced by
+    where it is. A write keeps its path and loses its content (the file has it; if the file has
+    changed since, a copy is saved); any other result becomes a line naming its source and a saved
+    path (an offloaded result's own file, or a new one)."""
+    args = tool_use.get("input") or {}
+    if tool_use.get("name") == "write_file" and isinstance(args.get("content"), str):
+        written, path = args["content"], str(args.get("path"))
+        if re.fullmatch(r"\[[\d,]+ characters, in \S+\]", written):  # compact already
+            return tool_use, result
+        where = path if keeper.holds(path, written) else keeper.keep(written)
+        return {**tool_use, "input": {**args, "content": f"[{len(written):,} characters, in {where}]"}}, result
+    content = result_text(result.get("content"))
+    if is_compact(content):
+        return tool_use, result
+    saved = offloaded_path(content) or keeper.keep(content)
+    source = args.get("url") or args.get("path") or ""
+    note = (f"[compacted: {tool_use.get('name')} {source}".rstrip() +
+            f"; the full result is saved at {saved}; {RECALL} {saved} to see it again]")
+    return tool_use, {**result, "content": note}
+
+
+def is_compact(content: str) -> bool:
+    return content.startswith("[compacted: ")
+
+
+def offloaded_path(content: str) -> str | None:
+    """The saved path of a result the offloader (``features.filesystem``) already put on disk."""
+    found = re.match(r"\[[\d,]+ characters; the full output is saved at (\S+);", content)
+    return found.group(1) if found else None
+
+
+# -- the verbatim appendix --------------------------------------------------------------------
+
+_URL = re.compile(r"https?://[^\s\"'<>)\]]+")
+_PATH = re.compile(r"(?<![\w/.:-])(?:\.{1,2}/|/)?(?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z0-9]{1,8}(?![\w/])")
+
+
+def appendix(texts: list[str]) -> list[str]:
+    """Every URL and every file path in ``texts``, verbatim, once each, in the order first seen.
+
+    A URL starts with ``http://`` or ``https://`` and runs to whitespace, a quote or a closing
+    bracket; a trailing ``.``, ``,``, ``;`` or ``:`` is punctuation, not part of it. A path is a
+    file name with an extension, optionally behind folders (``notes/page-3.md``,
+    ``/tmp/run/out.txt``, ``.observations/a-1.txt``, ``report.md``); the parts of a URL are not paths."""
+    found: list[str] = []
+    for text in texts:
+        hits = []
+        for m in _URL.finditer(text):
+            hits.append((m.start(), m.group(0).rstrip(".,;:")))
+        rest = _URL.sub(lambda m: " " * len(m.group(0)), text)
+        for m in _PATH.finditer(rest):
+            token = m.group(0).rstrip(".")
+            if re.search(r"[A-Za-z]", token.rsplit(".", 1)[-1]):  # "3.14" is a number, not a file
+                hits.append((m.start(), token))
+        for _, hit in sorted(hits):
+            if hit not in found:
+                found.append(hit)
+    return found
+
+
+def grouped_texts(messages: list[dict]) -> list[str]:
+    """``texts_of``, with each tool call's input and result joined into one text: what belongs
+    together (a page's URL and the path of its saved copy) stays together in an appendix line."""
+    results = {b.get("tool_use_id"): b for m in messages if isinstance(m.get("content"), list)
+               for b in m["content"] if b.get("type") == "tool_result"}
+    ids = _ids(messages)
+    out: list[str] = []
+    for message in messages:
+        if not isinstance(message.get("content"), list):
+            out += texts_of([message])
+            continue
+        for block in message["content"]:
+            if block.get("type") == "tool_result" and block.get("tool_use_id") in ids:
+                continue  # joined with its tool_use
+            if block.get("type") == "tool_use" and block.get("id") in results:
+                out.append(" ".join(texts_of([{"content": [block, results[block["id"]]]}])))
+            else:  # prose, or an earlier summary: line by line, so its appendix lines stay lines
+                out += [line for text in texts_of([{"content": [block]}]) for line in text.splitlines()]
+    return out
+
+
+def _ids(messages: list[dict]) -> set:
+    return {b.get("id") for m in messages if isinstance(m.get("content"), list) for b in m["content"]
+            if b.get("type") == "tool_use"}
+
+
+def appendix_lines(texts: list[str]) -> list[str]:
+    """The appendix as a summary shows it: one line per text that named something new, so what
+    one text named together stays together."""
+    seen: set[str] = set()
+    lines = []
+    for text in texts:
+        new = [x for x in appendix([text]) if x not in seen]
+        seen.update(new)
+        if new:
+            lines.append("- " + " ".join(new))
+    return lines
+
+
+def texts_of(messages: list[dict]) -> list[str]:
+    """Every string a model reads in ``messages``: text, tool inputs, tool results, summaries."""
+    out: list[str] = []
+
+    def walk(value) -> None:
+        if isinstance(value, str):
+            out.append(value)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+        elif isinstance(value, dict) and "type" in value:  # a content block
+            if value["type"] in THINKING or value["type"] in ("tool_addition", "tool_removal"):
+                return
+            for key in ("text", "input", "content"):
+                if key in value:
+                    walk(value[key])
+        elif isinstance(value, dict):  # a tool's input: every value
+            for v in value.values():
+                walk(v)
+    for message in messages:
+        walk(message.get("content"))
+    return out
+
+
+def result_text(content) -> str:
+    """A tool result's text, whether it came as a string or as text blocks."""
+    if isinstance(content, list):
+        return "\n".join(b.get("text", "") for b in content if isinstance(b, dict))
+    return content if isinstance(content, str) else ""
+
+
+@dataclass
+class Produced:
+    """POST_TOOL_CALL: what a run produced that a compaction must not lose: every write's content
+    and every other successful result, whole (an offloaded one read back from its file), by
+    tool_use id."""
+
+    keeper: Keeper
+    contents: dict[str, str] = field(default_factory=dict)
+
+    def install(self, hooks: HookRegistry) -> None:
+        hooks.register(Point.POST_TOOL_CALL, self.record)
+
+    def record(self, event: HookEvent) -> None:
+        call, result = event.tool_call, event.tool_result
+        if result.get("is_error"):
+            return
+        if call["name"] == "write_file":
+            self.contents[call["id"]] = str((call.get("input") or {}).get("content", ""))
+        else:
+            content = result_text(result.get("content"))
+            saved = offloaded_path(content)
+            self.contents[call["id"]] = (self.keeper.root / saved).read_bytes().decode("utf-8", "surrogateescape") \
+                if saved else content
+
+
+def restorable(outputs: dict[str, str], seen: list[dict], keeper: Keeper) -> tuple[int, int]:
+    """Of the contents (``Produced``) no longer in full in ``seen`` (the messages the model last
+    read), how many a path named in ``seen`` gives back exactly: (restorable, dropped)."""
+    texts = texts_of(seen)
+    whole = "\n".join(texts)
+    dropped = [raw for raw in outputs.values() if raw and raw not in whole]
+    held, named = set(), [p for p in appendix(texts) if not p.startswith("http")]
+    visited: set[str] = set()
+    while named:  # a path in view, or in a saved appendix in view, or in one that names, ...
+        path = named.pop()
+        target = (keeper.root / path).resolve()
+        if path in visited or not (target.is_relative_to(keeper.root) and target.is_file()):
+            continue
+        visited.add(path)
+        data = target.read_bytes()
+        held.add(hashlib.sha256(data).digest())
+        if path.startswith(f"{OBSERVATIONS}/{APPENDIX_FILE}-"):
+            named += [p for p in appendix([data.decode("utf-8", "replace")]) if not p.startswith("http")]
+    return sum(hashlib.sha256(raw.encode("utf-8", "surrogateescape")).digest() in held for raw in dropped), len(dropped)
