@@ -4,6 +4,7 @@ so preserved thinking never fails; the 2025 layout on a current model fails as d
 from __future__ import annotations
 
 import tempfile
+import uuid
 from pathlib import Path
 
 import pytest
@@ -74,8 +75,10 @@ def test_the_layout_follows_the_model_and_says_why():
     assert layout_for(model_spec("claude-sonnet-5-5"))[0] is turn_scoped_layout
     assert layout_for(model_spec("claude-haiku-4-5"))[0] is tail_layout
     assert "does not accept mid-conversation system messages" in layout_for(model_spec("claude-sonnet-5"))[1]
-    with pytest.warns(UserWarning):  # a name no other test uses: the warning comes once per name and process
-        assert layout_for(model_spec("a-local-model-only-this-test-names"))[0] is tail_layout
+    # a name never looked up before in this process (the warning comes once per name, and a runner
+    # such as mutmut runs the suite twice in one process)
+    with pytest.warns(UserWarning):
+        assert layout_for(model_spec(f"a-local-model-{uuid.uuid4().hex}"))[0] is tail_layout
 
 
 def test_masking_on_a_current_model_changes_tools_in_place(tmp_path):

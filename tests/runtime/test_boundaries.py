@@ -67,3 +67,34 @@ def test_a_system_prompt_given_as_blocks_is_sent_as_those_blocks(tmp_path):
     sent = agent.last_request["system"]
     assert [b["text"] for b in sent] == ["You are a research agent.", "Be brief."]
     assert "cache_control" in sent[-1] and "cache_control" not in sent[0]
+
+
+def test_a_failing_hook_is_logged_and_recorded_with_its_name_point_and_error(caplog):
+    """An operator reading the log learns which hook failed, where, and why (found by mutation testing:
+    the log line's parts were not checked)."""
+    import logging
+
+    from minimal_runtime.core.context import EphemeralQueue
+    from minimal_runtime.core.hooks import HookEvent, HookRegistry, Point
+
+    class View:
+        ephemeral = EphemeralQueue()
+
+    def half_written(event):
+        event.agent.ephemeral.inject("note", "half")
+        raise ValueError("boom")
+    hooks = HookRegistry()
+    hooks.register(Point.PRE_LLM_CALL, half_written)
+    with caplog.at_level(logging.WARNING):
+        hooks.run(Point.PRE_LLM_CALL, HookEvent(Point.PRE_LLM_CALL, View()))
+    assert "hook half_written failed at pre_llm_call: ValueError: boom" in caplog.text
+    assert hooks.failures[0].hook == "half_written" and hooks.failures[0].error == "ValueError: boom"
+    assert len(View.ephemeral) == 0  # its half-written note is not delivered
+
+
+def test_registering_a_feature_object_says_how_to_install_it():
+    from minimal_runtime.core.hooks import HookRegistry, Point
+    from minimal_runtime.features.budget import BudgetMonitor
+
+    with pytest.raises(TypeError, match=r"BudgetMonitor is not callable; install a feature with hooks\.install"):
+        HookRegistry().register(Point.PRE_LLM_CALL, BudgetMonitor(window=1000))
