@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
+import uuid
 import warnings
 
 import pytest
@@ -48,23 +49,25 @@ def test_registering_a_feature_as_a_hook_is_refused_with_the_way_to_do_it():
 
 
 def test_an_unknown_model_warns_once_refuses_prefill_and_has_an_unknown_cost():
+    name = f"my-local-llama-{uuid.uuid4().hex}"  # never looked up before in this process: the warning is once per name
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        spec = model_spec("my-local-llama-7")
-        again = model_spec("my-local-llama-7")
+        spec = model_spec(name)
+        again = model_spec(name)
     assert [w.category for w in caught] == [UnknownModelWarning]
     assert spec == again and not spec.known and not spec.supports_prefill
     assert spec.min_cacheable_tokens is None and spec.context_window is None
-    record = CallRecord(model="my-local-llama-7", input_tokens=100, output_tokens=10)
+    record = CallRecord(model=name, input_tokens=100, output_tokens=10)
     assert math.isnan(record.cost) and math.isnan(record.cost_without_cache)
 
 
 def test_an_agent_on_an_unknown_model_runs_and_reports_unknown_cost(tmp_path):
     from minimal_runtime.emulator import Emulator
     from minimal_runtime.core.agent import Agent
+    name = f"my-local-model-{uuid.uuid4().hex}"
     with pytest.warns(UnknownModelWarning):
-        emu = Emulator(model="my-local-model-b")
-    agent = Agent(emu.client(), model="my-local-model-b", system="hi")
+        emu = Emulator(model=name)
+    agent = Agent(emu.client(), model=name, system="hi")
     result = agent.run("hello")
     assert result.status == "done" and math.isnan(agent.calls[0].cost)
 
