@@ -37,7 +37,7 @@ from ..core.hooks import HookEvent, HookRegistry, Point
 from ..core.messages import user
 from ..provider.models import BINDING_BETA
 from .recall import (APPENDIX_FILE, RECALL, THINKING, Keeper, appendix_lines, compact_call, grouped_texts,
-                     result_text, texts_of)
+                     is_compacted, result_text, texts_of)
 
 HANDOFF_PATH = "notes/handoff.md"
 HANDOFF_ASK = (f"My context is about to be summarized. Before that I write {HANDOFF_PATH}: the facts I have "
@@ -259,14 +259,16 @@ class ManusLadder(_Summarizing):
         for i, j, ri, rj in calls:
             use, result = messages[i]["content"][j], messages[ri]["content"][rj]
             size = len(result_text(result.get("content"))) + len(json.dumps(use.get("input")))
-            if size >= self.min_chars and compact_call(use, result, _Dry()) != (use, result):
+            if size >= self.min_chars and not is_compacted(use, result):
                 out.append((i, j, ri, rj))
         return out
 
     def before_call(self, event: HookEvent) -> None:
         agent = event.agent
-        todo = self.compactable(agent.messages)
         tokens = context_tokens(agent)
+        if tokens < self.limit and self._asked is None:
+            return  # the common case: no need to look through the history
+        todo = self.compactable(agent.messages)
         if self._asked is None:
             self._seen = (tokens, len(todo), self.last_gain)  # what the decision below is made from
         step = "summarize" if self._asked is not None else ladder_step(tokens, self.limit, len(todo),
@@ -308,19 +310,6 @@ def compact_calls(messages: list[dict], calls, keeper: Keeper) -> list[dict]:
         use, result = compact_call(messages[i]["content"][j], messages[ri]["content"][rj], keeper)
         messages[i]["content"][j], messages[ri]["content"][rj] = use, result
     return messages
-
-
-class _Dry(Keeper):
-    """A keeper that writes nothing: for asking whether a call *would* shrink."""
-
-    def __init__(self) -> None:
-        super().__init__(".")
-
-    def holds(self, path: str, content: str) -> bool:
-        return True
-
-    def keep(self, content: str) -> str:
-        return "-"
 
 
 # -- compression awareness --------------------------------------------------------------------

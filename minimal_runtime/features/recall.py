@@ -56,16 +56,14 @@ def compact_call(tool_use: dict, result: dict, keeper: Keeper) -> tuple[dict, di
     where it is. A write keeps its path and loses its content (the file has it; if the file has
     changed since, a copy is saved); any other result becomes a line naming its source and a saved
     path (an offloaded result's own file, or a new one)."""
+    if is_compacted(tool_use, result):
+        return tool_use, result
     args = tool_use.get("input") or {}
     if tool_use.get("name") == "write_file" and isinstance(args.get("content"), str):
         written, path = args["content"], str(args.get("path"))
-        if re.fullmatch(r"\[[\d,]+ characters, in \S+\]", written):  # compact already
-            return tool_use, result
         where = path if keeper.holds(path, written) else keeper.keep(written)
         return {**tool_use, "input": {**args, "content": f"[{len(written):,} characters, in {where}]"}}, result
     content = result_text(result.get("content"))
-    if is_compact(content):
-        return tool_use, result
     saved = offloaded_path(content) or keeper.keep(content)
     source = args.get("url") or args.get("path") or ""
     note = (f"[compacted: {tool_use.get('name')} {source}".rstrip() +
@@ -73,8 +71,13 @@ def compact_call(tool_use: dict, result: dict, keeper: Keeper) -> tuple[dict, di
     return tool_use, {**result, "content": note}
 
 
-def is_compact(content: str) -> bool:
-    return content.startswith("[compacted: ")
+def is_compacted(tool_use: dict, result: dict) -> bool:
+    """Is this call in its compact form already (a write's content replaced by its path, or any
+    other result by its saved path)?"""
+    written = (tool_use.get("input") or {}).get("content")
+    if tool_use.get("name") == "write_file" and isinstance(written, str):
+        return re.fullmatch(r"\[[\d,]+ characters, in \S+\]", written) is not None
+    return result_text(result.get("content")).startswith("[compacted: ")
 
 
 def offloaded_path(content: str) -> str | None:
