@@ -218,11 +218,15 @@ def replay(run: RecordedRun, strategy: Strategy | str = "tail", *, model: str | 
         return Replay(strategy.name, model, [], 0.0, notes=[
             f"{strategy.name} needs a model that takes server-side compaction and {model} does not: "
             f"replay it as one (--model claude-sonnet-4-6)"])
+    with tempfile.TemporaryDirectory(prefix="replay-") as tmp:  # the offloaded files matter only during the run
+        return _replay_in(Path(tmp), run, strategy, model, progress)
+
+
+def _replay_in(workdir: Path, run: RecordedRun, strategy: Strategy, model: str,
+               progress: Callable[[int, int], None] | None) -> Replay:
     clock = _RecordedClock(run)
     policy = _ReplayPolicy(run)
-    emulator = Emulator(model=model, policy=policy, clock=clock)
-    client = emulator.client()
-    workdir = Path(tempfile.mkdtemp(prefix="replay-"))
+    client = Emulator(model=model, policy=policy, clock=clock).client()
     notes: list[str] = []
     first = next((c.usage for c in run.calls[:1] if c.usage), None)
     warm = (first.cache_read or 0) if first else 0

@@ -4,6 +4,7 @@ skipped lines counted, malformed input named by file and line."""
 from __future__ import annotations
 
 import json
+import tempfile
 
 import pytest
 
@@ -56,6 +57,13 @@ def test_replay_runs_every_strategy_over_every_format(samples):
         assert by_name["early"].cache_read_share < by_name["tail"].cache_read_share
         table = rows(run, results)
         assert table[0]["strategy"] == "the log itself" and len(table) == 1 + len(STRATEGIES)
+
+
+def test_a_replay_leaves_no_folder_behind(samples, tmp_path, monkeypatch):
+    (run,) = load(samples["claude-code"])
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where mkdtemp and TemporaryDirectory create
+    assert len(replay(run, "offload").calls) == 14
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_replay_reproduces_the_compaction(samples):
