@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import tempfile
 
 import pytest
 
@@ -10,6 +11,12 @@ from minimal_runtime.example.demo import run_demo
 from minimal_runtime.core.hooks import HookRegistry, Point
 from minimal_runtime.view import CallView
 from tests.support import TASK, pricing_agent
+
+
+@pytest.fixture(autouse=True)
+def _demo_folders_in_tmp_path(tmp_path, monkeypatch):
+    """The demo keeps its workspace for the learner to look at; the tests' copies go to tmp_path."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
 
 
 def test_call_view_tells_the_regions_apart(tmp_path):
