@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test demo lab notebooks bench mutate soak progress clean
+.PHONY: test demo lab notebooks bench mutate mutate-runtime soak progress clean
 
 NEW_ENOUGH := -c 'import sys; sys.exit(sys.version_info < (3, 11))'
 
@@ -43,7 +43,12 @@ bench: $(STAMP)  ## speed and cost ratios measured in one run
 
 mutate: $(STAMP)  ## mutation testing of the emulator's accounting (not part of make test; about 15 minutes)
 	$(BIN)/python -m pip install --quiet -e '.[course,mutate]'
-	$(BIN)/python benchmarks/mutation.py
+	$(BIN)/python benchmarks/mutation.py emulator
+
+mutate-runtime: $(STAMP)  ## mutation testing of core/ and features/ (not part of make test; hours on 2 cores)
+	$(BIN)/python -m pip install --quiet -e '.[course,mutate]'
+	$(BIN)/python benchmarks/mutation.py core
+	$(BIN)/python benchmarks/mutation.py features
 
 soak: $(STAMP)  ## 300 calls with faults, 30 kills and random steers; prints its figures (not part of make test)
 	$(BIN)/python -m pytest -q -s -m slow tests/runtime/test_soak.py

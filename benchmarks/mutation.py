@@ -1,31 +1,68 @@
-"""How many changes of the emulator's accounting would a test notice? (``make mutate``; ~15 minutes)
+"""How many changes of the code would a test notice? Mutation testing with mutmut 3.
 
-Two passes over the accounting modules (``tool.mutmut.only_mutate`` in pyproject.toml):
+    python benchmarks/mutation.py                      # the emulator's accounting (make mutate, ~15 min)
+    python benchmarks/mutation.py core                 # the runtime's core (make mutate-runtime)
+    python benchmarks/mutation.py features             # the chapters' features
+    python benchmarks/mutation.py core --module store --minutes 20
 
-1. mutmut mutates every function (comparisons, constants inside functions, keys, arguments) and
-   runs the emulator's tests against each mutant; lines marked ``# pragma: no mutate`` carry an
-   equivalent-by-construction reason next to them (a label inside a digest, say).
-2. mutmut leaves module-level constants alone, so this script changes each of them in a copy of
-   the project (the caching constants of the model table, the tokenizer's ratios, the block-type
-   sets of the prompt renderer) and runs the same tests.
+Each scope names the modules to mutate and the suites that should notice. mutmut changes every
+function of those modules (comparisons, constants inside functions, keys, arguments, deleted calls)
+and, for each mutant, runs the tests that reached that function. The work happens in a copy of
+the project, so the checkout is untouched. mutmut leaves module-level constants alone, so the
+emulator scope also changes each of them by hand (the caching constants of the model table, the
+tokenizer's ratios, the block-type sets of the prompt renderer) and runs the same tests.
 
-It prints each module's score: mutants killed (a test failed) over mutants made. Survivors are
-listed so a reader can judge each: a test to add, or an equivalent mutant.
+It prints each module's score: mutants killed (a test failed) over mutants checked, and separately
+the mutants no selected test reaches. Survivors are printed with their diff so a reader can judge
+each: a test to add, or an equivalent mutant (marked ``# pragma: no mutate`` with the reason).
+With ``--minutes``, mutants not reached in time are counted as unchecked, not as survivors.
 """
 
 from __future__ import annotations
 
+import argparse
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-TESTS = ["tests/emulator", "-x", "-q", "-p", "no:xdist", "-p", "no:cacheprovider"]
+PYTEST_ARGS = ["-p", "no:xdist", "-p", "no:cacheprovider", "-q"]
+
+
+@dataclass(frozen=True)
+class Scope:
+    modules: list[str]     # under minimal_runtime/
+    tests: list[str]       # the suites that should notice
+    deselect: str = ""     # a pytest -k expression: the long runs, which add time and no new checks
+
+
+RUNTIME_SUITES = ["tests/runtime/test_context_checks.py", "tests/runtime/test_boundaries.py", "tests/runtime/test_agent_loop.py",
+                  "tests/runtime/test_append_only.py", "tests/runtime/test_reliability.py",
+                  "tests/runtime/test_store.py", "tests/runtime/test_steering.py",
+                  "tests/runtime/test_ephemeral_property.py", "tests/runtime/test_house.py"]
+SCOPES = {
+    "emulator": Scope(["emulator/cache.py", "emulator/prompt.py"], ["tests/emulator"]),
+    "core": Scope(["core/context.py", "core/hooks.py", "core/agent.py", "core/store.py", "core/steering.py",
+                   "core/tools.py", "core/messages.py"],
+                  ["tests/ch01_ephemeral_queue", "tests/ch02_tail_placement", "tests/ch03_hooks", "tests/ch04_plan",
+                   "tests/ch05_budget", *RUNTIME_SUITES],
+                  deselect="not 300_call and not random_hook_plans"),
+    "features": Scope(["features/budget.py", "features/plan.py", "features/filesystem.py", "features/coordination.py",
+                       "features/delegation.py", "features/knowledge.py", "features/drift.py", "features/recall.py",
+                       "features/compaction.py", "features/compaction_rungs.py", "features/server_compaction.py"],
+                      ["tests/ch04_plan", "tests/ch05_budget", "tests/ch06_filesystem_first",
+                       "tests/ch07_knowledge_manager", "tests/ch08_drift", "tests/ch09_compaction",
+                       "tests/runtime/test_budget_and_files.py", "tests/runtime/test_planning.py",
+                       "tests/runtime/test_knowledge.py", "tests/runtime/test_drift.py",
+                       "tests/runtime/test_compaction.py", "tests/runtime/test_boundaries.py",
+                       "tests/runtime/test_reliability.py"]),
+}
 
 # (file, the line as written, the line mutated): every module-level constant of the accounting.
 CONSTANTS = [
@@ -60,47 +97,99 @@ CONSTANTS = [
 ]
 
 
-def mutmut() -> dict[str, Counter]:
-    shutil.rmtree(ROOT / "mutants", ignore_errors=True)
-    subprocess.run([str(BIN / "mutmut"), "run", "--max-children", "2"], cwd=ROOT, stdout=subprocess.DEVNULL)
-    out = subprocess.run([str(BIN / "mutmut"), "results", "--all", "true"], cwd=ROOT, capture_output=True, text=True).stdout
+def copy_project(tmp: Path) -> Path:
+    copy = tmp / "project"
+    shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(".venv", ".git", "mutants", "__pycache__", "chapters"))
+    return copy
+
+
+def toml_list(items: list[str]) -> str:
+    return "[" + ", ".join(f'"{item}"' for item in items) + "]"
+
+
+def configure(copy: Path, scope: Scope, modules: list[str]) -> None:
+    """mutmut 3 reads its settings from pyproject.toml only: write this scope's into the copy."""
+    args = PYTEST_ARGS + (["-k", scope.deselect] if scope.deselect else [])
+    settings = "\n".join([
+        "[tool.mutmut]",
+        'source_paths = ["minimal_runtime"]',
+        f"only_mutate = {toml_list([f'minimal_runtime/{m}' for m in modules])}",
+        f"pytest_add_cli_args_test_selection = {toml_list(scope.tests)}",
+        f"pytest_add_cli_args = {toml_list(args)}",
+    ])
+    pyproject = copy / "pyproject.toml"
+    pyproject.write_text(re.sub(r"\n\[tool\.mutmut\]\n(?:(?!\[).*(?:\n|$))*", "\n", pyproject.read_text()) + "\n" + settings + "\n")
+
+
+def mutmut(copy: Path, minutes: float | None) -> dict[str, Counter]:
+    try:
+        subprocess.run([str(BIN / "mutmut"), "run", "--max-children", "2"], cwd=copy, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, timeout=minutes * 60 if minutes else None)
+    except subprocess.TimeoutExpired:
+        print(f"  stopped after {minutes:g} minutes; what was not reached is counted as unchecked")
+    out = subprocess.run([str(BIN / "mutmut"), "results", "--all", "true"], cwd=copy,
+                         capture_output=True, text=True).stdout
     scores: dict[str, Counter] = {}
     for line in out.splitlines():
-        match = re.match(r"\s*minimal_runtime\.emulator\.(\w+)\.\S+: (\w+)", line)
-        if match:
-            scores.setdefault(f"emulator/{match.group(1)}.py", Counter())[match.group(2)] += 1
-            if match.group(2) != "killed":
-                print("  survived:", line.strip())
+        match = re.match(r"\s*minimal_runtime\.(\w+)\.(\w+)\.\S+: (.+)$", line)
+        if not match:
+            continue
+        module, status = f"{match.group(1)}/{match.group(2)}.py", match.group(3).strip()
+        scores.setdefault(module, Counter())[status] += 1
+        if status == "survived":
+            name = line.split(":")[0].strip()
+            diff = subprocess.run([str(BIN / "mutmut"), "show", name], cwd=copy, capture_output=True, text=True).stdout
+            changed = [d for d in diff.splitlines() if d[:1] in "+-" and d[:3] not in ("+++", "---")]
+            print(f"  survived: {name}: " + " / ".join(c.strip() for c in changed)[:300])
     return scores
 
 
 def constants() -> Counter:
     counts: Counter = Counter()
     with tempfile.TemporaryDirectory() as tmp:
-        copy = Path(tmp) / "project"
-        shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(".venv", ".git", "mutants", "__pycache__", "chapters"))
+        copy = copy_project(Path(tmp))
         for path, before, after in CONSTANTS:
             source = (copy / path).read_text()
             assert before in source, f"{path}: {before!r} is gone; update CONSTANTS"
             (copy / path).write_text(source.replace(before, after, 1))
-            result = subprocess.run([sys.executable, "-m", "pytest", *TESTS], cwd=copy, capture_output=True, text=True)
+            result = subprocess.run([sys.executable, "-m", "pytest", *SCOPES["emulator"].tests, "-x", *PYTEST_ARGS],
+                                    cwd=copy, capture_output=True, text=True)
             (copy / path).write_text(source)
-            killed = result.returncode != 0
-            counts["killed" if killed else "survived"] += 1
-            if not killed:
+            counts["killed" if result.returncode != 0 else "survived"] += 1
+            if result.returncode == 0:
                 print(f"  survived: {path}: {before} -> {after}")
     return counts
 
 
-def main() -> None:
-    print("pass 1: mutmut over the functions of the cache and prompt modules")
-    scores = mutmut()
-    print("pass 2: module-level constants")
-    scores["module-level constants"] = constants()
-    print(f"\n{'module':<26} {'killed':>7} {'made':>6} {'score':>7}")
+def report(scores: dict[str, Counter]) -> None:
+    print(f"\n{'module':<34} {'killed':>7} {'checked':>8} {'score':>7} {'no test':>8} {'unchecked':>10}")
     for module, counts in scores.items():
-        made = sum(counts.values())
-        print(f"{module:<26} {counts['killed']:>7} {made:>6} {counts['killed'] / max(1, made):>7.1%}")
+        unreached, unchecked = counts["no tests"], counts["not checked"]
+        checked = sum(counts.values()) - unreached - unchecked
+        print(f"{module:<34} {counts['killed']:>7} {checked:>8} {counts['killed'] / max(1, checked):>7.1%} "
+              f"{unreached:>8} {unchecked:>10}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("scope", nargs="?", default="emulator", choices=sorted(SCOPES))
+    parser.add_argument("--module", action="append", default=[],
+                        help="only modules whose path contains this (repeatable), e.g. --module store")
+    parser.add_argument("--minutes", type=float, help="stop mutmut after this long (unreached mutants: unchecked)")
+    args = parser.parse_args()
+    scope = SCOPES[args.scope]
+    modules = [m for m in scope.modules if not args.module or any(part in m for part in args.module)]
+    if not modules:
+        parser.error(f"no module of {args.scope} matches {args.module}: {scope.modules}")
+    print(f"mutmut over {', '.join(modules)}; tests: {' '.join(scope.tests)}")
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = copy_project(Path(tmp))
+        configure(copy, scope, modules)
+        scores = mutmut(copy, args.minutes)
+    if args.scope == "emulator" and not args.module:
+        print("module-level constants, changed one at a time")
+        scores["module-level constants"] = constants()
+    report(scores)
 
 
 if __name__ == "__main__":

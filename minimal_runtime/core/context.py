@@ -107,22 +107,28 @@ def with_breakpoints(durable: list[dict], previous_len: int | None = None) -> li
     messages = list(durable)
     # A read walks back at most LOOKBACK_BLOCKS positions from a breakpoint: a call that added more
     # blocks than that since the last entry would miss it, so the previous call's end is marked too.
-    targets = [len(messages) - 1]
-    if previous_len and 0 < previous_len < len(messages):
-        blocks_since = sum(len(m["content"]) for m in messages[previous_len:])
-        if blocks_since >= LOOKBACK_BLOCKS:
-            targets.insert(0, previous_len - 1)
+    targets = {len(messages) - 1}
+    if previous_len and sum(len(m["content"]) for m in messages[previous_len:]) >= LOOKBACK_BLOCKS:
+        targets.add(previous_len - 1)
     for target in targets:
-        # The API refuses a breakpoint on empty content (a tool that printed nothing): mark the last
-        # block before it that has some; the entry ends a block or two early, a few tokens at most.
-        spot = next(((i, k) for i in range(target, -1, -1) for k in range(len(messages[i]["content"]) - 1, -1, -1)
-                     if _markable(messages[i]["content"][k])), None)
+        spot = _last_markable(messages, target)
         if spot is not None:
             i, k = spot
             content = list(messages[i]["content"])
             content[k] = {**content[k], "cache_control": {"type": "ephemeral"}}
             messages[i] = {**messages[i], "content": content}
     return messages
+
+
+def _last_markable(messages: list[dict], target: int) -> tuple[int, int] | None:
+    """The last block at or before message ``target`` that can carry a breakpoint. The API refuses
+    one on empty content (a tool that printed nothing): the entry then ends a block or two early,
+    a few tokens at most."""
+    for i in reversed(range(target + 1)):
+        for k in reversed(range(len(messages[i]["content"]))):
+            if _markable(messages[i]["content"][k]):
+                return i, k
+    return None
 
 
 def _markable(block: dict) -> bool:
@@ -258,26 +264,26 @@ def first_edit(previous: dict[str, Any], current: dict[str, Any]) -> str | None:
     What the prefix check of preserved thinking compares: ``system``, the non-deferred ``tools``,
     and every earlier message, by value; ``cache_control`` markers are not content. Thinking blocks
     may be left out at the start, at the end, or all of them, never in the middle."""
-    for key in ("system", "tools"):
-        if _values(previous.get(key), key) != _values(current.get(key), key):
-            return f"{key}: changed since the previous request"
+    if _strip(_system_blocks(previous)) != _strip(_system_blocks(current)):
+        return "system: changed since the previous request"
+    if _strip(_sent_tools(previous)) != _strip(_sent_tools(current)):
+        return "tools: changed since the previous request"
     before, after = previous.get("messages", []), current.get("messages", [])
     if len(after) < len(before):
         return f"messages: {len(before) - len(after)} message(s) of the previous request are missing"
     for i, (old, new) in enumerate(zip(before, after)):
-        if _values(old, "message") != _values(new, "message"):
-            if _values(_without_thinking(old), "m") == _values(_without_thinking(new), "m"):
-                continue  # only thinking blocks left out: checked below
+        if _strip(old) != _strip(new) and not _only_thinking_left_out(old, new):  # those are checked below
             return f"messages.{i}: edited (an earlier {old.get('role')} message is not sent as it was)"
     return _thinking_gap(before, after)
 
 
-def _values(value: Any, key: str) -> Any:
-    if key == "tools" and isinstance(value, list):
-        value = [t for t in value if not (isinstance(t, dict) and t.get("defer_loading"))]
-    if isinstance(value, str) and key in ("system", "message"):
-        value = [{"type": "text", "text": value}]
-    return _strip(value)
+def _system_blocks(request: dict[str, Any]) -> list:
+    system = request.get("system") or []
+    return [text_block(system)] if isinstance(system, str) else system
+
+
+def _sent_tools(request: dict[str, Any]) -> list:
+    return [t for t in request.get("tools") or [] if not t.get("defer_loading")]  # deferred tools are not in the prefix
 
 
 def _strip(value: Any) -> Any:
@@ -291,11 +297,26 @@ def _strip(value: Any) -> Any:
     return value
 
 
+def _is_thinking(block: Any) -> bool:
+    return isinstance(block, dict) and block.get("type") in ("thinking", "redacted_thinking")
+
+
+def _thinking_id(block: dict) -> str | None:
+    return block.get("signature") or block.get("data")  # a redacted block carries no signature, only its data
+
+
+def _only_thinking_left_out(old: dict, new: dict) -> bool:
+    """``new`` is ``old`` with some of its thinking blocks left out (none added or replaced)."""
+    kept = {_thinking_id(b) for b in new.get("content") or [] if _is_thinking(b)}
+    had = {_thinking_id(b) for b in old.get("content") or [] if _is_thinking(b)}
+    return kept <= had and _strip(_without_thinking(old)) == _strip(_without_thinking(new))
+
+
 def _without_thinking(message: dict) -> dict:
     content = message.get("content")
     if not isinstance(content, list):
         return message
-    return {**message, "content": [b for b in content if b.get("type") not in ("thinking", "redacted_thinking")]}
+    return {**message, "content": [b for b in content if not _is_thinking(b)]}
 
 
 def _thinking_gap(before: list[dict], after: list[dict]) -> str | None:
@@ -305,10 +326,10 @@ def _thinking_gap(before: list[dict], after: list[dict]) -> str | None:
         if not isinstance(message.get("content"), list):
             continue
         now = after[i].get("content") if isinstance(after[i].get("content"), list) else []
-        signatures = {b.get("signature") for b in now if isinstance(b, dict)}
+        sent = {_thinking_id(b) for b in now if _is_thinking(b)}
         for j, block in enumerate(message["content"]):
-            if isinstance(block, dict) and block.get("type") in ("thinking", "redacted_thinking"):
-                kept.append((f"messages.{i}.content.{j}", block.get("signature") in signatures))
+            if _is_thinking(block):
+                kept.append((f"messages.{i}.content.{j}", _thinking_id(block) in sent))
     flags = [k for _, k in kept]
     if True in flags:
         first, last = flags.index(True), len(flags) - 1 - flags[::-1].index(True)

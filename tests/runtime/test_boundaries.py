@@ -92,6 +92,30 @@ def test_a_failing_hook_is_logged_and_recorded_with_its_name_point_and_error(cap
     assert len(View.ephemeral) == 0  # its half-written note is not delivered
 
 
+def test_a_failing_hook_rolls_back_only_its_own_notes_and_a_condition_sees_the_event():
+    from minimal_runtime.core.context import EphemeralQueue
+    from minimal_runtime.core.hooks import HookEvent, HookRegistry, Point, hook_name
+
+    class View:
+        ephemeral = EphemeralQueue()
+        phase = "execute"
+
+    class Counter:  # a callable object: named after its type
+        def __call__(self, event):
+            event.agent.ephemeral.inject("count", "1")
+
+    def failing(event):
+        event.agent.ephemeral.inject("note", "half")
+        raise ValueError("boom")
+    hooks = HookRegistry()
+    hooks.register(Point.PRE_LLM_CALL, Counter(), when=lambda e: e.agent.phase == "execute")
+    hooks.register(Point.PRE_LLM_CALL, failing)
+    hooks.register(Point.PRE_LLM_CALL, lambda e: e.agent.ephemeral.inject("plan", "p"), when=lambda e: e.agent.phase == "plan")
+    hooks.run(Point.PRE_LLM_CALL, HookEvent(Point.PRE_LLM_CALL, View()))
+    assert [i.source for i in View.ephemeral.drain()] == ["count"]  # before the failure: kept; the false condition: skipped
+    assert hooks.names(Point.PRE_LLM_CALL)[:2] == ["Counter", "failing"] and hook_name(Counter()) == "Counter"
+
+
 def test_registering_a_feature_object_says_how_to_install_it():
     from minimal_runtime.core.hooks import HookRegistry, Point
     from minimal_runtime.features.budget import BudgetMonitor
