@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test demo lab notebooks bench mutate mutate-runtime soak progress clean
+.PHONY: test demo lab notebooks bench times mutate mutate-runtime soak progress clean
 
 NEW_ENOUGH := -c 'import sys; sys.exit(sys.version_info < (3, 11))'
 
@@ -40,6 +40,9 @@ notebooks: $(STAMP)  ## re-execute every notebook in place (outputs are committe
 bench: $(STAMP)  ## speed and cost ratios measured in one run
 	for b in benchmarks/emulator_overhead.py benchmarks/runtime_overhead.py benchmarks/replay_real.py; do \
 	  $(BIN)/python $$b || exit 1; done
+
+times: $(STAMP)  ## the README's chapter table, measured: run time, prose, exercise size (about ten minutes)
+	$(BIN)/python benchmarks/chapter_times.py
 
 mutate: $(STAMP)  ## mutation testing of the emulator's accounting (not part of make test; about 15 minutes)
 	$(BIN)/python -m pip install --quiet -e '.[course,mutate]'

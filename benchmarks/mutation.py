@@ -1,7 +1,7 @@
 """How many changes of the code would a test notice? Mutation testing with mutmut 3.
 
     python benchmarks/mutation.py                      # the emulator's accounting (make mutate, ~15 min)
-    python benchmarks/mutation.py core                 # the runtime's core (make mutate-runtime)
+    python benchmarks/mutation.py core                 # the runtime's core and its pricing (make mutate-runtime)
     python benchmarks/mutation.py features             # the chapters' features
     python benchmarks/mutation.py core --module store --minutes 20
 
@@ -49,8 +49,8 @@ RUNTIME_SUITES = ["tests/runtime/test_context_checks.py", "tests/runtime/test_bo
 SCOPES = {
     "emulator": Scope(["emulator/cache.py", "emulator/prompt.py"], ["tests/emulator"]),
     "core": Scope(["core/context.py", "core/hooks.py", "core/agent.py", "core/store.py", "core/steering.py",
-                   "core/tools.py", "core/messages.py"],
-                  ["tests/ch01_ephemeral_queue", "tests/ch02_tail_placement", "tests/ch03_hooks", "tests/ch04_plan",
+                   "core/tools.py", "core/messages.py", "provider/cost.py"],
+                  ["tests/emulator/test_errors_and_wiring.py", "tests/ch01_ephemeral_queue", "tests/ch02_tail_placement", "tests/ch03_hooks", "tests/ch04_plan",
                    "tests/ch05_budget", *RUNTIME_SUITES],
                   deselect="not 300_call and not random_hook_plans"),
     "features": Scope(["features/budget.py", "features/plan.py", "features/filesystem.py", "features/coordination.py",

@@ -122,3 +122,20 @@ def test_registering_a_feature_object_says_how_to_install_it():
 
     with pytest.raises(TypeError, match=r"BudgetMonitor is not callable; install a feature with hooks\.install"):
         HookRegistry().register(Point.PRE_LLM_CALL, BudgetMonitor(window=1000))
+
+
+def test_masks_accumulate_and_unmask_lifts_only_what_it_names():
+    from pydantic import BaseModel
+
+    from minimal_runtime.core.tools import FunctionTool, ToolBox
+
+    class NoInput(BaseModel):
+        pass
+    tools = ToolBox([FunctionTool(name, name, NoInput, lambda args: "ok") for name in "abc"])
+    tools.mask("a")
+    tools.mask("b")
+    tools.unmask("a")
+    assert tools.masked == {"b"}
+    refused = tools.call({"type": "tool_use", "id": "t", "name": "b", "input": {}})
+    assert refused["is_error"] and "not available" in refused["content"]
+    assert not tools.call({"type": "tool_use", "id": "t", "name": "a", "input": {}}).get("is_error")

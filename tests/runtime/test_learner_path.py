@@ -128,3 +128,22 @@ def test_make_test_fails_on_a_notebook_whose_committed_output_is_stale(tmp_path)
                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert "1 failed, 3 passed" in run.stdout, run.stdout[-2000:]
     assert "stale.ipynb::Cell 0" in run.stdout
+
+
+def test_the_readme_chapter_table_matches_the_notebooks_and_exercises():
+    """The prose and exercise columns are counted, not typed: a notebook that grew or an exercise
+    that changed makes this fail until `make times` has been run and the table updated."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import chapter_times
+
+    rows = {}
+    for line in (ROOT / "README.md").read_text().splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 5 and cells[0].isdigit():
+            rows[cells[0]] = (cells[3], cells[4])
+    notebooks = sorted((ROOT / "chapters").glob("*.ipynb"))
+    assert sorted(rows) == [p.name[:2] for p in notebooks]
+    for path in notebooks:
+        number = path.name[:2]
+        counted = (f"{chapter_times.prose_words(path):,} words", chapter_times.exercise_size(number))
+        assert rows[number] == counted, f"README row {number}: {rows[number]} but counted {counted}; run make times"

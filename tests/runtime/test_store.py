@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from minimal_runtime.core.messages import dumps
-from minimal_runtime.core.store import RunStore
+from minimal_runtime.core.store import MemoryStore, RunStore, StoreError
+from minimal_runtime.provider.cost import CallRecord
 from tests.support import TASK, pricing_agent, progress_hooks
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -121,3 +122,57 @@ def test_an_accepted_steer_survives_a_kill_and_lands_once(tmp_path):
     steered = [m for m in agent.messages if m["role"] == "user" and m["content"][0].get("text") == "Also include Umbrella Corp."]
     assert len(steered) == 1
     assert RunStore(tmp_path / "run").load().pending_steers == []
+
+
+def _every_event(store) -> None:
+    call = lambda n: CallRecord(model="claude-sonnet-5-5", input_tokens=n, output_tokens=1)  # noqa: E731
+    store.append_turn([{"role": "user", "content": "first task"}], start=True)
+    store.append_billed(call(10))
+    store.append_turn([{"role": "assistant", "content": "a"}], call=call(10))
+    store.append_tool_output("t1", "raw output")
+    store.append_compaction([{"role": "user", "content": "summary"}])
+    store.append_steer("look at the pricing page")
+    store.append_turn([{"role": "user", "content": "look at the pricing page"}], steered=True)
+    store.append_turn([{"role": "user", "content": "second task"}], start=True)
+    store.append_billed(call(20))
+    store.append_turn([{"role": "assistant", "content": "b"}], call=call(20))
+    store.append_compaction([{"role": "user", "content": "summary 2"}])
+    store.append_steer("not yet delivered")
+    store.set_counters({"pages": 3})
+    store.set_status("done")
+    store.append_billed(call(30))  # the process died before this call's turn
+
+
+@pytest.mark.parametrize("make", [lambda tmp: MemoryStore(), lambda tmp: RunStore(tmp / "run")], ids=["memory", "file"])
+def test_every_event_kind_reads_back_as_written(tmp_path, make):
+    store = make(tmp_path)
+    _every_event(store)
+    run = store.load()
+    assert run.messages == [{"role": "user", "content": "summary 2"}]  # the last compaction, nothing after it
+    assert run.compactions == 2 and run.run_start == 1 and [c.input_tokens for c in run.calls] == [10, 20]
+    assert run.pending_steers == ["not yet delivered"] and run.tool_outputs == {"t1": "raw output"}
+    assert run.counters == {"pages": 3} and run.status == "done"
+    assert [c.input_tokens for c in run.lost_calls] == [30]
+
+
+def test_lines_without_a_sequence_number_still_load(tmp_path):
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "events.jsonl").write_text('{"type": "turn", "messages": [{"role": "user", "content": "t"}]}\n'
+                                                   '{"type": "status", "status": "done"}\n')
+    run = RunStore(tmp_path / "run").load()
+    assert run.messages == [{"role": "user", "content": "t"}] and run.status == "done"
+
+
+@pytest.mark.parametrize("line, message", [
+    ('{"type": "turn", "seq": 1, "messages": [1, 2]}', "1: a turn event that cannot be read (ValueError: its messages are "
+                                                         "not a list of message objects)"),
+    ('{"type": "turn", "seq": 1, "messages": [], "steered": true}', "1: a steered turn without an accepted steer before it"),
+    ('{"type": "note", "seq": 1}', "1: unknown event type 'note'"),
+    ('{"type": "status", "seq": 2, "status": "done"}', "1: event 1 expected, found event 2 (a line was deleted, duplicated or moved)"),
+])
+def test_each_fault_is_named(tmp_path, line, message):
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "events.jsonl").write_text(line + "\n")
+    with pytest.raises(StoreError) as e:
+        RunStore(tmp_path / "run").load()
+    assert str(e.value) == f"{tmp_path / 'run' / 'events.jsonl'}:{message}"

@@ -1,0 +1,70 @@
+"""The README's chapter table, measured: how long each notebook runs and how much there is to read
+and to write (``make times``; about ten minutes).
+
+    python benchmarks/chapter_times.py            # every chapter
+    python benchmarks/chapter_times.py 03 05      # some
+
+*run*: one execution of the whole notebook, offline, kernel start included (nbclient, the engine
+behind ``jupyter nbconvert --execute``); seconds on this machine, so they move with its load.
+*prose*: words in the notebook's Markdown cells. *exercise*: the functions and classes of
+``exercises/chNN_*.py`` that raise ``NotImplementedError``, and the tests of ``tests/chNN_*``.
+How long a person takes to read and to solve is not measured here: that needs people.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_seconds(path: Path) -> float:
+    notebook = nbformat.read(path, as_version=4)
+    start = time.perf_counter()
+    NotebookClient(notebook, timeout=1800, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    return time.perf_counter() - start
+
+
+def prose_words(path: Path) -> int:
+    notebook = nbformat.read(path, as_version=4)
+    return sum(len(re.findall(r"[A-Za-z0-9][\w'’.,-]*", c.source)) for c in notebook.cells if c.cell_type == "markdown")
+
+
+def exercise_size(number: str) -> str:
+    stubs = list((ROOT / "exercises").glob(f"ch{number}_*.py"))
+    if not stubs:
+        return "none"
+    module = ast.parse(stubs[0].read_text())
+    methods = {id(item) for node in module.body if isinstance(node, ast.ClassDef) for item in node.body}
+    unfinished = [node for node in ast.walk(module)
+                  if isinstance(node, ast.FunctionDef) and "NotImplementedError" in ast.unparse(node)]
+    functions = sum(id(node) not in methods for node in unfinished)
+    counts = {"function": functions, "method": len(unfinished) - functions}
+    suite = next((ROOT / "tests").glob(f"ch{number}_*"))
+    listed = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", str(suite)],
+                            cwd=ROOT, capture_output=True, text=True).stdout
+    tests = int(re.search(r"(\d+) tests? collected", listed).group(1))
+    parts = [f"{n} {kind}{'s' * (n != 1)}" for kind, n in counts.items() if n]
+    return f"{' and '.join(parts)}, {tests} tests"
+
+
+def main() -> None:
+    wanted = sys.argv[1:]
+    print("| # | run (s) | prose | exercise |\n|---|---|---|---|")
+    for path in sorted((ROOT / "chapters").glob("*.ipynb")):
+        number = path.name[:2]
+        if wanted and number not in wanted:
+            continue
+        print(f"| {number} | {run_seconds(path):.0f} | {prose_words(path):,} words | {exercise_size(number)} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
