@@ -2,17 +2,20 @@
 
     python tests/exercise_check.py stubs      every chapter suite must fail, every test, on the stubs
                                               *as committed* (a learner's solved exercise is not a stub)
-    python tests/exercise_check.py progress   how many tests of each chapter pass on your exercises/
+    python tests/exercise_check.py progress   how many tests of each chapter pass on your exercises/, and
+                                              how long each took you from its first check (.progress.jsonl)
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,12 +66,28 @@ def stubs() -> int:
 
 
 def progress() -> int:
+    results = {suite.name: run_suite(suite) for suite in SUITES}
+    timings = timed(results, time.time())
     print(f"{'chapter':<28} {'passing':>8}")
-    for suite in SUITES:
-        passed, failed = run_suite(suite)
+    for chapter, (passed, failed) in results.items():
         mark = "done" if passed and not failed else ""
-        print(f"{suite.name:<28} {passed:>3} of {passed + failed:<3} {mark}")
+        print(f"{chapter:<28} {passed:>3} of {passed + failed:<3} {mark:<5} {timings.get(chapter, '')}")
     return 0
+
+
+def timed(results: dict[str, tuple[int, int]], now: float, log: Path = ROOT / ".progress.jsonl") -> dict[str, str]:
+    """Append this check to your log (not committed) and say, per chapter, how long it took from its
+    first check to its first check with every test passing: the exercise's time, measured on you."""
+    with log.open("a") as f:
+        f.write(json.dumps({"at": now, "results": results}) + "\n")
+    checks = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    said = {}
+    for chapter in results:
+        seen = [(c["at"], c["results"][chapter]) for c in checks if chapter in c["results"]]
+        done = next((at for at, (passed, failed) in seen if passed and not failed), None)
+        if done is not None and done > seen[0][0]:
+            said[chapter] = f"solved {(done - seen[0][0]) / 60:.0f} min after your first check"
+    return said
 
 
 SUITES = [ROOT / s for s in sys.argv[2:]] or sorted(ROOT.glob("tests/ch*/"))  # the chapters to check

@@ -147,3 +147,15 @@ def test_the_readme_chapter_table_matches_the_notebooks_and_exercises():
         number = path.name[:2]
         counted = (f"{chapter_times.prose_words(path):,} words", chapter_times.exercise_size(number))
         assert rows[number] == counted, f"README row {number}: {rows[number]} but counted {counted}; run make times"
+
+
+def test_make_progress_times_each_exercise_from_its_first_check(tmp_path):
+    sys.path.insert(0, str(ROOT / "tests"))
+    from exercise_check import timed
+
+    log = tmp_path / ".progress.jsonl"
+    assert timed({"ch01": (0, 10), "ch02": (0, 5)}, 1000.0, log) == {}
+    assert timed({"ch01": (4, 6), "ch02": (0, 5)}, 1600.0, log) == {}
+    said = timed({"ch01": (10, 0), "ch02": (0, 5)}, 2800.0, log)
+    assert said == {"ch01": "solved 30 min after your first check"}
+    assert timed({"ch01": (10, 0), "ch02": (5, 0)}, 4000.0, log)["ch01"] == said["ch01"]  # the first time it was done
