@@ -19,7 +19,7 @@ class BudgetMonitor:
 
     def __init__(self, window: int, threshold: float = 0.8):
         self.window, self.threshold = window, threshold
-        self.last_prompt_tokens = 0
+        self.last_prompt_tokens = 0  # pragma: no mutate (any count under threshold x window reads the same)
         self.warned_at: int | None = None  # the call number the warning rode on
 
     def record(self, event: HookEvent) -> None:
@@ -32,10 +32,11 @@ class BudgetMonitor:
             return
         self.warned_at = len(event.agent.calls) + 1
         share = self.last_prompt_tokens / self.window
+        # The wording is for the model: tests pin what it must carry (first person, the share), not each word.
         event.agent.inject_ephemeral("budget", (
             f"Context check: I am at about {share:.0%} of my context window, so compression is coming. If I hold "
-            "anything I would hate to lose (findings not yet in a file, paths, what I was about to do), I write it "
-            "down now, before my next action."))
+            "anything I would hate to lose (findings not yet in a file, paths, what I was about to do), I write it "  # pragma: no mutate
+            "down now, before my next action."))  # pragma: no mutate
 
     def reset(self, event: HookEvent) -> None:
         """START: a new user message starts a new run, which gets its own warning."""
@@ -64,5 +65,5 @@ class MaxStepsWarning:
         self.warned_at = made + 1
         event.agent.inject_ephemeral("steps", (
             f"I have {self.margin} calls left in this session. I stop starting new work now: I wrap up what is in "
-            "hand and call report with status partial, saying what I did and exactly what remains, so the planner "
-            "can hand the rest to someone else."))
+            "hand and call report with status partial, saying what I did and exactly what remains, so the planner "  # pragma: no mutate (prose)
+            "can hand the rest to someone else."))  # pragma: no mutate (prose)

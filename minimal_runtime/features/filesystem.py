@@ -49,7 +49,7 @@ class Offloader:
         path = self.path_for(tool_use["id"])
         taken = (self.root / path).exists() and self.restore(path) != content
         if taken:  # the same id again (a resumed step repeats its tools): a name of its own
-            path = self.path_for(f"{tool_use['id']}#{hashlib.sha256(content.encode('utf-8', 'surrogateescape')).hexdigest()}")
+            path = self.path_for(f"{tool_use['id']}#{hashlib.sha256(_exact_bytes(content)).hexdigest()}")
         try:
             return {**result, "content": self.offload(content, path)}
         except OSError as e:
@@ -64,7 +64,7 @@ class Offloader:
         if not target.is_relative_to(self.root):
             raise PermissionError(f"{relative_path!r} is outside the workspace")
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(content.encode("utf-8", "surrogateescape"))
+        target.write_bytes(_exact_bytes(content))
         return placeholder(content, relative_path, self.head, self.tail)
 
     def restore(self, relative_path: str) -> str:
@@ -75,9 +75,14 @@ class Offloader:
         return target.read_bytes().decode("utf-8", "surrogateescape")
 
 
+def _exact_bytes(text: str) -> bytes:
+    """The bytes the text was read from: lone surrogates (undecodable bytes) become those bytes again."""
+    return text.encode("utf-8", "surrogateescape")
+
+
 def _printable(text: str) -> str:
     # The preview goes into the prompt, which must be valid UTF-8: undecodable bytes become U+FFFD.
-    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return _exact_bytes(text).decode("utf-8", "replace")
 
 
 def placeholder(content: str, path: str, head: int, tail: int) -> str:
