@@ -58,7 +58,7 @@ SCOPES = {
                        "features/compaction.py", "features/compaction_rungs.py", "features/server_compaction.py"],
                       ["tests/ch04_plan", "tests/ch05_budget", "tests/ch06_filesystem_first",
                        "tests/ch07_knowledge_manager", "tests/ch08_drift", "tests/ch09_compaction",
-                       "tests/runtime/test_budget_and_files.py", "tests/runtime/test_planning.py",
+                       "tests/runtime/test_feature_checks.py", "tests/runtime/test_budget_and_files.py", "tests/runtime/test_planning.py",
                        "tests/runtime/test_knowledge.py", "tests/runtime/test_drift.py",
                        "tests/runtime/test_compaction.py", "tests/runtime/test_boundaries.py",
                        "tests/runtime/test_reliability.py"]),
