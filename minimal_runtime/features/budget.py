@@ -13,6 +13,14 @@ from __future__ import annotations
 
 from ..core.hooks import HookEvent, HookRegistry, Point
 
+# What the model reads. Tests pin what each must carry (first person, the share, the partial report).
+CONTEXT_WARNING = ("Context check: I am at about {share:.0%} of my context window, so compression is coming. If I hold "
+                   "anything I would hate to lose (findings not yet in a file, paths, what I was about to do), I write it "
+                   "down now, before my next action.")
+STEPS_WARNING = ("I have {margin} calls left in this session. I stop starting new work now: I wrap up what is in hand "
+                 "and call report with status partial, saying what I did and exactly what remains, so the planner can "
+                 "hand the rest to someone else.")
+
 
 class BudgetMonitor:
     """Warn once per run when the last call's prompt crossed ``threshold`` of the window."""
@@ -32,11 +40,7 @@ class BudgetMonitor:
             return
         self.warned_at = len(event.agent.calls) + 1
         share = self.last_prompt_tokens / self.window
-        # The wording is for the model: tests pin what it must carry (first person, the share), not each word.
-        event.agent.inject_ephemeral("budget", (
-            f"Context check: I am at about {share:.0%} of my context window, so compression is coming. If I hold "
-            "anything I would hate to lose (findings not yet in a file, paths, what I was about to do), I write it "  # pragma: no mutate
-            "down now, before my next action."))  # pragma: no mutate
+        event.agent.inject_ephemeral("budget", CONTEXT_WARNING.format(share=share))
 
     def reset(self, event: HookEvent) -> None:
         """START: a new user message starts a new run, which gets its own warning."""
@@ -63,7 +67,4 @@ class MaxStepsWarning:
         if self.warned_at is not None or made != event.agent.max_steps - self.margin:
             return
         self.warned_at = made + 1
-        event.agent.inject_ephemeral("steps", (
-            f"I have {self.margin} calls left in this session. I stop starting new work now: I wrap up what is in "
-            "hand and call report with status partial, saying what I did and exactly what remains, so the planner "  # pragma: no mutate (prose)
-            "can hand the rest to someone else."))  # pragma: no mutate (prose)
+        event.agent.inject_ephemeral("steps", STEPS_WARNING.format(margin=self.margin))

@@ -44,7 +44,8 @@ class Offloader:
         content = result.get("content")
         if not isinstance(content, str) or len(content) <= self.threshold:
             return result
-        if str((tool_use.get("input") or {}).get("path", "")).startswith(OBSERVATIONS + "/"):
+        read_path = (tool_use.get("input") or {}).get("path")
+        if isinstance(read_path, str) and read_path.startswith(OBSERVATIONS + "/"):
             return result  # a saved output read back on purpose: saving it again would only hide it again
         path = self.path_for(tool_use["id"])
         taken = (self.root / path).exists() and self.restore(path) != content

@@ -95,9 +95,13 @@ class PlanState:
         self.apply(PlanEdit(phase=phase, status=status))
 
 
+PLAN_TOOL_DESCRIPTION = ("Write the plan (goal and phases, each with a status and skills) or update one phase's "
+                         "status (phase, status).")
+WHOLE_PLAN = "The whole plan, so I can see where this step fits:"
+
+
 def plan_tool(state: PlanState) -> FunctionTool:
-    return FunctionTool("plan", "Write the plan (goal and phases, each with a status and skills) or update one "  # pragma: no mutate (prose)
-                        "phase's status (phase, status).", PlanEdit, state.apply)  # pragma: no mutate (prose)
+    return FunctionTool("plan", PLAN_TOOL_DESCRIPTION, PlanEdit, state.apply)
 
 
 def render_phase_map(plan: Plan, marked: int | None, cursor: str) -> str:
@@ -115,9 +119,9 @@ def render_plan_block(plan: Plan) -> str:
     else:
         where = (f"I am on phase {current + 1} of {total}: {plan.phases[current].title}.\n"
                  f"Progress so far: {plan.done}/{total} phases done.")
-    # The block's wording and blank lines are for the model; tests pin its parts (goal, phase, map, rules).
+    # The blank lines are layout for the model; tests pin the block's parts (goal, phase, map, rules).
     lines = [f"Where I am in my plan. {GOAL_LINE}{plan.goal}", where, "",  # pragma: no mutate
-             "The whole plan, so I can see where this step fits:", render_phase_map(plan, current, "I am here")]  # pragma: no mutate
+             WHOLE_PLAN, render_phase_map(plan, current, "I am here")]
     if current is not None and plan.phases[current].skills:
         lines += ["", f"Skills that matter for this phase: {', '.join(plan.phases[current].skills)}."]  # pragma: no mutate
     return "\n".join(lines + ["", COMMUNICATION_RULES])  # pragma: no mutate
