@@ -242,7 +242,7 @@ def batch_of(request: dict[str, Any], size: int | None = None) -> list[dict]:
                 blocks = [*(message.get("content") or []), *blocks]
         return blocks
     if size is not None:
-        return content[len(content) - size:] if size else []
+        return content[len(content) - size:]  # size 0: from the end, nothing
     tail = []
     for block in reversed(content):
         if not injected_source(block):
@@ -272,7 +272,7 @@ def first_edit(previous: dict[str, Any], current: dict[str, Any]) -> str | None:
     if len(after) < len(before):
         return f"messages: {len(before) - len(after)} message(s) of the previous request are missing"
     for i, (old, new) in enumerate(zip(before, after)):
-        if _strip(old) != _strip(new) and not _only_thinking_left_out(old, new):  # those are checked below
+        if not _only_thinking_left_out(old, new):  # a thinking block left out is checked below
             return f"messages.{i}: edited (an earlier {old.get('role')} message is not sent as it was)"
     return _thinking_gap(before, after)
 
@@ -306,7 +306,7 @@ def _thinking_id(block: dict) -> str | None:
 
 
 def _only_thinking_left_out(old: dict, new: dict) -> bool:
-    """``new`` is ``old`` with some of its thinking blocks left out (none added or replaced)."""
+    """``new`` is ``old``, or ``old`` with some of its thinking blocks left out (none added or replaced)."""
     kept = {_thinking_id(b) for b in new.get("content") or [] if _is_thinking(b)}
     had = {_thinking_id(b) for b in old.get("content") or [] if _is_thinking(b)}
     return kept <= had and _strip(_without_thinking(old)) == _strip(_without_thinking(new))
@@ -323,17 +323,13 @@ def _thinking_gap(before: list[dict], after: list[dict]) -> str | None:
     """A thinking block left out between two that were kept breaks the chain [PT]."""
     kept = []
     for i, message in enumerate(before):
-        if not isinstance(message.get("content"), list):
-            continue
-        now = after[i].get("content") if isinstance(after[i].get("content"), list) else []
-        sent = {_thinking_id(b) for b in now if _is_thinking(b)}
-        for j, block in enumerate(message["content"]):
+        sent = {_thinking_id(b) for b in after[i].get("content") or [] if _is_thinking(b)}
+        for j, block in enumerate(message.get("content") or []):
             if _is_thinking(block):
                 kept.append((f"messages.{i}.content.{j}", _thinking_id(block) in sent))
-    flags = [k for _, k in kept]
-    if True in flags:
-        first, last = flags.index(True), len(flags) - 1 - flags[::-1].index(True)
-        gap = next((where for (where, k) in kept[first:last + 1] if not k), None)
-        if gap:
-            return f"{gap}: a thinking block left out between two that were kept"
-    return None
+    while kept and not kept[0][1]:  # left out at the start: allowed
+        kept.pop(0)
+    while kept and not kept[-1][1]:  # left out at the end: allowed
+        kept.pop()
+    gap = next((where for where, k in kept if not k), None)
+    return f"{gap}: a thinking block left out between two that were kept" if gap else None

@@ -134,8 +134,38 @@ def test_masks_accumulate_and_unmask_lifts_only_what_it_names():
     tools = ToolBox([FunctionTool(name, name, NoInput, lambda args: "ok") for name in "abc"])
     tools.mask("a")
     tools.mask("b")
+    assert tools.masked == {"a", "b"}
     tools.unmask("a")
     assert tools.masked == {"b"}
     refused = tools.call({"type": "tool_use", "id": "t", "name": "b", "input": {}})
     assert refused["is_error"] and "not available" in refused["content"]
     assert not tools.call({"type": "tool_use", "id": "t", "name": "a", "input": {}}).get("is_error")
+
+
+def test_a_tool_says_every_input_problem_and_a_tool_without_final_is_not_final():
+    from pydantic import BaseModel
+
+    from minimal_runtime.core.tools import FunctionTool, ToolBox
+
+    class Page(BaseModel):
+        url: str
+        depth: int
+
+    class Nested(BaseModel):
+        page: Page
+
+    tool = FunctionTool("open", "open", Nested, lambda args: "ok")
+    out = tool.run({"page": {"depth": "deep"}})
+    assert out.is_error and out.content == ("Invalid input for open: page.url: Field required; "
+                                            "page.depth: Input should be a valid integer, unable to parse string as an integer")
+    assert FunctionTool("open", "open", Page, lambda args: "ok").run([]).content.startswith("Invalid input for open: input: ")
+
+    class Bare:  # a Tool of one's own, without the optional `final`
+        name, description = "bare", "bare"
+
+        def definition(self):
+            return {"name": "bare", "description": "bare", "input_schema": {"type": "object"}}
+
+        def run(self, raw_input):
+            raise AssertionError("not called")
+    assert not ToolBox([Bare()]).is_final({"name": "bare"}, {"content": "ok"})

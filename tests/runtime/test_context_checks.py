@@ -139,10 +139,13 @@ def test_thinking_may_be_left_out_at_either_end_or_entirely_never_in_the_middle(
         "messages.3.content.0: a thinking block left out between two that were kept"
 
 
-def test_a_thinking_block_replaced_by_another_is_not_kept():
-    before = request([thinking("a"), text("1")], [thinking("b"), text("2")], [thinking("c"), text("3")])
-    swapped = request([thinking("a"), text("1")], [thinking("z"), text("2")], [thinking("c"), text("3")])
+@pytest.mark.parametrize("block", [thinking, redacted], ids=["thinking", "redacted_thinking"])
+def test_a_thinking_block_replaced_by_another_is_an_edit(block):
+    before = request([block("a"), text("1")], [block("b"), text("2")], [block("c"), text("3")])
+    swapped = request([block("a"), text("1")], [block("z"), text("2")], [block("c"), text("3")])
     assert first_edit(before, swapped).startswith("messages.3: edited")
+    added = request([block("a"), text("1")], [block("b"), block("y"), text("2")], [block("c"), text("3")])
+    assert first_edit(before, added).startswith("messages.3: edited")
 
 
 # which layout -------------------------------------------------------------------------------------

@@ -176,3 +176,30 @@ def test_each_fault_is_named(tmp_path, line, message):
     with pytest.raises(StoreError) as e:
         RunStore(tmp_path / "run").load()
     assert str(e.value) == f"{tmp_path / 'run' / 'events.jsonl'}:{message}"
+
+
+def test_two_responses_without_their_turns_are_both_lost_calls(tmp_path):
+    store = MemoryStore()
+    store.append_billed(CallRecord(model="claude-sonnet-5-5", input_tokens=1))
+    store.append_billed(CallRecord(model="claude-sonnet-5-5", input_tokens=2))
+    store.append_turn([{"role": "assistant", "content": "b"}], call=CallRecord(model="claude-sonnet-5-5", input_tokens=2))
+    assert [c.input_tokens for c in store.load().lost_calls] == [1]
+
+
+def test_the_memory_store_numbers_its_events_too():
+    store = MemoryStore()
+    for status in ("a", "b", "c"):
+        store.set_status(status)
+    del store._log[1]
+    with pytest.raises(StoreError, match="event 2 expected, found event 3"):
+        store.load()
+
+
+def test_a_store_folder_is_created_with_its_parents_and_the_file_is_private_to_writes(tmp_path):
+    import os
+    import stat
+    store = RunStore(tmp_path / "a" / "b" / "run")
+    store.set_status("running")
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(store.path.stat().st_mode) == 0o644 & ~umask
