@@ -13,7 +13,7 @@ from minimal_runtime.core.context import EphemeralQueue
 from minimal_runtime.core.hooks import HookEvent, HookRegistry, Point
 from minimal_runtime.features.budget import MaxStepsWarning
 from minimal_runtime.features.filesystem import OBSERVATIONS, Offloader, WorkspaceCounters
-from minimal_runtime.features.plan import Phase, Plan, PlanEdit, PlanHook, PlanState
+from minimal_runtime.features.plan import PLAN_TOOL_DESCRIPTION, Phase, Plan, PlanEdit, PlanHook, PlanState, plan_tool
 
 
 def big(n: int, fill: str = "x") -> str:
@@ -125,7 +125,8 @@ def test_the_step_warning_records_the_call_it_rides_on():
     agent = SimpleNamespace(calls=[None] * 7, max_steps=10, ephemeral=EphemeralQueue())
     agent.inject_ephemeral = agent.ephemeral.inject
     warning.warn(HookEvent(Point.PRE_LLM_CALL, agent))
-    assert warning.warned_at == 8 and [i.source for i in agent.ephemeral.drain()] == ["steps"]
+    (note,) = agent.ephemeral.drain()
+    assert warning.warned_at == 8 and note.source == "steps" and note.text.startswith("I have 3 calls left")
 
 
 def test_the_plan_tool_says_what_is_wrong_and_a_state_can_start_with_a_plan():
@@ -136,6 +137,7 @@ def test_the_plan_tool_says_what_is_wrong_and_a_state_can_start_with_a_plan():
     with pytest.raises(ValueError, match=r"^phase 3 does not exist \(1 to 2\)$"):
         ready.apply(PlanEdit(phase=3, status="done"))
     assert ready.apply(PlanEdit(phase=2, status="done")) == "Phase 2 is now done."
+    assert plan_tool(ready).definition()["description"] == PLAN_TOOL_DESCRIPTION
 
 
 def test_the_plan_hook_waits_for_a_plan_without_failing():
