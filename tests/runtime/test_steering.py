@@ -48,3 +48,84 @@ def test_steering_statuses_and_effect(tmp_path):
     steering = [m for m in agent.messages if m["role"] == "user" and "annual billing" in text_of(m)]
     assert len(steering) == 1  # durable: it is in the history, once
     assert "too early" not in json.dumps(agent.messages) and "too late" not in json.dumps(agent.messages)
+
+
+class _Agent:
+    """Only what the server calls: ``steer``, answering as told."""
+
+    def __init__(self, answer):
+        self.answer, self.steered = answer, []
+
+    def steer(self, text):
+        self.steered.append(text)
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return self.answer
+
+
+def _exchange(url: str, body: bytes | None, headers: dict) -> tuple[int, dict, bytes]:
+    import http.client
+    host, port = url.removeprefix("http://").split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=10)
+    connection.putrequest("POST", headers.pop("path", "/steer"), skip_accept_encoding=True)
+    for name, value in headers.items():
+        connection.putheader(name, value)
+    connection.endheaders(body)
+    response = connection.getresponse()
+    answer = (response.status, {k.lower(): v for k, v in response.getheaders()}, response.read())
+    connection.close()
+    return answer
+
+
+def test_every_answer_is_a_complete_json_response():
+    from minimal_runtime.core.steering import SteerTooLarge
+
+    auth = {"authorization": f"Bearer {TOKEN}"}
+
+    def body(text) -> tuple[bytes, dict]:
+        data = json.dumps({"text": text}).encode()
+        return data, {**auth, "content-length": str(len(data))}
+    cases = [  # (the agent's answer, body, headers, status, answer)
+        (True, *body("go on"), 200, {"status": "queued"}),
+        (False, *body("go on"), 409, {"error": "the run is not active"}),
+        (SteerTooLarge("too big for the window"), *body("go on"), 413, {"error": "too big for the window"}),
+        (True, *body("go on"), 401, {"error": "missing or wrong token"}),
+        (True, *body(5), 400, {"error": 'body must be {"text": "<non-empty string>"}'}),
+        (True, *body("  "), 400, {"error": 'body must be {"text": "<non-empty string>"}'}),
+        (True, b"", {**auth}, 400, {"error": 'body must be {"text": "<non-empty string>"}'}),  # no content-length: empty
+        (True, b"{}", {**auth, "content-length": "two"}, 400, {"error": "content-length must be a number"}),
+        (True, *body("x" * 80), 413, {"error": "the body is over 64 bytes"}),
+        (True, *body("x" * 52), 200, {"status": "queued"}),  # exactly the cap: accepted
+        (True, *body("go on"), 404, {"error": "no such endpoint"}),
+    ]
+    cases[3][2].pop("authorization")
+    cases[-1][2]["path"] = "/other"
+    assert len(body("x" * 52)[0]) == 64
+    agent = _Agent(True)
+    with steering_server(agent, TOKEN, max_bytes=64) as url:
+        for answer, data, headers, status, expected in cases:
+            agent.answer, agent.steered = answer, []
+            got_status, got_headers, got_body = _exchange(url, data, dict(headers))
+            assert (got_status, json.loads(got_body)) == (status, expected), (status, data)
+            assert got_headers["content-type"] == "application/json" and got_headers["connection"] == "close"
+            assert int(got_headers["content-length"]) == len(got_body)
+            reached_agent = status in (200, 409) or expected == {"error": "too big for the window"}
+            assert agent.steered == ([json.loads(data)["text"]] if reached_agent else [])
+
+
+def test_a_connection_over_the_limit_gets_a_well_formed_503():
+    import socket
+
+    agent = _Agent(True)
+    with steering_server(agent, TOKEN, max_connections=1, timeout=5) as url:
+        host, port = url.removeprefix("http://").split(":")
+        holder = socket.create_connection((host, int(port)))  # takes the only slot and says nothing
+        try:
+            import time
+            time.sleep(0.3)
+            extra = socket.create_connection((host, int(port)), timeout=5)
+            answer = extra.recv(1024)
+            extra.close()
+        finally:
+            holder.close()
+    assert answer == b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
