@@ -42,7 +42,7 @@ class Scope:
     deselect: str = ""     # a pytest -k expression: the long runs, which add time and no new checks
 
 
-RUNTIME_SUITES = ["tests/runtime/test_context_checks.py", "tests/runtime/test_boundaries.py", "tests/runtime/test_agent_loop.py",
+RUNTIME_SUITES = ["tests/runtime/test_context_checks.py", "tests/runtime/test_agent_checks.py", "tests/runtime/test_boundaries.py", "tests/runtime/test_agent_loop.py",
                   "tests/runtime/test_append_only.py", "tests/runtime/test_reliability.py",
                   "tests/runtime/test_store.py", "tests/runtime/test_steering.py",
                   "tests/runtime/test_ephemeral_property.py", "tests/runtime/test_house.py"]

@@ -1,0 +1,64 @@
+"""The agent loop's small contracts, one behaviour each: what a steer may weigh, where a steer and a
+task start are recorded, what every hook point is told, how an API error is described. Mutation
+testing found each unpinned (``make mutate-runtime``)."""
+
+from __future__ import annotations
+
+import anthropic
+import httpx
+import pytest
+
+from minimal_runtime.core.agent import _describe
+from minimal_runtime.core.hooks import Point
+from minimal_runtime.core.steering import SteerTooLarge
+from minimal_runtime.core.store import MemoryStore
+from tests.support import TASK, pricing_agent
+
+
+def test_a_steer_may_take_what_is_left_of_the_window_and_not_a_token_more(tmp_path):
+    agent, _, _ = pricing_agent(tmp_path)
+    window = agent.spec.context_window
+    assert agent.steer("x" * (4 * window + 3)) is False  # window tokens at four characters each: fits (no run: 409)
+    with pytest.raises(SteerTooLarge, match=rf"^a steer of {4 * window + 4:,} characters would not fit the {window:,}-token window$"):
+        agent.steer("x" * (4 * window + 4))
+    agent.run(TASK)
+    left = window - agent.calls[-1].prompt_tokens  # after a call, the last prompt counts too
+    assert agent.steer("x" * (4 * left)) is False
+    with pytest.raises(SteerTooLarge):
+        agent.steer("x" * (4 * left + 4))
+
+
+def test_an_accepted_steer_is_stored_as_sent_and_each_task_marks_a_run_start(tmp_path):
+    store = MemoryStore()
+    agent, _, _ = pricing_agent(tmp_path, store=store)
+    agent.hooks.register(Point.POST_LLM_CALL, lambda e: e.agent.steer("check the annual prices") if len(e.agent.calls) == 2 else None)
+    agent.run(TASK)
+    first = len(agent.calls)
+    agent.run("And the monthly ones?")
+    saved = store.load()
+    assert saved.run_start == first and saved.calls == agent.calls
+    assert sum("check the annual prices" in str(m["content"]) for m in saved.messages) == 1 and saved.pending_steers == []
+
+
+def test_every_hook_point_is_told_where_it_is_and_what_it_is_about(tmp_path):
+    agent, _, _ = pricing_agent(tmp_path)
+    seen = []
+    for point in (Point.START, Point.PRE_TOOL_CALL, Point.POST_TOOL_CALL, Point.FINISHED):
+        agent.hooks.register(point, lambda e: seen.append((e.point, e.agent is agent, e.tool_call is not None,
+                                                           e.tool_result is not None)))
+    agent.run(TASK)
+    assert seen[0] == (Point.START, True, False, False) and seen[-1] == (Point.FINISHED, True, False, False)
+    assert seen[1] == (Point.PRE_TOOL_CALL, True, True, False) and seen[2] == (Point.POST_TOOL_CALL, True, True, True)
+    assert {s[0] for s in seen} == {Point.START, Point.PRE_TOOL_CALL, Point.POST_TOOL_CALL, Point.FINISHED}
+
+
+def test_an_api_error_is_described_by_its_type_status_and_the_api_message():
+    request = httpx.Request("POST", "https://api.anthropic.com/v1/messages")
+
+    def error(status: int, body) -> anthropic.APIStatusError:
+        return anthropic.APIStatusError("fallback text", response=httpx.Response(status, request=request), body=body)
+    assert _describe(error(401, {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}})) \
+        == "APIStatusError 401: invalid x-api-key"
+    assert _describe(error(400, {"type": "error"})) == "APIStatusError 400: fallback text"  # no error object
+    assert _describe(error(400, "not json")) == "APIStatusError 400: fallback text"  # a body that is not JSON
+    assert _describe(anthropic.APIConnectionError(request=request)) == "APIConnectionError: Connection error."
