@@ -169,3 +169,28 @@ def test_a_tool_says_every_input_problem_and_a_tool_without_final_is_not_final()
         def run(self, raw_input):
             raise AssertionError("not called")
     assert not ToolBox([Bare()]).is_final({"name": "bare"}, {"content": "ok"})
+
+
+def test_the_message_helpers_keep_exactly_what_the_api_sent():
+    from anthropic.types import TextBlock, ToolUseBlock
+
+    from minimal_runtime.core.messages import assistant_message, text_of, tool_result_block
+
+    message = assistant_message([TextBlock(type="text", text="a"), ToolUseBlock(type="tool_use", id="t", name="f", input={"x": 1}),
+                                 {"type": "text", "text": "b"}])
+    assert message == {"role": "assistant", "content": [  # no None fields the SDK's models carry (citations, caller)
+        {"type": "text", "text": "a"}, {"type": "tool_use", "id": "t", "name": "f", "input": {"x": 1}}, {"type": "text", "text": "b"}]}
+    assert text_of(message) == "a\nb"
+    assert not tool_result_block("t", "ok").get("is_error") and tool_result_block("t", "no", True)["is_error"]
+
+
+def test_a_tool_definition_and_an_unknown_tool_answer_are_exact():
+    from pydantic import BaseModel
+
+    from minimal_runtime.core.tools import FunctionTool, ToolBox
+
+    class NoInput(BaseModel):
+        pass
+    tools = ToolBox([FunctionTool("a", "does a", NoInput, lambda args: "ok"), FunctionTool("b", "does b", NoInput, lambda args: "ok")])
+    assert tools.definitions[0] == {"name": "a", "description": "does a", "input_schema": NoInput.model_json_schema()}
+    assert tools.call({"type": "tool_use", "id": "t", "name": "c", "input": {}})["content"] == "Unknown tool 'c'. Available: a, b."
