@@ -87,7 +87,7 @@ def test_a_failing_hook_is_logged_and_recorded_with_its_name_point_and_error(cap
     hooks.register(Point.PRE_LLM_CALL, half_written)
     with caplog.at_level(logging.WARNING):
         hooks.run(Point.PRE_LLM_CALL, HookEvent(Point.PRE_LLM_CALL, View()))
-    assert "hook half_written failed at pre_llm_call: ValueError: boom" in caplog.text
+    assert [r.getMessage() for r in caplog.records] == ["hook half_written failed at pre_llm_call: ValueError: boom"]
     assert hooks.failures[0].hook == "half_written" and hooks.failures[0].error == "ValueError: boom"
     assert len(View.ephemeral) == 0  # its half-written note is not delivered
 
