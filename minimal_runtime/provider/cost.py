@@ -42,7 +42,7 @@ class CallRecord(BaseModel):
         u = usage.model_dump() if hasattr(usage, "model_dump") else dict(usage)
         created = u.get("cache_creation_input_tokens") or 0
         breakdown = u.get("cache_creation") or {}
-        one_hour = breakdown.get("ephemeral_1h_input_tokens", 0) or 0
+        one_hour = breakdown.get("ephemeral_1h_input_tokens") or 0
         # Without a breakdown every write is a 5-minute write, the API's default TTL.
         five_min = breakdown.get("ephemeral_5m_input_tokens", created - one_hour) or 0
         compactions = [cls.from_usage({k: v for k, v in it.items() if k != "iterations"}, model)

@@ -194,3 +194,20 @@ def test_a_tool_definition_and_an_unknown_tool_answer_are_exact():
     tools = ToolBox([FunctionTool("a", "does a", NoInput, lambda args: "ok"), FunctionTool("b", "does b", NoInput, lambda args: "ok")])
     assert tools.definitions[0] == {"name": "a", "description": "does a", "input_schema": NoInput.model_json_schema()}
     assert tools.call({"type": "tool_use", "id": "t", "name": "c", "input": {}})["content"] == "Unknown tool 'c'. Available: a, b."
+
+
+def test_a_call_record_reads_every_shape_of_usage():
+    from minimal_runtime.core.messages import dumps
+    from minimal_runtime.provider.cost import CallRecord
+
+    def split(usage: dict) -> tuple[int, int, int]:
+        r = CallRecord.from_usage(usage, "claude-sonnet-4-6")
+        return r.cache_creation_input_tokens, r.cache_creation_5m, r.cache_creation_1h
+    assert split({"input_tokens": 5, "output_tokens": 2}) == (0, 0, 0)
+    assert split({"input_tokens": 5, "cache_creation_input_tokens": None, "cache_creation": None}) == (0, 0, 0)
+    assert split({"input_tokens": 5, "cache_creation_input_tokens": 100}) == (100, 100, 0)  # no breakdown: the default TTL
+    assert split({"input_tokens": 5, "cache_creation_input_tokens": 100, "cache_creation": {"ephemeral_1h_input_tokens": 40}}) \
+        == (100, 60, 40)
+    assert split({"input_tokens": 5, "cache_creation_input_tokens": 100,
+                  "cache_creation": {"ephemeral_1h_input_tokens": 40, "ephemeral_5m_input_tokens": 50}}) == (100, 50, 40)
+    assert dumps({"b": "é", "a": [1, 2]}) == '{"b":"é","a":[1,2]}'  # key order kept, compact, not escaped
