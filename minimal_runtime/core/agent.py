@@ -173,8 +173,8 @@ class Agent:
                         continue  # a steer arrived during the final step: answer it, don't drop it
                     outcome.steps = len(self.calls) - self._run_start
                     return self._finish(outcome)
-            return self._finish(RunResult(status="max_steps", steps=len(self.calls) - self._run_start,
-                                          final_text=text_of(self.messages[-1]) if self.messages else ""))
+            # No final text: the last message is the tool results the model has not answered yet.
+            return self._finish(RunResult(status="max_steps", steps=len(self.calls) - self._run_start))
         finally:
             with self._lock:
                 self.active = False

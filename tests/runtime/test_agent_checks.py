@@ -62,3 +62,43 @@ def test_an_api_error_is_described_by_its_type_status_and_the_api_message():
     assert _describe(error(400, {"type": "error"})) == "APIStatusError 400: fallback text"  # no error object
     assert _describe(error(400, "not json")) == "APIStatusError 400: fallback text"  # a body that is not JSON
     assert _describe(anthropic.APIConnectionError(request=request)) == "APIConnectionError: Connection error."
+
+
+def test_a_steer_accepted_just_before_a_crash_lands_once_after_resuming(tmp_path):
+    store, crashed = MemoryStore(), MemoryStore()
+    agent, _, _ = pricing_agent(tmp_path / "a", store=store)
+
+    def steer(event):
+        if len(event.agent.calls) == 2:
+            event.agent.steer("check the annual prices")
+            crashed._log = list(store._log)  # the record as a kill right after the 200 would leave it
+    agent.hooks.register(Point.POST_LLM_CALL, steer)
+    agent.run(TASK)
+    assert crashed.load().pending_steers == ["check the annual prices"]
+    resumed, _, _ = pricing_agent(tmp_path / "b", store=crashed)
+    resumed.run()
+    assert sum("check the annual prices" in str(m["content"]) for m in resumed.messages) == 1
+    assert crashed.load().pending_steers == []
+
+
+def test_a_steer_left_when_the_step_cap_ends_the_run_is_kept_once_and_the_result_says_where_it_stopped(tmp_path):
+    store = MemoryStore()
+    agent, _, _ = pricing_agent(tmp_path, store=store, max_steps=3)
+    agent.run(TASK)
+    first = len(agent.calls)
+    agent.hooks.register(Point.POST_LLM_CALL, lambda e: e.agent.steer("and the annual ones") if len(e.agent.calls) == first + 3 else None)
+    result = agent.run("Now the monthly prices.")
+    assert result.status == "max_steps" and result.steps == 3 and len(agent.calls) == first + 3
+    assert agent.messages[-1]["content"][0]["text"] == "and the annual ones" and result.final_text == ""
+    saved = store.load()
+    assert saved.pending_steers == [] and saved.messages == agent.messages
+
+
+def test_the_call_is_laid_out_with_the_models_prefill_and_the_configured_tool_choice(tmp_path):
+    agent, emulator, _ = pricing_agent(tmp_path, model="claude-sonnet-4-5", tool_choice={"type": "auto"})
+    points = []
+    agent.hooks.register(Point.PRE_LLM_CALL, lambda e: (points.append(e.point), e.agent.inject_ephemeral("note", "n")))
+    agent.run(TASK)
+    request = agent.last_request
+    assert request["tool_choice"] == {"type": "auto"} and set(points) == {Point.PRE_LLM_CALL}
+    assert request["messages"][-1]["role"] == "assistant"  # a model that takes prefill: the batch rides after the turn
