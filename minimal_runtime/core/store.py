@@ -190,7 +190,7 @@ class RunStore(_Events):
         try:
             data = (line + "\n").encode()
         except UnicodeEncodeError:  # lone surrogates (undecodable tool output): escaped, read back exactly
-            data = (json.dumps(event) + "\n").encode()  # ASCII, with escapes
+            data = (json.dumps(event, separators=(",", ":")) + "\n").encode()  # ASCII, with escapes
         os.write(self._fd, data)
         if sync:
             os.fsync(self._fd)
