@@ -80,7 +80,15 @@ def timed(results: dict[str, tuple[int, int]], now: float, log: Path = ROOT / ".
     first check to its first check with every test passing: the exercise's time, measured on you."""
     with log.open("a") as f:
         f.write(json.dumps({"at": now, "results": results}) + "\n")
-    checks = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    checks, unreadable = [], 0
+    for line in log.read_text(errors="replace").splitlines():
+        try:
+            check = json.loads(line)
+            checks.append({"at": float(check["at"]), "results": {k: tuple(v) for k, v in check["results"].items()}})
+        except (ValueError, KeyError, TypeError, AttributeError):
+            unreadable += bool(line.strip())
+    if unreadable:
+        print(f"{log}: {unreadable} line(s) that are not a check were skipped")
     said = {}
     for chapter in results:
         seen = [(c["at"], c["results"][chapter]) for c in checks if chapter in c["results"]]

@@ -159,3 +159,14 @@ def test_make_progress_times_each_exercise_from_its_first_check(tmp_path):
     said = timed({"ch01": (10, 0), "ch02": (0, 5)}, 2800.0, log)
     assert said == {"ch01": "solved 30 min after your first check"}
     assert timed({"ch01": (10, 0), "ch02": (5, 0)}, 4000.0, log)["ch01"] == said["ch01"]  # the first time it was done
+
+
+def test_make_progress_skips_a_damaged_log_line_and_says_so(tmp_path, capsys):
+    sys.path.insert(0, str(ROOT / "tests"))
+    from exercise_check import timed
+
+    log = tmp_path / ".progress.jsonl"
+    timed({"ch01": (0, 10)}, 1000.0, log)
+    log.write_text(log.read_text() + '{"at": "x\n[1, 2]\n{"at": 1}\n')
+    assert timed({"ch01": (10, 0)}, 1600.0, log) == {"ch01": "solved 10 min after your first check"}
+    assert "3 line(s) that are not a check were skipped" in capsys.readouterr().out
