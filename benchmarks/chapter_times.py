@@ -7,7 +7,7 @@ and to write (``make times``; about ten minutes).
 *run*: one execution of the whole notebook, offline, kernel start included (nbclient, the engine
 behind ``jupyter nbconvert --execute``); seconds on this machine, so they move with its load.
 *prose*: words in the notebook's Markdown cells. *exercise*: the functions and classes of
-``exercises/chNN_*.py`` that raise ``NotImplementedError``, and the tests of ``tests/chNN_*``.
+``exercises/chNN_*.py`` as committed that raise ``NotImplementedError``, and the tests of ``tests/chNN_*``.
 How long a person takes to read and to solve is not measured here: that needs people.
 """
 
@@ -18,6 +18,7 @@ import re
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import nbformat
@@ -38,32 +39,43 @@ def prose_words(path: Path) -> int:
     return sum(len(re.findall(r"[A-Za-z0-9][\w'’.,-]*", c.source)) for c in notebook.cells if c.cell_type == "markdown")
 
 
-def exercise_size(number: str) -> str:
-    stubs = list((ROOT / "exercises").glob(f"ch{number}_*.py"))
+def committed(path: Path, root: Path = ROOT) -> str:
+    """The file as committed (git HEAD) where this is a checkout: the stub, not a learner's working copy."""
+    shown = subprocess.run(["git", "show", f"HEAD:{path.relative_to(root).as_posix()}"], cwd=root, capture_output=True, text=True)
+    return shown.stdout if shown.returncode == 0 else path.read_text()
+
+
+def chapter_tests(root: Path = ROOT) -> Counter:
+    """How many tests each chapter suite has ("01": 10, ...), from one collection of them all."""
+    suites = [str(p.relative_to(root)) for p in sorted((root / "tests").glob("ch*_*"))]
+    listed = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+                             *suites], cwd=root, capture_output=True, text=True).stdout
+    return Counter(re.findall(r"^tests/ch(\d\d)_\w+/\S+::", listed, re.M))
+
+
+def exercise_size(number: str, tests: Counter, root: Path = ROOT) -> str:
+    stubs = list((root / "exercises").glob(f"ch{number}_*.py"))
     if not stubs:
         return "none"
-    module = ast.parse(stubs[0].read_text())
+    module = ast.parse(committed(stubs[0], root))
     methods = {id(item) for node in module.body if isinstance(node, ast.ClassDef) for item in node.body}
     unfinished = [node for node in ast.walk(module)
                   if isinstance(node, ast.FunctionDef) and "NotImplementedError" in ast.unparse(node)]
     functions = sum(id(node) not in methods for node in unfinished)
     counts = {"function": functions, "method": len(unfinished) - functions}
-    suite = next((ROOT / "tests").glob(f"ch{number}_*"))
-    listed = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", str(suite)],
-                            cwd=ROOT, capture_output=True, text=True).stdout
-    tests = int(re.search(r"(\d+) tests? collected", listed).group(1))
     parts = [f"{n} {kind}{'s' * (n != 1)}" for kind, n in counts.items() if n]
-    return f"{' and '.join(parts)}, {tests} tests"
+    return f"{' and '.join(parts)}, {tests[number]} tests"
 
 
 def main() -> None:
     wanted = sys.argv[1:]
+    tests = chapter_tests()
     print("| # | run (s) | prose | exercise |\n|---|---|---|---|")
     for path in sorted((ROOT / "chapters").glob("*.ipynb")):
         number = path.name[:2]
         if wanted and number not in wanted:
             continue
-        print(f"| {number} | {run_seconds(path):.0f} | {prose_words(path):,} words | {exercise_size(number)} |", flush=True)
+        print(f"| {number} | {run_seconds(path):.0f} | {prose_words(path):,} words | {exercise_size(number, tests)} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,21 +48,40 @@ def pristine_exercises(into: Path) -> bool:
     return True
 
 
+def pristine_project(into: Path) -> Path:
+    """A copy of the project at ``into`` whose exercises/ are the stubs as committed: the tests import
+    from where they run, so a learner's solved (or half-written) exercise never reaches them."""
+    copy = into / "project"
+    shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(".venv", ".git", "chapters", "mutants", "__pycache__"))
+    if pristine_exercises(copy):
+        print("checking the exercise stubs as committed (git HEAD)")
+    else:
+        print("not a git checkout: checking the exercises/ folder as it is")
+    return copy
+
+
+def your_exercises_changed() -> bool:
+    status = subprocess.run(["git", "status", "--porcelain", "--", "exercises"], cwd=ROOT, capture_output=True, text=True)
+    return status.returncode == 0 and bool(status.stdout.strip())
+
+
 def stubs() -> int:
+    if your_exercises_changed():
+        print("your exercises/ differ from the committed stubs: make test checks the stubs; `make progress` checks your code")
     with tempfile.TemporaryDirectory() as tmp:
-        # A copy of the project with the exercises as committed: the tests import from where they run.
-        copy = Path(tmp) / "project"
-        shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(".venv", ".git", "chapters", "mutants", "__pycache__"))
-        if pristine_exercises(copy):
-            print("checking the exercise stubs as committed (git HEAD)")
-        else:
-            print("not a git checkout: checking the exercises/ folder as it is")
-        bad = 0
-        for suite in SUITES:
-            passed, failed = run_suite(suite, copy)
-            verdict = "every test fails on the stubs" if failed and not passed else "SOME TESTS PASS ON THE STUBS"
-            print(f"{suite.relative_to(ROOT)}/: {verdict} ({failed} failed, {passed} passed)")
-            bad += bool(passed or not failed)
+        copy = pristine_project(Path(tmp))
+        ruff = Path(sys.executable).with_name("ruff")
+        lint = subprocess.run([str(ruff), "check", "--quiet", "exercises"], cwd=copy, capture_output=True, text=True)
+        bad = lint.returncode != 0
+        if bad:
+            print(f"the committed stubs do not pass the lint:\n{lint.stdout}{lint.stderr}")
+        # one pytest process per suite, as many at once as there are cores: most of their time is start-up
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+            counts = pool.map(lambda suite: run_suite(suite, copy), SUITES)
+            for suite, (passed, failed) in zip(SUITES, counts):
+                verdict = "every test fails on the stubs" if failed and not passed else "SOME TESTS PASS ON THE STUBS"
+                print(f"{suite.relative_to(ROOT)}/: {verdict} ({failed} failed, {passed} passed)")
+                bad += bool(passed or not failed)
         return 1 if bad else 0
 
 

@@ -40,9 +40,12 @@ def test_an_unfinished_stub_in_a_hook_stops_the_run_and_names_itself(tmp_path):
     assert hooks.failures == []  # not isolated, not logged as a skipped note
 
 
-def test_a_chapter_suite_on_the_stubs_names_the_function_to_write():
+def test_a_chapter_suite_on_the_stubs_names_the_function_to_write(tmp_path):
+    sys.path.insert(0, str(ROOT / "tests"))
+    from exercise_check import pristine_project
+
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "--impl", "exercises", "tests/ch05_budget"],
-                         cwd=ROOT, capture_output=True, text=True).stdout
+                         cwd=pristine_project(tmp_path), capture_output=True, text=True).stdout
     assert "NotImplementedError: ch05: BudgetMonitor" in out
 
 
@@ -130,23 +133,28 @@ def test_make_test_fails_on_a_notebook_whose_committed_output_is_stale(tmp_path)
     assert "stale.ipynb::Cell 0" in run.stdout
 
 
-def test_the_readme_chapter_table_matches_the_notebooks_and_exercises():
-    """The prose and exercise columns are counted, not typed: a notebook that grew or an exercise
-    that changed makes this fail until `make times` has been run and the table updated."""
+def readme_table_mismatches(root: Path = ROOT) -> list[str]:
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import chapter_times
 
     rows = {}
-    for line in (ROOT / "README.md").read_text().splitlines():
+    for line in (root / "README.md").read_text().splitlines():
         cells = [c.strip() for c in line.strip("|").split("|")]
         if len(cells) == 5 and cells[0].isdigit() and cells[3].endswith("words"):  # the workshop table
             rows[cells[0]] = (cells[3], cells[4])
-    notebooks = sorted((ROOT / "chapters").glob("*.ipynb"))
-    assert sorted(rows) == [p.name[:2] for p in notebooks]
-    for path in notebooks:
-        number = path.name[:2]
-        counted = (f"{chapter_times.prose_words(path):,} words", chapter_times.exercise_size(number))
-        assert rows[number] == counted, f"README row {number}: {rows[number]} but counted {counted}; run make times"
+    notebooks = sorted((root / "chapters").glob("*.ipynb"))
+    if sorted(rows) != [p.name[:2] for p in notebooks]:
+        return [f"README rows {sorted(rows)} for notebooks {[p.name for p in notebooks]}"]
+    tests = chapter_times.chapter_tests(root)
+    counted = {p.name[:2]: (f"{chapter_times.prose_words(p):,} words", chapter_times.exercise_size(p.name[:2], tests, root))
+               for p in notebooks}
+    return [f"README row {n}: {rows[n]} but counted {counted[n]}; run make times" for n in rows if rows[n] != counted[n]]
+
+
+def test_the_readme_chapter_table_matches_the_notebooks_and_exercises():
+    """The prose and exercise columns are counted, not typed: a notebook that grew or an exercise
+    that changed makes this fail until `make times` has been run and the table updated."""
+    assert readme_table_mismatches() == []
 
 
 def test_make_progress_times_each_exercise_from_its_first_check(tmp_path):
@@ -170,3 +178,25 @@ def test_make_progress_skips_a_damaged_log_line_and_says_so(tmp_path, capsys):
     log.write_text(log.read_text() + '{"at": "x\n[1, 2]\n{"at": 1}\n')
     assert timed({"ch01": (10, 0)}, 1600.0, log) == {"ch01": "solved 10 min after your first check"}
     assert "3 line(s) that are not a check were skipped" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("exercises", ["every one solved", "one with a syntax error"])
+def test_a_learners_exercises_never_decide_whether_make_test_passes(tmp_path, exercises):
+    """What `make test` reads of exercises/ (the stub check, its lint, the README table) is the stubs
+    as committed, so a learner's own work there, finished or broken, leaves it green."""
+    if subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True).returncode != 0:
+        pytest.skip("not a git checkout")
+    project = tmp_path / "project"
+    shutil.copytree(ROOT, project, ignore=shutil.ignore_patterns(".venv", "mutants", "__pycache__", ".interop"))
+    for solution in (project / "solutions").glob("ch*.py"):
+        shutil.copy(solution, project / "exercises" / solution.name)
+    if exercises == "one with a syntax error":
+        (project / "exercises" / "ch03_hooks.py").write_text("def half_written(:\n    import os\n")
+    lint = next(li for li in (ROOT / "Makefile").read_text().splitlines() if "ruff check" in li).split("#")[0].split()
+    run = subprocess.run([str(Path(sys.executable).with_name("ruff")), *lint[1:]], cwd=project, capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    check = [sys.executable, "tests/exercise_check.py", "stubs", "tests/ch03_hooks"]
+    run = subprocess.run(check, cwd=project, capture_output=True, text=True)
+    assert run.returncode == 0 and "every test fails on the stubs" in run.stdout, run.stdout + run.stderr
+    assert "`make progress` checks your code" in run.stdout
+    assert readme_table_mismatches(project) == []
