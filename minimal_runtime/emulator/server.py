@@ -8,17 +8,22 @@ emulator itself, or ``minimal_runtime.serve``'s reporting front. What the HTTP l
   size limit, a compressed one measured after decoding);
 - ``GET /v1/models`` and ``GET /v1/models/{id}``, answered from the model table in the shapes of the
   SDK's ``ModelInfo`` and its page (``data``, ``first_id``, ``last_id``, ``has_more``);
-- a bounded pool of worker threads (``WORKERS``): a connection waiting for one holds a socket, not a
-  thread; and a socket timeout (``IDLE_TIMEOUT``), so an idle keep-alive connection gives its worker
-  back, as other servers do (uvicorn's keep-alive default is the same 5 s).
+- a bounded pool of worker threads (``WORKERS``) that serve requests, not connections: between
+  requests a connection waits in a selector, holding a socket but no thread; one silent for
+  ``IDLE_TIMEOUT`` (also the socket timeout mid-request) is closed, as other servers close idle
+  keep-alive connections (uvicorn's default is the same 5 s).
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import queue
 import re
+import selectors
+import socket
 import threading
+import time
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
@@ -84,10 +89,32 @@ def serve(app: App, host: str = "127.0.0.1", port: int = 0, *, workers: int = WO
 
         do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _answer
 
+        def handle(self) -> None:  # one request per turn: the server parks the connection between requests
+            self.close_connection = True
+            self.handle_one_request()
+
+        def finish(self) -> None:  # keep the connection's files open for its next request
+            with contextlib.suppress(OSError):
+                self.wfile.flush()
+
+        def close(self) -> None:
+            super().finish()
+
+        def has_more(self) -> bool:
+            """Bytes of a next request already buffered? (checked without blocking)"""
+            try:
+                self.connection.setblocking(False)
+                return bool(self.rfile.peek(1))
+            except (OSError, ValueError):
+                return False
+            finally:
+                with contextlib.suppress(OSError):
+                    self.connection.settimeout(self.timeout)
+
         def log_message(self, *args: object) -> None:  # keep test and notebook output clean
             pass
 
-    server = _PooledServer((host, port), Handler, workers)
+    server = _PooledServer((host, port), Handler, workers, idle_timeout)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -98,26 +125,87 @@ def serve(app: App, host: str = "127.0.0.1", port: int = 0, *, workers: int = WO
 
 
 class _PooledServer(HTTPServer):
-    """An HTTPServer whose connections are handled by a fixed pool of threads, not one thread each."""
+    """An HTTPServer that holds a thread only while a request is being read and answered.
 
-    def __init__(self, address, handler, workers: int):
+    A connection waiting for its next request is parked in a selector (one watcher thread for all
+    of them) and handed to the pool of ``workers`` when it has bytes to read; one silent for
+    ``idle_timeout`` is closed. So idle keep-alive connections cost a socket each, not a thread,
+    and cannot keep a client that has something to send waiting."""
+
+    request_queue_size = 1024  # the listen backlog: the default 5 drops a burst of connects (each retried after 1 s)
+
+    def __init__(self, address, handler, workers: int, idle_timeout: float):
         super().__init__(address, handler)
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="emulator-http")
+        self._idle = idle_timeout
+        self._selector = selectors.DefaultSelector()
+        self._arrivals: queue.SimpleQueue = queue.SimpleQueue()
+        self._waiting: dict = {}  # socket -> (its handler or None before the first request, address, parked at)
+        self._wake_read, self._wake_write = socket.socketpair()
+        self._selector.register(self._wake_read, selectors.EVENT_READ)
+        self._closed = False
+        self._watcher = threading.Thread(target=self._watch, daemon=True, name="emulator-http-idle")
+        self._watcher.start()
 
     def process_request(self, request, client_address) -> None:
-        self._pool.submit(self._work, request, client_address)
+        self._park(request, None, client_address)
 
-    def _work(self, request, client_address) -> None:
+    def _park(self, sock, connection, address) -> None:
+        self._arrivals.put((sock, connection, address))
+        with contextlib.suppress(OSError):
+            self._wake_write.send(b"\0")
+
+    def _watch(self) -> None:
+        """The only thread touching the selector: registers parked sockets, hands ready ones to the
+        pool, closes the ones silent for too long."""
+        while not self._closed:
+            for key, _ in self._selector.select(timeout=min(self._idle, 0.25)):
+                if key.fileobj is self._wake_read:
+                    with contextlib.suppress(OSError):
+                        self._wake_read.recv(4096)
+                    continue
+                self._selector.unregister(key.fileobj)
+                connection, address, _ = self._waiting.pop(key.fileobj)
+                self._pool.submit(self._serve_one, key.fileobj, connection, address)
+            while not self._arrivals.empty():
+                sock, connection, address = self._arrivals.get()
+                self._waiting[sock] = (connection, address, time.monotonic())
+                self._selector.register(sock, selectors.EVENT_READ)
+            now = time.monotonic()
+            for sock, (_, _, since) in list(self._waiting.items()):
+                if now - since > self._idle:
+                    self._selector.unregister(sock)
+                    del self._waiting[sock]
+                    self.shutdown_request(sock)
+
+    def _serve_one(self, sock, connection, address) -> None:
+        """Read and answer one request on ``sock``; park the connection again if it stays open."""
         try:
-            self.finish_request(request, client_address)
+            if connection is None:
+                connection = self.RequestHandlerClass(sock, address, self)  # reads and answers the first request
+            else:
+                connection.handle_one_request()
+                connection.wfile.flush()
         except Exception:  # a client that went away mid-answer: nothing to tell anyone
-            pass
-        finally:
-            self.shutdown_request(request)
+            self.shutdown_request(sock)
+            return
+        if connection.close_connection or self._closed:
+            connection.close()
+            self.shutdown_request(sock)
+        elif connection.has_more():  # a request already read ahead (pipelined): answer it now
+            self._pool.submit(self._serve_one, sock, connection, address)
+        else:
+            self._park(sock, connection, address)
 
     def server_close(self) -> None:
+        self._closed = True
         super().server_close()
+        self._watcher.join(timeout=1)
+        for sock in list(self._waiting):
+            self.shutdown_request(sock)
         self._pool.shutdown(wait=False, cancel_futures=True)
+        self._wake_read.close()
+        self._wake_write.close()
 
 
 # -- request bodies -------------------------------------------------------------------------------
