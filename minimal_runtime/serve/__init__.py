@@ -21,7 +21,7 @@ from typing import IO, Iterator
 from ..emulator import Emulator
 from ..emulator import messages as pipeline
 from ..emulator.binding import THINKING_TYPES
-from ..emulator.server import serve as serve_http
+from ..emulator.server import models_answer, serve as serve_http
 from ..provider.models import lookup
 from .exchange import Exchange, Log
 from .policy import ToolThenAnswer
@@ -53,9 +53,12 @@ class Front:
         headers = headers or {}
         if self.upstream is not None:
             status, out, payload = self.upstream.forward(method, path, body, headers)
-        else:
-            served = self._served_as_default(path, body)
-            status, out, payload = self.emulator.handle(method, path, served, headers)
+        else:  # served raw (see ``started``): the query is cut off here, the model listing answered here
+            bare, _, query = path.partition("?")
+            if method in ("GET", "HEAD") and bare.startswith("/v1/models"):
+                status, out, payload = models_answer(bare, query)
+            else:
+                status, out, payload = self.emulator.handle(method, bare, self._served_as_default(bare, body), headers)
         try:
             self._record(method, path, body, headers, status, out, payload)
         except Exception as e:  # the report must never cost the client its answer
@@ -118,7 +121,9 @@ def prefix_verdict(emulator: Emulator, x: Exchange, headers: dict[str, str]) -> 
     if not sent_thinking:
         return "ok (no thinking sent back)"
     changes = (x.response or {}).get("input_transformations") if isinstance(x.response, dict) else None
-    if changes is None and x.upstream is None:
+    if changes is None and x.upstream is not None:  # a real server tells only clients that send the beta
+        return f"answered ({sent_thinking} thinking sent back; drops are reported only with {pipeline.BINDING_BETA})"
+    if changes is None:
         betas = {b.strip() for b in headers.get("anthropic-beta", "").split(",") if b.strip()}
         try:
             changes = pipeline.prepare(emulator, request, betas | {pipeline.BINDING_BETA}, spec, counting=True).transformations
@@ -140,7 +145,7 @@ def started(emulator: Emulator, host: str = "127.0.0.1", port: int = 0, *, upstr
     """Serve ``emulator`` (or proxy ``upstream``) with the per-call report; yields (base URL, front)."""
     front = Front(emulator, upstream=upstream, log=log, out=out)
     try:
-        with serve_http(front, host, port, raw=upstream is not None, **server_options) as base_url:
+        with serve_http(front, host, port, raw=True, **server_options) as base_url:
             yield base_url, front
     finally:
         front.close()
@@ -187,7 +192,7 @@ def main(args) -> None:
     with contextlib.ExitStack() as stack:
         stack.callback(front.close)
         try:
-            url = stack.enter_context(serve_http(front, args.host, args.port, raw=args.upstream is not None))
+            url = stack.enter_context(serve_http(front, args.host, args.port, raw=True))
         except OSError as e:  # the port is taken, most often
             raise SystemExit(f"serve: cannot listen on {args.host}:{args.port}: {e.strerror or e}; "
                              "pick another with --port (0: any free port)")

@@ -48,11 +48,12 @@ class Report:
     """Keeps the state the lines need (the previous call of each conversation) and the totals."""
 
     clock: Callable[[], float] = time.monotonic
-    calls: list[CallRecord] = field(default_factory=list)
-    predicted: list[CallRecord] = field(default_factory=list)
+    calls: list[CallRecord] = field(default_factory=list, repr=False)
+    predicted: list[tuple[CallRecord, CallRecord]] = field(default_factory=list, repr=False)  # (real, predicted)
     refused: int = 0
-    _conversations: OrderedDict = field(default_factory=OrderedDict)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+    unpredicted: int = 0  # proxy mode: calls the upstream answered and the emulator would have refused
+    _conversations: OrderedDict = field(default_factory=OrderedDict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _n: int = 0
 
     def line(self, exchange, prefix: str | None = None) -> tuple[int, str]:
@@ -85,10 +86,14 @@ class Report:
         self.calls.append(record)
         parts = [f"{model} {x.status}", _tokens(record), f"read {record.cache_read_share:.0%} {_dollars(record.cost)}"]
         if isinstance(x.predicted, dict) and isinstance(x.predicted.get("usage"), dict):
-            guess = CallRecord.from_usage(x.predicted["usage"], _priced(x.model or "?"))
-            self.predicted.append(guess)
-            parts.append(f"predicted {_tokens(guess)} read {guess.cache_read_share:.0%} {_dollars(guess.cost)}")
+            # The prediction is of the prompt's accounting; the output is the real model's.
+            guess = CallRecord.from_usage({**x.predicted["usage"], "output_tokens": record.output_tokens},
+                                          _priced(x.model or "?"))
+            self.predicted.append((record, guess))
+            parts.append(f"predicted {_tokens(guess, output=False)} read {guess.cache_read_share:.0%} "
+                         f"{_dollars(guess.cost)}")
         elif x.predicted is not None:
+            self.unpredicted += 1
             parts.append(f"predicted: {_short(str(x.predicted), 160)}")
         if prefix:
             parts.append(f"prefix {prefix}")
@@ -131,11 +136,11 @@ class Report:
                     f"without caching {_dollars(plain)}")
             if cost and not math.isnan(cost) and not math.isnan(plain):
                 text += f" ({plain / cost:.1f}x)"
-            if self.predicted:
-                guessed = sum(c.cost for c in self.predicted)
-                share = sum(c.cache_read_input_tokens for c in self.predicted) / (
-                    sum(c.prompt_tokens for c in self.predicted) or 1)
-                text += f"; the emulator predicted cache-read share {share:.1%}, cost {_dollars(guessed)}"
+            if self.predicted or self.unpredicted:
+                real, guess = [p[0] for p in self.predicted], [p[1] for p in self.predicted]
+                text += (f"; on the {len(guess)} calls the emulator accepted it predicted cache-read share "
+                         f"{_share(guess):.1%} (real {_share(real):.1%}), cost {_dollars(sum(c.cost for c in guess))} "
+                         f"(real {_dollars(sum(c.cost for c in real))}); {self.unpredicted} answered that it refuses")
             return text
 
 
@@ -204,14 +209,19 @@ def _new_blocks(previous: dict, request: dict) -> int:
     return blocks(request.get("messages") or []) - blocks(previous.get("messages") or [])
 
 
+def _share(calls: list[CallRecord]) -> float:
+    prompt = sum(c.prompt_tokens for c in calls)
+    return sum(c.cache_read_input_tokens for c in calls) / prompt if prompt else 0.0
+
+
 def _priced(model: str) -> str:
     spec = lookup(model)
     return spec.id if spec else model
 
 
-def _tokens(r: CallRecord) -> str:
-    return (f"in {r.input_tokens:,} write {r.cache_creation_input_tokens:,} read {r.cache_read_input_tokens:,} "
-            f"out {r.output_tokens:,}")
+def _tokens(r: CallRecord, output: bool = True) -> str:
+    text = f"in {r.input_tokens:,} write {r.cache_creation_input_tokens:,} read {r.cache_read_input_tokens:,}"
+    return text + f" out {r.output_tokens:,}" if output else text
 
 
 def _dollars(value: float) -> str:
