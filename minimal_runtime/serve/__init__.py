@@ -85,9 +85,10 @@ class Front:
             exchange.asked = exchange.request["model"]
         if self.upstream is not None and status < 400:
             exchange.predicted = predict(self.emulator, path, exchange.request, headers)
-        n, line = self.report.line(exchange, prefix_verdict(self.emulator, exchange, headers))
+        exchange.prefix = prefix_verdict(self.emulator, exchange, headers)
+        n, line = self.report.line(exchange, exchange.prefix)
         if self.log:
-            self.log.write(n, exchange)
+            self.log.write(n, exchange, line)
         self._emit(line)
 
     def _emit(self, line: str) -> None:

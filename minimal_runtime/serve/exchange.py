@@ -5,13 +5,15 @@ The log is JSON lines, one object per exchange, in order (``replay`` and any scr
     {"n": 1, "time": "2026-12-01T09:00:00.000Z", "method": "POST", "path": "/v1/messages",
      "request_headers": {...}, "request": {...} | null, "status": 200, "response_headers": {...},
      "response": {...} | null, "stream": false, "model": "claude-sonnet-5-5",
-     "usage": {...} | null, "predicted_usage": {...} | null, "upstream": "https://..." | null}
+     "usage": {...} | null, "predicted_usage": {...} | null, "upstream": "https://..." | null,
+     "prefix": "ok (2 thinking sent back)" | null, "line": "#1 claude-sonnet-5-5 200 | ..."}
 
 ``request`` and ``response`` are the parsed JSON bodies; a streamed answer is kept as the message
 its events assemble to (``stream: true``), the form a non-streamed call would have had; a body that is
 not JSON is kept as text under ``request_text`` / ``response_text``. ``usage`` is what the server
 reported; ``predicted_usage`` (proxy mode only) is what the emulator's accounting predicted for the
-same request. Secret headers (``x-api-key``, ``authorization``, cookies) are written as
+same request. ``prefix`` is the prefix check's verdict on models that run it (``REFUSED at ...``,
+``ok, dropped N: ...``, ``ok ...``), ``line`` the line ``serve`` printed. Secret headers (``x-api-key``, ``authorization``, cookies) are written as
 ``"[redacted]"``: a log can be shared.
 """
 
@@ -48,6 +50,7 @@ class Exchange:
     predicted: Any = None  # proxy mode: the emulator's answer to the same request
     upstream: str | None = None
     asked: str | None = None  # the model the client named, when it was served as another
+    prefix: str | None = None  # the prefix check's verdict, on models that run it
     time: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="milliseconds")
                       .replace("+00:00", "Z"))
 
@@ -82,7 +85,7 @@ class Exchange:
             return f"{error.get('type', 'error')}: {error.get('message', '')}"
         return (self.response_text or "")[:200]
 
-    def record(self, n: int) -> dict:
+    def record(self, n: int, line: str | None = None) -> dict:
         out: dict[str, Any] = {"n": n, "time": self.time, "method": self.method, "path": self.path,
                                "request_headers": redact(self.request_headers), "request": self.request}
         if self.request_text is not None:
@@ -92,7 +95,8 @@ class Exchange:
         if self.response_text is not None:
             out["response_text"] = self.response_text
         predicted = self.predicted.get("usage") if isinstance(self.predicted, dict) else None
-        out.update(model=self.model, usage=self.usage, predicted_usage=predicted, upstream=self.upstream)
+        out.update(model=self.model, usage=self.usage, predicted_usage=predicted, upstream=self.upstream,
+                   prefix=self.prefix, line=line)
         return out
 
 
@@ -104,8 +108,8 @@ class Log:
         self._file = self.path.open("a", encoding="utf-8")
         self._lock = threading.Lock()
 
-    def write(self, n: int, exchange: Exchange) -> None:
-        line = json.dumps(exchange.record(n), ensure_ascii=False, separators=(",", ":"))
+    def write(self, n: int, exchange: Exchange, printed: str | None = None) -> None:
+        line = json.dumps(exchange.record(n, printed), ensure_ascii=False, separators=(",", ":"))
         with self._lock:
             self._file.write(line + "\n")
             self._file.flush()

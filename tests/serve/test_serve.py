@@ -129,6 +129,7 @@ def test_the_log_keeps_every_exchange_with_secrets_redacted_and_streams_assemble
     assert second["usage"]["output_tokens"] == streamed.usage.output_tokens
     assert second["usage"]["cache_read_input_tokens"] == streamed.usage.cache_read_input_tokens
     assert records[2]["response"]["data"][0]["type"] == "model"
+    assert [r["line"] for r in records] == front.lines and first["prefix"] == "ok (no thinking sent back)"
 
 
 def test_a_model_the_table_does_not_know_is_served_as_the_default_model():
