@@ -34,6 +34,7 @@ from ..provider.models import lookup
 
 TTL_SECONDS = 300  # the default cache entry lives 5 minutes [caching]
 LOOKBACK = 20  # a read looks back at most 20 blocks from each breakpoint [caching]
+CANDIDATES = 8  # recent calls kept per first message, to find the one a call continues
 
 
 @dataclass
@@ -110,17 +111,29 @@ class Report:
         return hashlib.blake2b(canon(first), digest_size=16).digest()
 
     def _previous(self, request: dict) -> Previous | None:
+        """The earlier call this one continues: of the recent calls that began with the same first
+        message, the one it shares the most leading messages with (on a tie one it extends whole,
+        then the latest), so two agents or two runs of one task interleaved are told apart."""
         try:
-            return self._conversations.get(self._key(request))
+            candidates = self._conversations.get(self._key(request)) or []
         except (TypeError, ValueError):
             return None
+        messages = request.get("messages") or []
+
+        def continued(p: Previous) -> tuple[int, bool]:  # the longest shared run, then one extended whole
+            before = p.request.get("messages") or []
+            shared = _shared(before, messages)
+            return shared, shared == len(before)
+        return max(reversed(candidates), key=continued, default=None)
 
     def _remember(self, request: dict, record: CallRecord) -> None:
         try:
             key = self._key(request)
         except (TypeError, ValueError):
             return
-        self._conversations[key] = Previous(request, record, self.clock())
+        recent = self._conversations.setdefault(key, [])
+        recent.append(Previous(request, record, self.clock()))
+        del recent[:-CANDIDATES]
         self._conversations.move_to_end(key)
         while len(self._conversations) > 256:
             self._conversations.popitem(last=False)
@@ -176,6 +189,16 @@ def diagnose(previous: Previous | None, request: dict, record: CallRecord, respo
         else:
             reasons.append("append-only, but the breakpoints do not reach the previous call's entries")
     return "; ".join(reasons)
+
+
+def _shared(before: list, after: list) -> int:
+    """How many leading messages two requests have in common."""
+    n = 0
+    for old, new in zip(before, after):
+        if old != new:
+            break
+        n += 1
+    return n
 
 
 def _edit(previous: dict, request: dict) -> str | None:

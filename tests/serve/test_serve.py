@@ -254,3 +254,30 @@ def test_the_proxy_forwards_unchanged_and_reports_real_usage_next_to_the_predict
     assert "on the 3 calls the emulator accepted it predicted cache-read share" in front.report.summary()
     assert front.report.summary().endswith("; 1 answered that it refuses")
     print("\n".join(front.lines + [front.report.summary()]))
+
+
+def test_two_interleaved_conversations_with_the_same_first_message_are_told_apart():
+    """Two agents on one task, their calls interleaved: each call is compared with the call it
+    continues, not with the other agent's latest call (which would read as an edit)."""
+    paths = iter(f"file-{k}.txt" for k in range(100))  # each answer reads another file, as a model's would
+
+    def reader(request):
+        return [{"type": "tool_use", "name": "read_file", "input": {"path": next(paths), "lines": 3, "mode": "head"}}]
+    emulator = Emulator(model="claude-sonnet-4-6", policy=reader)
+    with started(emulator) as (url, front):
+        client = anthropic.Anthropic(base_url=url, api_key="dummy")
+        runs = {name: [{"role": "user", "content": "Read the file and sum it up."}] for name in ("a", "b")}
+        for step in range(3):
+            for name, messages in runs.items():
+                answer = client.messages.create(model="claude-sonnet-4-6", max_tokens=200, system=SYSTEM, tools=TOOLS,
+                                                messages=messages, **BREAKPOINT)
+                use = next(b for b in answer.content if b.type == "tool_use")
+                messages += [{"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in answer.content]},
+                             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use.id,
+                                                           "content": f"agent {name}, step {step}: " + "data " * 200}]}]
+        edited = copy.deepcopy(runs["a"])
+        edited[2]["content"][0]["content"] = "rewritten"
+        client.messages.create(model="claude-sonnet-4-6", max_tokens=200, system=SYSTEM, tools=TOOLS, messages=edited,
+                               **BREAKPOINT)
+    assert len(front.lines) == 7 and not any("miss:" in line for line in front.lines[:6]), "\n".join(front.lines)
+    assert front.lines[6].endswith("miss: messages.2: edited (an earlier user message is not sent as it was)")
