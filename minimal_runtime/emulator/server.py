@@ -28,7 +28,7 @@ import zlib
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, HTTPServer
-from typing import Iterator, Protocol
+from typing import Iterable, Iterator, Protocol
 from urllib.parse import parse_qs
 
 from ..provider.models import MODELS, ModelSpec, lookup
@@ -40,8 +40,10 @@ IDLE_TIMEOUT = 5.0  # seconds a connection may be silent (between requests or mi
 
 
 class App(Protocol):
+    """The emulator's ``handle``; a payload may also be an iterable of bytes (sent chunked, as it comes)."""
+
     def handle(self, method: str, path: str, body: bytes,
-               request_headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]: ...
+               request_headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes | Iterable[bytes]]: ...
 
 
 class _BodyError(Exception):
@@ -82,10 +84,20 @@ def serve(app: App, host: str = "127.0.0.1", port: int = 0, *, workers: int = WO
                     self.send_header(name, value)
             if self.close_connection:
                 self.send_header("connection", "close")
-            self.send_header("content-length", str(len(payload)))
+            if isinstance(payload, (bytes, bytearray)):
+                self.send_header("content-length", str(len(payload)))
+                self.end_headers()
+                if method != "HEAD":
+                    self.wfile.write(payload)
+                return
+            # An iterable payload (a proxied stream) is relayed piece by piece, chunked [RFC 9112 §7.1].
+            self.send_header("transfer-encoding", "chunked")
             self.end_headers()
-            if method != "HEAD":
-                self.wfile.write(payload)
+            for piece in payload:
+                if piece:
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                    self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
 
         do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _answer
 

@@ -59,11 +59,25 @@ class Front:
                 status, out, payload = models_answer(bare, query)
             else:
                 status, out, payload = self.emulator.handle(method, bare, self._served_as_default(bare, body), headers)
+        if not isinstance(payload, (bytes, bytearray)):  # a relayed stream: reported once it has ended
+            return status, out, self._tee(method, path, body, headers, status, out, payload)
+        self._report(method, path, body, headers, status, out, payload)
+        return status, out, payload
+
+    def _tee(self, method, path, body, headers, status, out, pieces) -> Iterator[bytes]:
+        seen = []
         try:
-            self._record(method, path, body, headers, status, out, payload)
+            for piece in pieces:
+                seen.append(piece)
+                yield piece
+        finally:
+            self._report(method, path, body, headers, status, out, b"".join(seen))
+
+    def _report(self, *exchange) -> None:
+        try:
+            self._record(*exchange)
         except Exception as e:  # the report must never cost the client its answer
             self._emit(f"(serve: could not report this call: {type(e).__name__}: {e})")
-        return status, out, payload
 
     def _served_as_default(self, path: str, body: bytes) -> bytes:
         """A model the table does not know is answered as the emulator's own (``--model``)."""

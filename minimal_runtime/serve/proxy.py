@@ -1,7 +1,7 @@
 """``serve --upstream URL``: a recording proxy in front of a real Messages API server.
 
 Each request goes to the upstream unchanged (its body, its headers, the client's own key); the
-upstream's answer goes back unchanged. Next to it, the same request is run through this process's
+upstream's answer goes back unchanged (a stream as it arrives, event by event). Next to it, the same request is run through this process's
 emulator, which only keeps the accounting (its cache sees the same sequence of requests the
 upstream's does): its usage is the *prediction* the report shows next to the real usage. Its answer
 is never sent to the client.
@@ -14,7 +14,7 @@ made without it and says so.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Iterator
 
 import httpx
 
@@ -35,17 +35,35 @@ class Upstream:
         """The upstream's answer; a connection failure is a 502 in the API's error shape."""
         sent = {k: v for k, v in headers.items() if k.lower() not in HOP}
         try:
-            answer = self.client.request(method, path, content=body, headers=sent)
+            answer = self.client.send(self.client.build_request(method, path, content=body, headers=sent), stream=True)
         except httpx.HTTPError as e:
-            message = f"the upstream {self.url} could not be reached: {type(e).__name__}: {e}"
-            return 502, {"content-type": "application/json"}, json.dumps(
-                {"type": "error", "error": {"type": "api_error", "message": message}}).encode()
-        # httpx has decoded a compressed answer: its content-encoding no longer applies.
+            return _unreachable(self.url, e)
+        # httpx decodes a compressed answer: its content-encoding no longer applies.
         out = {k: v for k, v in answer.headers.items() if k.lower() not in HOP}
-        return answer.status_code, out, answer.content
+        if out.get("content-type", "").startswith("text/event-stream"):
+            return answer.status_code, out, _relay(answer)  # relayed as it arrives
+        try:
+            return answer.status_code, out, answer.read()
+        except httpx.HTTPError as e:
+            return _unreachable(self.url, e)
+        finally:
+            answer.close()
 
     def close(self) -> None:
         self.client.close()
+
+
+def _relay(answer: httpx.Response) -> Iterator[bytes]:
+    try:
+        yield from answer.iter_bytes()
+    finally:
+        answer.close()
+
+
+def _unreachable(url: str, e: Exception) -> tuple[int, dict[str, str], bytes]:
+    message = f"the upstream {url} could not be reached: {type(e).__name__}: {e}"
+    return 502, {"content-type": "application/json"}, json.dumps(
+        {"type": "error", "error": {"type": "api_error", "message": message}}).encode()
 
 
 def predict(emulator: Emulator, path: str, request: Any, headers: dict[str, str]) -> dict | str | None:

@@ -281,3 +281,36 @@ def test_two_interleaved_conversations_with_the_same_first_message_are_told_apar
                                **BREAKPOINT)
     assert len(front.lines) == 7 and not any("miss:" in line for line in front.lines[:6]), "\n".join(front.lines)
     assert front.lines[6].endswith("miss: messages.2: edited (an earlier user message is not sent as it was)")
+
+
+def test_the_proxy_relays_a_stream_as_it_arrives_and_reports_it_when_it_ends():
+    """The upstream sends message_start, then holds the rest until the client has seen it: a proxy
+    that buffered the answer would never deliver it (the gate would time out)."""
+    import threading
+
+    from minimal_runtime.emulator.server import serve
+
+    upstream, gate = Emulator(model="claude-sonnet-5-5"), threading.Event()
+
+    class Held:
+        def handle(self, method, path, body, headers):
+            status, out, payload = upstream.handle(method, path, body, headers)
+            first, rest = payload.split(b"\n\n", 1)
+
+            def pieces():
+                yield first + b"\n\n"
+                released = gate.wait(10)
+                yield rest if released else b""
+            return status, out, pieces()
+
+    with serve(Held()) as upstream_url, started(Emulator(model="claude-sonnet-5-5"), upstream=upstream_url) as (url, front):
+        client = anthropic.Anthropic(base_url=url, api_key="sk-client-own-key", max_retries=0)
+        with client.messages.stream(model="claude-sonnet-5-5", max_tokens=100,
+                                    messages=[{"role": "user", "content": "hi"}]) as stream:
+            events = iter(stream)
+            assert next(events).type == "message_start"
+            gate.set()  # only now does the upstream send the rest
+            final = stream.get_final_message()
+    assert final.stop_reason == "end_turn" and upstream.calls[0].output_tokens == final.usage.output_tokens
+    assert len(front.lines) == 1 and f"out {final.usage.output_tokens:,}" in front.lines[0]
+    assert "| predicted in " in front.lines[0]
