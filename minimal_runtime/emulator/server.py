@@ -147,15 +147,16 @@ class _PooledServer(HTTPServer):
     request_queue_size = 1024  # the listen backlog: the default 5 drops a burst of connects (each retried after 1 s)
 
     def __init__(self, address, handler, workers: int, idle_timeout: float):
-        super().__init__(address, handler)
+        self._closed = False
+        self._waiting: dict = {}  # socket -> (its handler or None before the first request, address, parked at)
+        self._watcher: threading.Thread | None = None
+        super().__init__(address, handler)  # a port already taken raises here, after server_close
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="emulator-http")
         self._idle = idle_timeout
         self._selector = selectors.DefaultSelector()
         self._arrivals: queue.SimpleQueue = queue.SimpleQueue()
-        self._waiting: dict = {}  # socket -> (its handler or None before the first request, address, parked at)
         self._wake_read, self._wake_write = socket.socketpair()
         self._selector.register(self._wake_read, selectors.EVENT_READ)
-        self._closed = False
         self._watcher = threading.Thread(target=self._watch, daemon=True, name="emulator-http-idle")
         self._watcher.start()
 
@@ -212,6 +213,8 @@ class _PooledServer(HTTPServer):
     def server_close(self) -> None:
         self._closed = True
         super().server_close()
+        if self._watcher is None:  # the address could not be bound: nothing else was started
+            return
         self._watcher.join(timeout=1)
         for sock in list(self._waiting):
             self.shutdown_request(sock)

@@ -124,3 +124,13 @@ def test_300_idle_connections_hold_no_thread_and_do_not_keep_a_client_waiting():
         finally:
             for s in idle:
                 s.close()
+
+
+def test_a_port_already_taken_is_a_plain_os_error():
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        with pytest.raises(OSError) as raised:
+            with serve(Emulator(), port=taken.getsockname()[1]):
+                pass
+    assert not isinstance(raised.value, AttributeError) and raised.value.errno is not None
