@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test demo serve online lab notebooks bench times mutate mutate-runtime soak progress clean
+.PHONY: test demo lab notebooks bench times mutate mutate-runtime soak progress clean
 
 NEW_ENOUGH := -c 'import sys; sys.exit(sys.version_info < (3, 11))'
 
@@ -30,6 +30,7 @@ progress: $(STAMP)  ## how many tests of each chapter pass on your own exercises
 demo: $(STAMP)  ## the running example, offline unless ANTHROPIC_API_KEY is set
 	$(BIN)/python -m minimal_runtime demo
 
+.PHONY: serve online
 serve: $(STAMP)  ## the emulator on loopback for your own agent, one line per call (ARGS="--port 0 --log run.jsonl ...")
 	$(BIN)/python -m minimal_runtime serve $(ARGS)
 
