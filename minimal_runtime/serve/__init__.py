@@ -123,7 +123,7 @@ def prefix_verdict(emulator: Emulator, x: Exchange, headers: dict[str, str]) -> 
     The emulator says so in ``input_transformations`` only when the client sent the beta, so
     without it the check is run again, read-only (as ``count_tokens`` runs it)."""
     request = x.request if isinstance(x.request, dict) else None
-    spec = lookup(request.get("model", "")) if request and isinstance(request.get("model"), str) else None
+    spec = lookup(x.model) if request and x.model else None  # the model that answered (an alias resolved)
     if spec is None or spec.prefix_check == "none" or x.path != "/v1/messages":
         return None
     if x.status >= 400:

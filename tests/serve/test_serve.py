@@ -140,6 +140,7 @@ def test_a_model_the_table_does_not_know_is_served_as_the_default_model():
         other = client.messages.create(model="claude-opus-5-5", max_tokens=50, messages=[{"role": "user", "content": "x"}])
     assert answer.model == "claude-haiku-5-5" and other.model == "claude-opus-5-5"  # a known model is the client's pick
     assert front.lines[0].startswith("#1 my-local-model (served as claude-haiku-5-5) 200")
+    assert "| prefix ok (no thinking sent back) |" in front.lines[0]  # the served model runs the check
     assert [c.model for c in emulator.calls] == ["claude-haiku-5-5", "claude-opus-5-5"]
     assert not math.isnan(emulator.calls[0].cost)
 
