@@ -70,7 +70,8 @@ class Front:
             for piece in pieces:
                 seen.append(piece)
                 yield piece
-        finally:
+        finally:  # also when the client goes away mid-stream: the upstream answer is closed, the call reported
+            getattr(pieces, "close", lambda: None)()
             self._report(method, path, body, headers, status, out, b"".join(seen))
 
     def _report(self, *exchange) -> None:
