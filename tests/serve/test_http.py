@@ -9,7 +9,6 @@ import gzip
 import json
 import socket
 import threading
-import time
 import zlib
 
 import anthropic
@@ -88,15 +87,6 @@ def test_a_compressed_body_is_limited_by_its_decoded_size_and_an_unknown_coding_
     answer = httpx.post(f"{base_url}/v1/messages", content=b"not gzip",
                         headers={"content-type": "application/json", "content-encoding": "gzip"})
     assert answer.status_code == 400 and "gzip" in answer.json()["error"]["message"]
-
-
-def _wait_for(condition, seconds: float = 10.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.01)
-    return condition()
 
 
 def test_an_idle_connection_is_closed_after_the_socket_timeout():
