@@ -41,6 +41,13 @@ progress: $(STAMP)  ## how many tests of each chapter pass on your own exercises
 demo: $(STAMP)  ## the running example, offline unless ANTHROPIC_API_KEY is set
 	$(BIN)/python -m minimal_runtime demo
 
+.PHONY: serve online
+serve: $(STAMP)  ## the emulator on loopback for your own agent, one line per call (ARGS="--port 0 --log run.jsonl ...")
+	$(BIN)/python -m minimal_runtime serve $(ARGS)
+
+online: $(STAMP)  ## the demo and every notebook on the online path (COURSE_BACKEND=api) against serve, offline (minutes)
+	$(BIN)/python tests/serve/run_online.py
+
 lab: $(STAMP)  ## open the notebooks
 	$(BIN)/jupyter lab chapters/
 

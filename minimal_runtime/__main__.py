@@ -1,4 +1,5 @@
-"""Command line: ``python -m minimal_runtime demo [--turns N]`` and ``replay PATH [--strategy S]``."""
+"""Command line: ``python -m minimal_runtime demo [--turns N]``, ``replay PATH [--strategy S]`` and
+``serve [--port N] [--upstream URL]``."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ def main(argv: list[str] | None = None) -> None:
     rep.add_argument("--strategy", action="append", help="one of the strategies (repeatable; default: all)")
     rep.add_argument("--model", default=None, help="price the replay as this model (default: the log's, if known)")
     rep.add_argument("--plot", default=None, help="where to write the plot (default: a new temporary file, printed)")
+    add_serve(commands)
     args = parser.parse_args(argv)
     if args.command == "demo":
         from .example.demo import DemoFailed, run_demo
@@ -24,6 +26,34 @@ def main(argv: list[str] | None = None) -> None:
             raise SystemExit(1)  # the error and the way to run offline were printed
     elif args.command == "replay":
         replay_command(args)
+    elif args.command == "serve":
+        from .serve import main as serve_main
+        serve_main(args)
+
+
+def add_serve(commands) -> None:
+    from .serve import DEFAULT_PORT
+    s = commands.add_parser("serve", help="the emulator on loopback for any client (Claude Code, SDKs, your agent), "
+                                          "one line per call; or a recording proxy with --upstream")
+    s.add_argument("--model", default="claude-sonnet-5-5",
+                   help="the model a request naming one the table does not know is served as (default %(default)s); "
+                        "a request naming a known model gets that model")
+    s.add_argument("--host", default="127.0.0.1", help="the address to listen on (default %(default)s: loopback)")
+    s.add_argument("--port", type=int, default=DEFAULT_PORT, help="default %(default)s; 0 picks a free port")
+    s.add_argument("--account-created", default=None, metavar="YYYY-MM-DD",
+                   help="the emulated account's creation date: from 2026-08-31 the prefix check is enforced "
+                        "(default: 2026-11-30)")
+    s.add_argument("--policy", default="tool-then-answer", metavar="tool-then-answer|module:callable",
+                   help="what the emulated model answers (SIMULATED); default: call one offered tool with a "
+                        "schema-valid input per round, then answer in text")
+    s.add_argument("--tool-rounds", type=int, default=2, help="tool calls per user turn before the default policy "
+                                                               "answers (default %(default)s)")
+    s.add_argument("--script", default=None, metavar="FILE.jsonl", help="answer from a JSONL of turns instead")
+    s.add_argument("--log", default=None, metavar="FILE.jsonl",
+                   help="append every request and answer as a JSON line (secret headers redacted)")
+    s.add_argument("--upstream", default=None, metavar="URL",
+                   help="a recording proxy: forward to this Messages API server with the client's own key, and "
+                        "report its usage next to the emulator's prediction")
 
 
 def replay_command(args) -> None:

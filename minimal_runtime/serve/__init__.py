@@ -1,0 +1,218 @@
+"""``python -m minimal_runtime serve``: bring your own agent.
+
+The emulator on loopback for any Messages API client (Claude Code, the SDKs, pydantic-ai, your own
+agent), printing one line per call: what the cache did, what the call cost, why a cache missed, and
+on the current models what the prefix check of preserved thinking did. With ``--upstream URL`` the
+same report is made in front of a real server, with the emulator's prediction next to each real
+usage. Behaviour offline is a SIMULATED policy (``policy.py``); accounting is the emulator's.
+
+    with started(Emulator(model="claude-sonnet-5-5", policy=ToolThenAnswer())) as (base_url, front):
+        ...  # point any client at base_url; front.report has the lines' state and the totals
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+import threading
+from typing import IO, Iterator
+
+from ..emulator import Emulator
+from ..emulator import messages as pipeline
+from ..emulator.binding import THINKING_TYPES
+from ..emulator.server import models_answer, serve as serve_http
+from ..provider.models import lookup
+from .exchange import Exchange, Log
+from .policy import ToolThenAnswer
+from .proxy import Upstream, predict
+from .report import Report
+
+DEFAULT_PORT = 8765
+DUMMY_KEY = "dummy-key-for-the-offline-emulator"
+
+__all__ = ["DEFAULT_PORT", "Front", "started", "ToolThenAnswer"]
+
+
+class Front:
+    """What the HTTP server serves: each exchange goes to the emulator (or the upstream), then gets
+    its line printed and its record logged."""
+
+    def __init__(self, emulator: Emulator, *, upstream: str | None = None, log: str | None = None,
+                 out: IO[str] | None = None):
+        self.emulator = emulator
+        self.upstream = Upstream(upstream) if upstream else None
+        self.log = Log(log) if log else None
+        self.out = out
+        self.report = Report()
+        self.lines: list[str] = []
+        self._print = threading.Lock()
+
+    def handle(self, method: str, path: str, body: bytes,
+               headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
+        headers = headers or {}
+        if self.upstream is not None:
+            status, out, payload = self.upstream.forward(method, path, body, headers)
+        else:  # served raw (see ``started``): the query is cut off here, the model listing answered here
+            bare, _, query = path.partition("?")
+            if method in ("GET", "HEAD") and bare.startswith("/v1/models"):
+                status, out, payload = models_answer(bare, query)
+            else:
+                status, out, payload = self.emulator.handle(method, bare, self._served_as_default(bare, body), headers)
+        if not isinstance(payload, (bytes, bytearray)):  # a relayed stream: reported once it has ended
+            return status, out, self._tee(method, path, body, headers, status, out, payload)
+        self._report(method, path, body, headers, status, out, payload)
+        return status, out, payload
+
+    def _tee(self, method, path, body, headers, status, out, pieces) -> Iterator[bytes]:
+        seen = []
+        try:
+            for piece in pieces:
+                seen.append(piece)
+                yield piece
+        finally:  # also when the client goes away mid-stream: the upstream answer is closed, the call reported
+            getattr(pieces, "close", lambda: None)()
+            self._report(method, path, body, headers, status, out, b"".join(seen))
+
+    def _report(self, *exchange) -> None:
+        try:
+            self._record(*exchange)
+        except Exception as e:  # the report must never cost the client its answer
+            self._emit(f"(serve: could not report this call: {type(e).__name__}: {e})")
+
+    def _served_as_default(self, path: str, body: bytes) -> bytes:
+        """A model the table does not know is answered as the emulator's own (``--model``)."""
+        if not path.startswith("/v1/messages"):
+            return body
+        try:
+            request = json.loads(body)
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            return body
+        if isinstance(request, dict) and isinstance(request.get("model"), str) and lookup(request["model"]) is None \
+                and request["model"] != self.emulator.model:
+            return json.dumps({**request, "model": self.emulator.model}).encode()
+        return body
+
+    def _record(self, method, path, body, headers, status, out, payload) -> None:
+        exchange = Exchange.of(method, path.split("?")[0], headers, body, status, out, payload,
+                               upstream=self.upstream.url if self.upstream else None)
+        if isinstance(exchange.request, dict) and isinstance(exchange.request.get("model"), str):
+            exchange.asked = exchange.request["model"]
+        if self.upstream is not None and status < 400:
+            exchange.predicted = predict(self.emulator, path, exchange.request, headers)
+        exchange.prefix = prefix_verdict(self.emulator, exchange, headers)
+        n, line = self.report.line(exchange, exchange.prefix)
+        if self.log:
+            self.log.write(n, exchange, line)
+        self._emit(line)
+
+    def _emit(self, line: str) -> None:
+        with self._print:
+            self.lines.append(line)
+            if self.out is not None:
+                print(line, file=self.out, flush=True)
+
+    def close(self) -> None:
+        if self.upstream:
+            self.upstream.close()
+        if self.log:
+            self.log.close()
+
+
+def prefix_verdict(emulator: Emulator, x: Exchange, headers: dict[str, str]) -> str | None:
+    """On a model that binds thinking to its prefix: did the request pass, and what was dropped?
+    The emulator says so in ``input_transformations`` only when the client sent the beta, so
+    without it the check is run again, read-only (as ``count_tokens`` runs it)."""
+    request = x.request if isinstance(x.request, dict) else None
+    spec = lookup(x.model) if request and x.model else None  # the model that answered (an alias resolved)
+    if spec is None or spec.prefix_check == "none" or x.path != "/v1/messages":
+        return None
+    if x.status >= 400:
+        message = x.error or ""
+        if "bound to a different conversation" in message:
+            return f"REFUSED at {message.split(':')[1].strip().split(' ')[0] if ':' in message else '?'}"
+        return None
+    sent_thinking = sum(1 for m in request.get("messages") or [] if isinstance(m, dict) and isinstance(
+        m.get("content"), list) for b in m["content"] if isinstance(b, dict) and b.get("type") in THINKING_TYPES)
+    if not sent_thinking:
+        return "ok (no thinking sent back)"
+    changes = (x.response or {}).get("input_transformations") if isinstance(x.response, dict) else None
+    if changes is None and x.upstream is not None:  # a real server tells only clients that send the beta
+        return f"answered ({sent_thinking} thinking sent back; drops are reported only with {pipeline.BINDING_BETA})"
+    if changes is None:
+        betas = {b.strip() for b in headers.get("anthropic-beta", "").split(",") if b.strip()}
+        try:
+            changes = pipeline.prepare(emulator, request, betas | {pipeline.BINDING_BETA}, spec, counting=True).transformations
+        except Exception:  # the request was answered; a check we cannot rerun says nothing
+            return f"ok ({sent_thinking} thinking sent back)"
+    dropped = [c for c in changes or [] if c.get("type") == "thinking_dropped"]
+    allowed = [c for c in changes or [] if c.get("type") == "thinking_mismatch_allowed"]
+    if dropped:
+        shown = ", ".join(f"{c['path']} ({c['reason']})" for c in dropped[:3])
+        return f"ok, dropped {len(dropped)}: {shown}{', ...' if len(dropped) > 3 else ''}"
+    if allowed:
+        return f"mismatch let through (account before the check): {', '.join(c['path'] for c in allowed)}"
+    return f"ok ({sent_thinking} thinking sent back)"
+
+
+@contextlib.contextmanager
+def started(emulator: Emulator, host: str = "127.0.0.1", port: int = 0, *, upstream: str | None = None,
+            log: str | None = None, out: IO[str] | None = None, **server_options) -> Iterator[tuple[str, Front]]:
+    """Serve ``emulator`` (or proxy ``upstream``) with the per-call report; yields (base URL, front)."""
+    front = Front(emulator, upstream=upstream, log=log, out=out)
+    try:
+        with serve_http(front, host, port, raw=True, **server_options) as base_url:
+            yield base_url, front
+    finally:
+        front.close()
+
+
+def banner(base_url: str, emulator: Emulator, policy_name: str, upstream: str | None) -> str:
+    if upstream:
+        head = f"serve: recording proxy for {upstream} at {base_url} (predictions: the emulator, account created " \
+               f"{emulator.account_created.date()})"
+        key = "  export ANTHROPIC_API_KEY=<your own key: it is forwarded to the upstream unchanged>"
+    else:
+        head = (f"serve: the offline emulator at {base_url} (default model {emulator.model}, account created "
+                f"{emulator.account_created.date()}, policy {policy_name}: SIMULATED behaviour)")
+        key = f"  export ANTHROPIC_API_KEY={DUMMY_KEY}"
+    return "\n".join([head, f"  export ANTHROPIC_BASE_URL={base_url}", key,
+                      "one line per call: #n model status | in write read out | read-share cost | prefix | miss "
+                      "(Ctrl-C for the summary)"])
+
+
+def main(args) -> None:
+    """The ``serve`` subcommand (see ``__main__.py`` for its options)."""
+    import signal
+    from datetime import date
+
+    from . import policy as policies
+    try:
+        if args.script:
+            chosen, name = policies.script(args.script), f"script {args.script}"
+        elif args.policy and args.policy != "tool-then-answer":
+            chosen, name = policies.load(args.policy), args.policy
+        else:
+            chosen, name = ToolThenAnswer(rounds=args.tool_rounds), f"tool-then-answer ({args.tool_rounds} rounds)"
+        created = date.fromisoformat(args.account_created) if args.account_created else None
+    except (ValueError, OSError, ImportError, AttributeError) as e:
+        raise SystemExit(f"serve: {e}")
+    emulator = Emulator(model=args.model, policy=chosen, **({"account_created": created} if created else {}))
+    try:
+        front = Front(emulator, upstream=args.upstream, log=args.log, out=sys.stdout)
+    except OSError as e:
+        raise SystemExit(f"serve: cannot write the log {args.log}: {e.strerror or e}")
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):  # set here: a shell starts background jobs ignoring SIGINT
+        signal.signal(signum, lambda *_: stop.set())
+    with contextlib.ExitStack() as stack:
+        stack.callback(front.close)
+        try:
+            url = stack.enter_context(serve_http(front, args.host, args.port, raw=True))
+        except OSError as e:  # the port is taken, most often
+            raise SystemExit(f"serve: cannot listen on {args.host}:{args.port}: {e.strerror or e}; "
+                             "pick another with --port (0: any free port)")
+        print(banner(url, emulator, name, args.upstream), flush=True)
+        while not stop.wait(0.5):
+            pass
+        print("\n" + front.report.summary(), flush=True)

@@ -1,0 +1,178 @@
+"""One HTTP exchange as data, and the ``--log`` file that keeps them.
+
+The log is JSON lines, one object per exchange, in order (``replay`` and any script can read it):
+
+    {"n": 1, "time": "2026-12-01T09:00:00.000Z", "method": "POST", "path": "/v1/messages",
+     "request_headers": {...}, "request": {...} | null, "status": 200, "response_headers": {...},
+     "response": {...} | null, "stream": false, "model": "claude-sonnet-5-5",
+     "usage": {...} | null, "predicted_usage": {...} | null, "upstream": "https://..." | null,
+     "prefix": "ok (2 thinking sent back)" | null, "line": "#1 claude-sonnet-5-5 200 | ..."}
+
+``request`` and ``response`` are the parsed JSON bodies; a streamed answer is kept as the message
+its events assemble to (``stream: true``), the form a non-streamed call would have had; a body that is
+not JSON is kept as text under ``request_text`` / ``response_text``. ``usage`` is what the server
+reported; ``predicted_usage`` (proxy mode only) is what the emulator's accounting predicted for the
+same request. ``prefix`` is the prefix check's verdict on models that run it (``REFUSED at ...``,
+``ok, dropped N: ...``, ``ok ...``), ``line`` the line ``serve`` printed. Secret headers (``x-api-key``, ``authorization``, cookies) are written as
+``"[redacted]"``: a log can be shared.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+SECRET_HEADERS = ("x-api-key", "authorization", "proxy-authorization", "cookie", "set-cookie")
+
+
+def redact(headers: dict[str, str]) -> dict[str, str]:
+    return {k: "[redacted]" if k.lower() in SECRET_HEADERS else v for k, v in headers.items()}
+
+
+@dataclass
+class Exchange:
+    """A request and its answer, parsed."""
+
+    method: str
+    path: str
+    request_headers: dict[str, str]
+    request: Any  # the JSON body, or None
+    status: int
+    response_headers: dict[str, str]
+    response: Any  # the JSON answer (a streamed one assembled), or None
+    stream: bool = False
+    request_text: str | None = None
+    response_text: str | None = None
+    predicted: Any = None  # proxy mode: the emulator's answer to the same request
+    upstream: str | None = None
+    asked: str | None = None  # the model the client named, when it was served as another
+    prefix: str | None = None  # the prefix check's verdict, on models that run it
+    time: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+                      .replace("+00:00", "Z"))
+
+    @classmethod
+    def of(cls, method: str, path: str, request_headers: dict[str, str], body: bytes,
+           status: int, response_headers: dict[str, str], payload: bytes, **extra: Any) -> "Exchange":
+        request, request_text = _json_or_text(body)
+        kind = {k.lower(): v for k, v in response_headers.items()}.get("content-type", "")
+        stream = kind.startswith("text/event-stream")
+        response, response_text = (assemble(payload), None) if stream else _json_or_text(payload)
+        return cls(method, path, request_headers, request, status, response_headers, response, stream,
+                   request_text, response_text, **extra)
+
+    @property
+    def model(self) -> str | None:
+        for body in (self.response, self.request):
+            if isinstance(body, dict) and isinstance(body.get("model"), str):
+                return body["model"]
+        return None
+
+    @property
+    def usage(self) -> dict | None:
+        usage = self.response.get("usage") if isinstance(self.response, dict) else None
+        return usage if isinstance(usage, dict) else None
+
+    @property
+    def error(self) -> str | None:
+        if self.status < 400:
+            return None
+        error = self.response.get("error") if isinstance(self.response, dict) else None
+        if isinstance(error, dict):
+            return f"{error.get('type', 'error')}: {error.get('message', '')}"
+        return (self.response_text or "")[:200]
+
+    def record(self, n: int, line: str | None = None) -> dict:
+        out: dict[str, Any] = {"n": n, "time": self.time, "method": self.method, "path": self.path,
+                               "request_headers": redact(self.request_headers), "request": self.request}
+        if self.request_text is not None:
+            out["request_text"] = self.request_text
+        out.update(status=self.status, response_headers=redact(self.response_headers), response=self.response,
+                   stream=self.stream)
+        if self.response_text is not None:
+            out["response_text"] = self.response_text
+        predicted = self.predicted.get("usage") if isinstance(self.predicted, dict) else None
+        out.update(model=self.model, usage=self.usage, predicted_usage=predicted, upstream=self.upstream,
+                   prefix=self.prefix, line=line)
+        return out
+
+
+class Log:
+    """Appends one JSON line per exchange; flushed per line, so a killed server loses nothing."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self._file = self.path.open("a", encoding="utf-8")
+        self._lock = threading.Lock()
+
+    def write(self, n: int, exchange: Exchange, printed: str | None = None) -> None:
+        line = json.dumps(exchange.record(n, printed), ensure_ascii=False, separators=(",", ":"))
+        with self._lock:
+            self._file.write(line + "\n")
+            self._file.flush()
+
+    def close(self) -> None:
+        with self._lock:
+            self._file.close()
+
+
+def _json_or_text(body: bytes) -> tuple[Any, str | None]:
+    if not body:
+        return None, None
+    try:
+        return json.loads(body), None
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None, body.decode("utf-8", "replace")
+
+
+def assemble(payload: bytes) -> dict | None:
+    """The message a stream of server-sent events stands for (the Messages API's event sequence)."""
+    message: dict | None = None
+    partial: dict[int, str] = {}
+    for event in payload.decode("utf-8", "replace").split("\n\n"):
+        data = "".join(line[5:].strip() for line in event.splitlines() if line.startswith("data:"))
+        if not data:
+            continue
+        try:
+            item = json.loads(data)
+        except ValueError:
+            continue
+        kind = item.get("type")
+        if kind == "message_start":
+            message = dict(item.get("message") or {})
+            message["content"] = list(message.get("content") or [])
+        elif message is None:
+            if kind == "error":  # an error mid-stream ends it
+                return item
+            continue
+        elif kind == "content_block_start":
+            message["content"].append(dict(item.get("content_block") or {}))
+        elif kind == "content_block_delta" and message["content"]:
+            index = item.get("index", len(message["content"]) - 1)
+            block, delta = message["content"][min(index, len(message["content"]) - 1)], item.get("delta") or {}
+            for key in ("text", "thinking", "signature", "content"):
+                name = {"text": "text_delta", "thinking": "thinking_delta", "signature": "signature_delta",
+                        "content": "compaction_delta"}[key]
+                if delta.get("type") == name:
+                    block[key] = (block.get(key) or "") + (delta.get(key) or "")
+            if delta.get("type") == "input_json_delta":
+                partial[index] = partial.get(index, "") + delta.get("partial_json", "")
+        elif kind == "content_block_stop":
+            index = item.get("index", len(message["content"]) - 1)
+            if index in partial and index < len(message["content"]):
+                try:
+                    message["content"][index]["input"] = json.loads(partial.pop(index) or "{}")
+                except ValueError:
+                    pass
+        elif kind == "message_delta":
+            message.update({k: v for k, v in (item.get("delta") or {}).items()})
+            usage = {**(message.get("usage") or {}), **{k: v for k, v in (item.get("usage") or {}).items() if v is not None}}
+            message["usage"] = usage
+            if "context_management" in item:
+                message["context_management"] = item["context_management"]
+        elif kind == "error":
+            return item
+    return message

@@ -1,0 +1,163 @@
+"""What ``serve``'s emulated model answers: a SIMULATION, so that any client's tool loop runs.
+
+The default, ``ToolThenAnswer``, behaves the way an agent's model does in shape, not in sense: on a
+new user turn it calls one of the tools the client offers (a read-only looking one first, so that
+an agent which executes it does nothing harmful), with an input built from the tool's JSON schema,
+for ``rounds`` rounds; then it answers in text. With no tools offered, or ``tool_choice: none``, it
+answers in text at once; with a structured-output format it answers with a schema-valid stand-in.
+``--script FILE`` answers from a JSONL of turns instead, ``--policy module:callable`` with your own.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+from ..emulator.policies import ScriptedPolicy, Turn
+
+# Tools whose names say they only look: tried first, so the simulated call is harmless when run.
+LOOKING = ("read", "glob", "grep", "list", "search", "view", "get", "find", "ls")
+
+
+class ToolThenAnswer:
+    """Call a tool ``rounds`` times per user turn, then answer in text (SIMULATED)."""
+
+    def __init__(self, rounds: int = 2):
+        self.rounds = rounds
+
+    def __call__(self, request: dict[str, Any]) -> Turn:
+        fmt = ((request.get("output_config") or {}).get("format") or {})
+        tools = [t for t in request.get("tools") or [] if isinstance(t, dict) and "input_schema" in t]
+        choice = (request.get("tool_choice") or {}).get("type", "auto")
+        done = _tool_rounds_since_user_text(request.get("messages") or [])
+        thinking = "Simulated reasoning: choosing the next step."  # shown only where the model thinks
+        if tools and choice != "none" and (done < self.rounds or choice in ("any", "tool")):
+            tool = _pick(tools, request.get("tool_choice") or {})
+            return Turn(content=[{"type": "tool_use", "name": tool["name"], "input": example(tool["input_schema"])}],
+                        thinking=thinking)
+        if fmt.get("type") == "json_schema" and isinstance(fmt.get("schema"), dict):
+            return Turn(content=[{"type": "text", "text": json.dumps(example(fmt["schema"]))}], thinking=thinking)
+        said = f" after {done} tool call{'s' * (done != 1)}" if done else ""
+        return Turn(content=[{"type": "text", "text": f"(simulated answer{said}: this emulated model does not "
+                                                      "read your task; see serve --policy)"}], thinking=thinking)
+
+
+def _tool_rounds_since_user_text(messages: list) -> int:
+    """How many tool results the conversation has had since the user last wrote something."""
+    rounds = 0
+    for message in reversed(messages):
+        if not isinstance(message, dict) or message.get("role") != "user":
+            continue
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else [{"type": "text"}]
+        if any(isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks):
+            rounds += 1
+        else:
+            break
+    return rounds
+
+
+def _pick(tools: list[dict], tool_choice: dict) -> dict:
+    if tool_choice.get("type") == "tool":
+        return next((t for t in tools if t["name"] == tool_choice.get("name")), tools[0])
+    for word in LOOKING:
+        for tool in tools:
+            if word in tool["name"].lower():
+                return tool
+    return tools[0]
+
+
+def example(schema: Any, root: dict | None = None, depth: int = 0) -> Any:
+    """A value that validates against ``schema`` (JSON Schema as tools use it: types, enum, const,
+    required, anyOf/oneOf/allOf, $ref into $defs, bounds on strings, numbers and arrays)."""
+    root = root if root is not None else schema if isinstance(schema, dict) else {}
+    if not isinstance(schema, dict) or depth > 32:
+        return None
+    if "$ref" in schema:
+        target: Any = root
+        for part in schema["$ref"].lstrip("#/").split("/"):
+            target = target.get(part, {}) if isinstance(target, dict) else {}
+        return example(target, root, depth + 1)
+    for key in ("const", "default"):
+        if key in schema:
+            return schema[key]
+    if schema.get("enum"):
+        return schema["enum"][0]
+    for key in ("anyOf", "oneOf"):
+        if schema.get(key):
+            options = [s for s in schema[key] if not (isinstance(s, dict) and s.get("type") == "null")]
+            return example((options or schema[key])[0], root, depth + 1)
+    if schema.get("allOf"):
+        merged: dict = {}
+        for part in schema["allOf"]:
+            for k, v in (part if isinstance(part, dict) else {}).items():
+                merged[k] = {**merged.get(k, {}), **v} if isinstance(v, dict) and isinstance(merged.get(k), dict) else \
+                    [*merged.get(k, []), *v] if isinstance(v, list) and isinstance(merged.get(k), list) else v
+        return example({**{k: v for k, v in schema.items() if k != "allOf"}, **merged}, root, depth + 1)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind is None:
+        kind = "object" if "properties" in schema else "array" if "items" in schema else "string"
+    if kind == "object":
+        properties = schema.get("properties") or {}
+        out = {name: example(properties.get(name, {}), root, depth + 1) for name in schema.get("required") or []}
+        for name in list(properties)[: max(0, (schema.get("minProperties") or 0) - len(out))]:
+            out.setdefault(name, example(properties[name], root, depth + 1))
+        return out
+    if kind == "array":
+        return [example(schema.get("items") or {}, root, depth + 1) for _ in range(schema.get("minItems") or 0)]
+    if kind in ("integer", "number"):
+        low = schema.get("minimum", schema.get("exclusiveMinimum", 0) + (1 if "exclusiveMinimum" in schema else 0))
+        value = max(low, 1) if schema.get("maximum", 1) >= 1 else low
+        return int(value) if kind == "integer" else float(value)
+    if kind == "boolean":
+        return False
+    if kind == "null":
+        return None
+    return _string(schema)
+
+
+_FORMATS = {"uri": "https://example.com/", "url": "https://example.com/", "email": "someone@example.com",
+            "date-time": "2026-12-01T00:00:00Z", "date": "2026-12-01", "time": "00:00:00Z",
+            "uuid": "00000000-0000-4000-8000-000000000000", "ipv4": "127.0.0.1", "hostname": "example.com"}
+
+
+def _string(schema: dict) -> str:
+    text = _FORMATS.get(schema.get("format", ""), "example")
+    low, high = schema.get("minLength", 0), schema.get("maxLength")
+    text = text.ljust(low, "x")
+    return text[:high] if high is not None else text
+
+
+# -- the other two ways to say what the model answers ----------------------------------------------
+
+def script(path: str | Path) -> ScriptedPolicy:
+    """A JSONL file, one turn a line: a string (a text answer), a content block, a list of blocks, or
+    ``{"content": [...], "stop_reason": ..., "thinking": ...}`` (a ``Turn``)."""
+    turns = []
+    for n, line in enumerate(Path(path).read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except ValueError as e:
+            raise ValueError(f"{path}:{n}: not JSON: {e}") from None
+        turns.append(Turn.model_validate(value) if isinstance(value, dict) and "content" in value and "type" not in value
+                     else Turn.of(value))
+    if not turns:
+        raise ValueError(f"{path}: no turns in the script")
+    return ScriptedPolicy(turns)
+
+
+def load(spec: str) -> Callable:
+    """``module:callable``; a class is instantiated with no arguments."""
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise ValueError(f"--policy {spec!r}: expected module:callable, e.g. mypolicies:answer")
+    target: Any = importlib.import_module(module_name)
+    for part in attribute.split("."):
+        target = getattr(target, part)
+    return target() if isinstance(target, type) else target

@@ -1,0 +1,96 @@
+"""``serve --upstream URL``: a recording proxy in front of a real Messages API server.
+
+Each request goes to the upstream unchanged (its body, its headers, the client's own key); the
+upstream's answer goes back unchanged (a stream as it arrives, event by event). Next to it, the same request is run through this process's
+emulator, which only keeps the accounting (its cache sees the same sequence of requests the
+upstream's does): its usage is the *prediction* the report shows next to the real usage. Its answer
+is never sent to the client.
+
+A thinking block whose signature the emulator cannot read (one the real API made) is left out of
+the predicted request: the emulator can neither verify it nor bind to it, so the prediction is
+made without it and says so.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterator
+
+import httpx
+
+from ..emulator import Emulator
+from ..emulator.binding import THINKING_TYPES, read
+
+# Hop-by-hop headers (RFC 9110 §7.6.1) and those httpx sets itself: not forwarded.
+HOP = {"host", "connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade",
+       "content-length", "accept-encoding", "content-encoding"}
+
+
+class Upstream:
+    def __init__(self, url: str, timeout: float = 600.0):
+        self.url = url.rstrip("/")
+        self.client = httpx.Client(base_url=self.url, timeout=timeout, follow_redirects=False)
+
+    def forward(self, method: str, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+        """The upstream's answer; a connection failure is a 502 in the API's error shape."""
+        sent = {k: v for k, v in headers.items() if k.lower() not in HOP}
+        try:
+            answer = self.client.send(self.client.build_request(method, path, content=body, headers=sent), stream=True)
+        except httpx.HTTPError as e:
+            return _unreachable(self.url, e)
+        # httpx decodes a compressed answer: its content-encoding no longer applies.
+        out = {k: v for k, v in answer.headers.items() if k.lower() not in HOP}
+        if out.get("content-type", "").startswith("text/event-stream"):
+            return answer.status_code, out, _relay(answer)  # relayed as it arrives
+        try:
+            return answer.status_code, out, answer.read()
+        except httpx.HTTPError as e:
+            return _unreachable(self.url, e)
+        finally:
+            answer.close()
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def _relay(answer: httpx.Response) -> Iterator[bytes]:
+    try:
+        yield from answer.iter_bytes()
+    finally:
+        answer.close()
+
+
+def _unreachable(url: str, e: Exception) -> tuple[int, dict[str, str], bytes]:
+    message = f"the upstream {url} could not be reached: {type(e).__name__}: {e}"
+    return 502, {"content-type": "application/json"}, json.dumps(
+        {"type": "error", "error": {"type": "api_error", "message": message}}).encode()
+
+
+def predict(emulator: Emulator, path: str, request: Any, headers: dict[str, str]) -> dict | str | None:
+    """The emulator's answer to the same request (its usage is the prediction), or why there is none."""
+    if not path.split("?")[0] == "/v1/messages" or not isinstance(request, dict):
+        return None
+    request, left_out = _without_foreign_thinking(request)
+    body = json.dumps(request).encode()
+    status, answer_headers, payload = emulator.handle("POST", "/v1/messages", body, headers)
+    from .exchange import Exchange
+    answer = Exchange.of("POST", path, headers, b"", status, answer_headers, payload).response
+    if status >= 400:
+        error = (answer or {}).get("error", {}) if isinstance(answer, dict) else {}
+        return f"the emulator refuses it ({status}): {error.get('message', '')}"
+    if left_out and isinstance(answer, dict):
+        answer["note"] = f"predicted without {left_out} thinking block(s) signed by the upstream"
+    return answer
+
+
+def _without_foreign_thinking(request: dict) -> tuple[dict, int]:
+    left_out, messages = 0, []
+    for message in request.get("messages") or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list):
+            kept = [b for b in content if not (isinstance(b, dict) and b.get("type") in THINKING_TYPES
+                                               and read(b.get("signature")) is None)]
+            left_out += len(content) - len(kept)
+            message = {**message, "content": kept}
+        messages.append(message)
+    return ({**request, "messages": messages} if left_out else request), left_out

@@ -1,0 +1,256 @@
+"""One line per call, and the summary: what the cache and the prefix check did, and why.
+
+A line reads, left to right:
+
+    #3 claude-sonnet-5-5 200 | in 46 write 1,210 read 9,512 out 31 | read 88% $0.00307 | prefix ok | miss: ...
+
+call number, model, HTTP status; the prompt split three ways as billed (``input_tokens`` after the
+last breakpoint, ``cache_creation_input_tokens``, ``cache_read_input_tokens``) and the output; the
+share of the prompt read from cache and the call's dollars; on models that bind thinking to its
+prefix, the prefix check's verdict (``ok``, ``ok, dropped ...``, ``REFUSED at ...``); and, when the
+call read less from the cache than the previous call of its conversation had cached, the diagnosis:
+where the request stops being an append-only extension of that call (``first_edit``), or the other
+causes a cache misses for (no breakpoint, a prefix under the model's minimum, a changed model or
+parameter, an expired entry), with the server's own ``cache_miss_reason`` when the client asked.
+
+A conversation is the requests that begin with the same first message: a client's side calls (a
+title, a summary) do not count as edits of its main loop.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..core.context import first_edit
+from ..emulator.binding import canon
+from ..provider.cost import CallRecord
+from ..provider.models import lookup
+
+TTL_SECONDS = 300  # the default cache entry lives 5 minutes [caching]
+LOOKBACK = 20  # a read looks back at most 20 blocks from each breakpoint [caching]
+CANDIDATES = 8  # recent calls kept per first message, to find the one a call continues
+
+
+@dataclass
+class Previous:
+    request: dict
+    record: CallRecord
+    at: float
+
+
+@dataclass
+class Report:
+    """Keeps the state the lines need (the previous call of each conversation) and the totals."""
+
+    clock: Callable[[], float] = time.monotonic
+    calls: list[CallRecord] = field(default_factory=list, repr=False)
+    predicted: list[tuple[CallRecord, CallRecord]] = field(default_factory=list, repr=False)  # (real, predicted)
+    refused: int = 0
+    unpredicted: int = 0  # proxy mode: calls the upstream answered and the emulator would have refused
+    _conversations: OrderedDict = field(default_factory=OrderedDict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _n: int = 0
+
+    def line(self, exchange, prefix: str | None = None) -> tuple[int, str]:
+        """Number the exchange and describe it in one line (thread-safe)."""
+        with self._lock:
+            self._n += 1
+            return self._n, f"#{self._n} " + self._describe(exchange, prefix)
+
+    def _describe(self, x, prefix: str | None) -> str:
+        if not x.path.startswith("/v1/messages"):
+            return f"{x.method} {x.path} {x.status}"
+        request = x.request if isinstance(x.request, dict) else {}
+        model = x.model or "?"
+        if x.asked and x.asked != model:
+            model = f"{x.asked} (served as {model})"
+        if x.path.endswith("count_tokens"):
+            tokens = (x.response or {}).get("input_tokens") if isinstance(x.response, dict) else None
+            return f"{model} {x.status} | count_tokens {tokens if tokens is not None else '-'}" + \
+                (f" | {x.error}" if x.error else "")
+        if x.status >= 400 or x.usage is None:
+            self.refused += 1
+            parts = [f"{model} {x.status} | refused: {_short(x.error or 'no usage in the answer', 200)}"]
+            if prefix:
+                parts.append(f"prefix {prefix}")
+            previous = self._previous(request)
+            if previous is not None and (edit := _edit(previous.request, request)):
+                parts.append(f"edit: {edit}")
+            return " | ".join(parts)
+        record = CallRecord.from_usage(x.usage, _priced(x.model or "?"))
+        self.calls.append(record)
+        parts = [f"{model} {x.status}", _tokens(record), f"read {record.cache_read_share:.0%} {_dollars(record.cost)}"]
+        if isinstance(x.predicted, dict) and isinstance(x.predicted.get("usage"), dict):
+            # The prediction is of the prompt's accounting; the output is the real model's.
+            guess = CallRecord.from_usage({**x.predicted["usage"], "output_tokens": record.output_tokens},
+                                          _priced(x.model or "?"))
+            self.predicted.append((record, guess))
+            parts.append(f"predicted {_tokens(guess, output=False)} read {guess.cache_read_share:.0%} "
+                         f"{_dollars(guess.cost)}")
+        elif x.predicted is not None:
+            self.unpredicted += 1
+            parts.append(f"predicted: {_short(str(x.predicted), 160)}")
+        if prefix:
+            parts.append(f"prefix {prefix}")
+        previous = self._previous(request)
+        miss = diagnose(previous, request, record, x.response, self.clock())
+        if miss:
+            parts.append(f"miss: {miss}")
+        self._remember(request, record)
+        return " | ".join(parts)
+
+    def _key(self, request: dict) -> bytes:
+        messages = request.get("messages") or []
+        first = messages[0] if messages else {"system": request.get("system")}
+        return hashlib.blake2b(canon(first), digest_size=16).digest()
+
+    def _previous(self, request: dict) -> Previous | None:
+        """The earlier call this one continues: of the recent calls that began with the same first
+        message, the one it shares the most leading messages with (on a tie one it extends whole,
+        then the latest), so two agents or two runs of one task interleaved are told apart."""
+        try:
+            candidates = self._conversations.get(self._key(request)) or []
+        except (TypeError, ValueError):
+            return None
+        messages = request.get("messages") or []
+
+        def continued(p: Previous) -> tuple[int, bool]:  # the longest shared run, then one extended whole
+            before = p.request.get("messages") or []
+            shared = _shared(before, messages)
+            return shared, shared == len(before)
+        return max(reversed(candidates), key=continued, default=None)
+
+    def _remember(self, request: dict, record: CallRecord) -> None:
+        try:
+            key = self._key(request)
+        except (TypeError, ValueError):
+            return
+        recent = self._conversations.setdefault(key, [])
+        recent.append(Previous(request, record, self.clock()))
+        del recent[:-CANDIDATES]
+        self._conversations.move_to_end(key)
+        while len(self._conversations) > 256:
+            self._conversations.popitem(last=False)
+
+    def summary(self) -> str:
+        with self._lock:
+            calls = self.calls
+            prompt = sum(c.prompt_tokens for c in calls)
+            read = sum(c.cache_read_input_tokens for c in calls)
+            cost, plain = sum(c.cost for c in calls), sum(c.cost_without_cache for c in calls)
+            text = (f"summary: {len(calls)} calls, {self.refused} refused, cache-read share "
+                    f"{read / prompt if prompt else 0:.1%} of {prompt:,} prompt tokens, cost {_dollars(cost)}, "
+                    f"without caching {_dollars(plain)}")
+            if cost and not math.isnan(cost) and not math.isnan(plain):
+                text += f" ({plain / cost:.1f}x)"
+            if self.predicted or self.unpredicted:
+                real, guess = [p[0] for p in self.predicted], [p[1] for p in self.predicted]
+                text += (f"; on the {len(guess)} calls the emulator accepted it predicted cache-read share "
+                         f"{_share(guess):.1%} (real {_share(real):.1%}), cost {_dollars(sum(c.cost for c in guess))} "
+                         f"(real {_dollars(sum(c.cost for c in real))}); {self.unpredicted} answered that it refuses")
+            return text
+
+
+def diagnose(previous: Previous | None, request: dict, record: CallRecord, response: Any, now: float) -> str | None:
+    """Why this call read less from the cache than its conversation had cached (None: it did not)."""
+    spec = lookup(record.model)
+    if previous is None:
+        if record.cache_read_input_tokens == 0 and record.cache_creation_input_tokens == 0:
+            return _nothing_cached(request, record, spec)
+        return None
+    had = previous.record.cache_read_input_tokens + previous.record.cache_creation_input_tokens
+    if record.cache_read_input_tokens >= had and (had or record.cache_creation_input_tokens):
+        return None
+    reasons = []
+    server = ((response or {}).get("diagnostics") or {}).get("cache_miss_reason") if isinstance(response, dict) else None
+    if isinstance(server, dict) and server.get("type"):
+        reasons.append(f"server says {server['type']}")
+    if (none := _nothing_cached(request, record, spec)) is not None:
+        reasons.append(none)
+    elif previous.request.get("model") != request.get("model"):
+        reasons.append(f"model changed ({previous.request.get('model')} -> {request.get('model')}): a cache is per model")
+    elif edit := _edit(previous.request, request):
+        reasons.append(edit)
+    else:
+        changed = [k for k in ("tool_choice", "thinking", "output_config") if previous.request.get(k) != request.get(k)]
+        if changed:
+            reasons.append(f"{', '.join(changed)} changed: the messages cache is invalidated (tools and system keep)")
+        elif now - previous.at > TTL_SECONDS:
+            reasons.append(f"the previous call was {now - previous.at:.0f} s ago: its 5-minute entries expired")
+        elif _new_blocks(previous.request, request) >= LOOKBACK:
+            reasons.append(f"{_new_blocks(previous.request, request)} new blocks since the previous call: the last "
+                           f"breakpoint looks back only {LOOKBACK} blocks; add one nearer the previous end")
+        else:
+            reasons.append("append-only, but the breakpoints do not reach the previous call's entries")
+    return "; ".join(reasons)
+
+
+def _shared(before: list, after: list) -> int:
+    """How many leading messages two requests have in common."""
+    n = 0
+    for old, new in zip(before, after):
+        if old != new:
+            break
+        n += 1
+    return n
+
+
+def _edit(previous: dict, request: dict) -> str | None:
+    try:
+        return first_edit(previous, request)
+    except (AttributeError, TypeError, KeyError):  # a malformed request: the server's own error says why
+        return None
+
+
+def _nothing_cached(request: dict, record: CallRecord, spec) -> str | None:
+    if not _has_breakpoint(request):
+        return "no cache_control breakpoint in the request: nothing is written or read (add a top-level cache_control)"
+    minimum = spec.min_cacheable_tokens if spec else None
+    if minimum and record.prompt_tokens < minimum:
+        return f"prompt {record.prompt_tokens:,} tokens < {minimum:,}, the model's minimum cacheable prefix"
+    return None
+
+
+def _has_breakpoint(value: Any) -> bool:
+    if isinstance(value, dict):
+        return "cache_control" in value or any(_has_breakpoint(v) for k, v in value.items() if k in (
+            "system", "tools", "messages", "content"))
+    if isinstance(value, list):
+        return any(_has_breakpoint(v) for v in value)
+    return False
+
+
+def _new_blocks(previous: dict, request: dict) -> int:
+    def blocks(messages: list) -> int:
+        return sum(len(m["content"]) if isinstance(m.get("content"), list) else 1 for m in messages if isinstance(m, dict))
+    return blocks(request.get("messages") or []) - blocks(previous.get("messages") or [])
+
+
+def _share(calls: list[CallRecord]) -> float:
+    prompt = sum(c.prompt_tokens for c in calls)
+    return sum(c.cache_read_input_tokens for c in calls) / prompt if prompt else 0.0
+
+
+def _priced(model: str) -> str:
+    spec = lookup(model)
+    return spec.id if spec else model
+
+
+def _tokens(r: CallRecord, output: bool = True) -> str:
+    text = f"in {r.input_tokens:,} write {r.cache_creation_input_tokens:,} read {r.cache_read_input_tokens:,}"
+    return text + f" out {r.output_tokens:,}" if output else text
+
+
+def _dollars(value: float) -> str:
+    return "$?" if math.isnan(value) else f"${value:.5f}"
+
+
+def _short(text: str, n: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 3] + "..."
