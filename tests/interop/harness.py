@@ -39,6 +39,8 @@ class Exchange:
     auth: str | None = None  # "x-api-key" or "bearer"
     betas: list[str] = field(default_factory=list)
     stream: bool = False
+    keys: list[str] = field(default_factory=list)  # the request's top-level fields
+    settings: dict = field(default_factory=dict)  # the values of those that select behaviour (no prose)
     signed_blocks: int = 0  # thinking blocks with a signature, resent in messages
     prefix_failures: list[str] = field(default_factory=list)  # paths of blocks the check rejects
     shape: dict | None = None  # refused requests only: what was sent, without prose
@@ -77,6 +79,8 @@ class RecordingEmulator(Emulator):
             request = None
         if isinstance(request, dict):
             x.model, x.stream = request.get("model"), bool(request.get("stream"))
+            x.keys = sorted(request)
+            x.settings = {k: request[k] for k in _SCALARS if k in request and k not in ("model", "stream")}
             x.signed_blocks = sum(1 for _, b in _thinking_blocks(request) if b.get("signature"))
         if status >= 400:
             try:
@@ -144,14 +148,33 @@ def serve_emulator(policy, model: str = "claude-sonnet-5-5") -> Iterator[tuple[s
 
 def summary_table(rows: list[dict]) -> str:
     """One line per client and model: requests, refused, prefix failures, and what it sent."""
-    header = ("client", "model", "requests", "refused", "prefix failures", "signed blocks resent", "api versions", "result")
+    header = ("client", "model", "requests", "refused", "prefix failures", "signed blocks resent", "api versions",
+              "seconds", "result")
     lines = [header]
     for r in rows:
         xs: list[Exchange] = r["exchanges"]
         versions = sorted({x.version or "-" for x in xs})
         lines.append((r["client"], r["model"], str(len(xs)), str(sum(x.refused for x in xs)),
                       str(sum(bool(x.prefix_failures) for x in xs)), str(sum(x.signed_blocks for x in xs)),
-                      ",".join(versions), r["result"]))
+                      ",".join(versions), f"{r['seconds']:.1f}", r["result"]))
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     fmt = lambda line: "| " + " | ".join(c.ljust(w) for c, w in zip(line, widths)) + " |"  # noqa: E731
     return "\n".join([fmt(lines[0]), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *map(fmt, lines[1:])])
+
+
+def what_clients_send(rows: list[dict]) -> list[str]:
+    """Per client, over all its requests: API versions, auth schemes, betas, and the distinct values
+    of the fields that select behaviour (temperature, thinking, output_config ...)."""
+    out = []
+    for client in dict.fromkeys(r["client"] for r in rows):
+        xs = [x for r in rows if r["client"] == client for x in r["exchanges"]]
+        settings: dict[str, set] = {}
+        for x in xs:
+            for k, v in x.settings.items():
+                if k not in ("max_tokens",):
+                    settings.setdefault(k, set()).add(json.dumps(v, sort_keys=True))
+        values = "; ".join(f"{k}: " + " | ".join(sorted(v)) for k, v in settings.items())
+        out.append(f"{client}: anthropic-version {sorted({x.version for x in xs if x.version})}, "
+                   f"auth {sorted({x.auth for x in xs if x.auth})}, "
+                   f"betas {sorted({b for x in xs for b in x.betas})}, settings {{{values}}}")
+    return out
