@@ -1,28 +1,23 @@
 """The real-client suite runs only when asked (``make interop``, or ``INTEROP=1 pytest tests/interop``):
-it installs clients from the registries and takes minutes, so plain ``pytest`` does not collect it.
-The drivers and helpers import each other by module name, hence this folder on ``sys.path``."""
+it installs clients from the registries and takes minutes, so plain ``pytest`` does not collect it."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
-from pathlib import Path
-
-HERE = Path(__file__).resolve().parent
 
 if os.environ.get("INTEROP") != "1":
     collect_ignore_glob = ["*"]
-else:
-    sys.path.insert(0, str(HERE))
 
 
 def pytest_terminal_summary(terminalreporter):
     if os.environ.get("INTEROP") != "1":
         return
-    module = sys.modules.get("test_clients")
+    module = sys.modules.get("tests.interop.test_clients")
     if module is None or not getattr(module, "RESULTS", None):
         return
-    from harness import summary_table, what_clients_send
+    from .harness import summary_table, what_clients_send
     rows = [{**r, "result": "ok" if r["errors"] == [] and not any(x.refused or x.prefix_failures for x in r["exchanges"])
              else "FAILED"} for r in module.RESULTS.values()]
     table = summary_table(rows)
@@ -42,6 +37,5 @@ def pytest_terminal_summary(terminalreporter):
     distinct = {}
     for client, model, x in refused:
         distinct.setdefault((client, x.error), x)
-    import json
     for (client, error), x in distinct.items():
         write(f"request shape ({client}, {error[:80]}): {json.dumps(x.shape)}")

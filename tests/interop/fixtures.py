@@ -22,8 +22,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness import Exchange, serve_emulator
-from policy import ToolRounds
+from .harness import Exchange, serve_emulator
+from .policy import ToolRounds
 
 TASK = "Look at notes.txt and the files next to it, then tell me what is there."
 FOLLOW_UP = "Check them once more and summarize."
@@ -58,7 +58,7 @@ def generate_claude_code_logs(dest: Path, model: str, claude: Path | None = None
     stream-json output and session files under ``dest``. ``claude``: the executable (default: the
     suite's pinned install, installed if missing)."""
     if claude is None:
-        from install import ensure_clients
+        from .install import ensure_clients
         claude = ensure_clients().claude
     dest = Path(dest).resolve()
     home, project = dest / "home", dest / "project"

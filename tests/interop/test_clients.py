@@ -21,9 +21,9 @@ import subprocess
 import time
 
 import pytest
-from harness import Exchange, serve_emulator
-from install import CACHE, HERE, Unreachable, ensure_clients
-from policy import ToolRounds
+from .harness import Exchange, serve_emulator
+from .install import CACHE, HERE, Unreachable, ensure_clients
+from .policy import ToolRounds
 
 MODELS = ["claude-sonnet-5-5", "claude-haiku-5-5", "claude-opus-5-5", "claude-sonnet-4-6"]
 DRIVERS = {  # client -> how to start its driver, given the installed clients
@@ -77,7 +77,7 @@ def _run_driver(client: str) -> None:
 
 
 def _run_claude_code(model: str) -> None:
-    from fixtures import generate_claude_code_logs
+    from .fixtures import generate_claude_code_logs
     started = time.perf_counter()
     run = generate_claude_code_logs(LAST_RUN / "claude-code" / model, model, INSTALLED.claude)
     _record("claude-code", model, run.exchanges, run.errors, run.tool_uses, time.perf_counter() - started)
