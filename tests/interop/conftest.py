@@ -25,7 +25,8 @@ def pytest_terminal_summary(terminalreporter):
     write("")
     write(f"real-client suite: {sum(len(r['exchanges']) for r in rows)} requests; install {module.INSTALL_SECONDS:.1f} s "
           f"(per folder, 0 = cached: {', '.join(f'{k} {v:.1f} s' for k, v in module.INSTALLED.seconds.items())}); "
-          f"run {sum(r['seconds'] for r in rows):.1f} s; logs in {module.LAST_RUN}")
+          f"conversations {sum(r['seconds'] for r in rows):.1f} s, driver start-up (imports) "
+          f"{', '.join(f'{k} {v:.1f} s' for k, v in module.STARTUP.items())}; logs in {module.LAST_RUN}")
     for line in table.splitlines():
         write(line)
     (module.LAST_RUN / "summary.md").write_text(table + "\n")

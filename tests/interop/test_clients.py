@@ -45,6 +45,7 @@ except Unreachable as e:
     pytest.skip(f"interop: {e}", allow_module_level=True)
 
 RESULTS: dict[tuple[str, str], dict] = {}  # (client, model) -> outcome; read by conftest's summary
+STARTUP: dict[str, float] = {}  # driver -> seconds of its process outside the conversations (imports)
 
 
 def _closed_network_env() -> dict[str, str]:
@@ -68,12 +69,16 @@ def _run_driver(client: str) -> None:
             out, stderr = done.stdout, done.stderr
         except subprocess.TimeoutExpired:
             out, stderr = "", f"no answer after {DRIVER_TIMEOUT} s"
-        seconds = time.perf_counter() - started
-        lines = {r["model"]: r for r in (json.loads(x) for x in out.splitlines() if x.startswith("{"))}
+        lines = _lines(out)
+        STARTUP[client] = time.perf_counter() - started - sum(r.get("seconds", 0) for r in lines.values())
         for model, (_, exchanges) in servers.items():
             line = lines.get(model) or {"ok": False, "error": f"the driver printed nothing for it; stderr: {stderr[-1500:]}"}
             errors = [] if line["ok"] else [line["error"] + "\n" + line.get("traceback", "")]
-            _record(client, model, list(exchanges), errors, line.get("tool_calls") or 0, seconds / len(MODELS))
+            _record(client, model, list(exchanges), errors, line.get("tool_calls") or 0, line.get("seconds", 0.0))
+
+
+def _lines(out: str) -> dict[str, dict]:
+    return {r["model"]: r for r in (json.loads(x) for x in out.splitlines() if x.startswith("{"))}
 
 
 def _run_claude_code(model: str) -> None:
