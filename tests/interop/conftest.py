@@ -18,8 +18,7 @@ def pytest_terminal_summary(terminalreporter):
     if module is None or not getattr(module, "RESULTS", None):
         return
     from .harness import summary_table, what_clients_send
-    rows = [{**r, "result": "ok" if r["errors"] == [] and not any(x.refused or x.prefix_failures for x in r["exchanges"])
-             else "FAILED"} for r in module.RESULTS.values()]
+    rows = list(module.RESULTS.values())
     table = summary_table(rows)
     write = terminalreporter.write_line
     write("")

@@ -93,8 +93,9 @@ def _record(client, model, exchanges: list[Exchange], errors: list[str], tool_ca
     with open(LAST_RUN / f"{client}.{model}.exchanges.jsonl", "w") as f:
         for x in exchanges:
             f.write(json.dumps(x.to_json()) + "\n")
+    passed = not errors and tool_calls >= MIN_TOOL_CALLS and not any(x.refused or x.prefix_failures for x in exchanges)
     RESULTS[(client, model)] = {"client": client, "model": model, "exchanges": exchanges, "errors": errors,
-                                "tool_calls": tool_calls, "seconds": seconds}
+                                "tool_calls": tool_calls, "seconds": seconds, "result": "ok" if passed else "FAILED"}
 
 
 def _outcome(client: str, model: str) -> dict:
@@ -122,7 +123,8 @@ def test_client_completes(client: str, model: str) -> None:
     report = "\n".join(
         [*(f"client error: {e}" for e in outcome["errors"]),
          *(f"refused {x.status} {x.path}: {x.error}\n  sent: {json.dumps(x.shape)}" for x in refused),
-         *(f"prefix check failed at {x.prefix_failures}" for x in broken if not x.refused)])
+         *(f"prefix check failed: {len(x.prefix_failures)} blocks from {x.prefix_failures[0]} on (accepted: the model "
+           f"does not enforce it)" for x in broken if not x.refused)])
     if refused or broken or outcome["errors"]:
         pytest.fail(report, pytrace=False)
     assert exchanges, "the client sent no request"
