@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test demo lab notebooks bench times mutate mutate-runtime soak interop progress clean
+.PHONY: test demo lab notebooks bench times mutate mutate-runtime soak progress clean
 
 NEW_ENOUGH := -c 'import sys; sys.exit(sys.version_info < (3, 11))'
 
@@ -56,6 +56,7 @@ mutate-runtime: $(STAMP)  ## mutation testing of core/ and features/ (not part o
 soak: $(STAMP)  ## 300 calls with faults, 30 kills and random steers; prints its figures (not part of make test)
 	$(BIN)/python -m pytest -q -s -m slow tests/runtime/test_soak.py
 
+.PHONY: interop
 interop: $(STAMP)  ## pinned real clients (Claude Code, TS SDK, pydantic-ai, LangChain, LiteLLM) against the emulator over HTTP
 	INTEROP=1 $(BIN)/python -m pytest -q -rs -p no:xdist tests/interop
 
