@@ -75,5 +75,9 @@ mutate-runtime: $(STAMP)  ## mutation testing of core/ and features/ (not part o
 soak: $(STAMP)  ## 300 calls with faults, 30 kills and random steers; prints its figures (not part of make test)
 	$(BIN)/python -m pytest -q -s -m slow tests/runtime/test_soak.py
 
+.PHONY: interop
+interop: $(STAMP)  ## pinned real clients (Claude Code, TS SDK, pydantic-ai, LangChain, LiteLLM) against the emulator over HTTP
+	INTEROP=1 $(BIN)/python -m pytest -q -rs -p no:xdist tests/interop
+
 clean:
-	rm -rf $(VENV) .pytest_cache mutants
+	rm -rf $(VENV) .pytest_cache mutants .interop

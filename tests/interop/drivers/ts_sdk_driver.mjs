@@ -1,0 +1,46 @@
+// The TypeScript SDK (@anthropic-ai/sdk): messages.create in a tool loop, the assistant content
+// resent as it came (thinking blocks included). Same contract as common.py: one JSON line per
+// MODEL=BASE_URL argument, exit 1 if any failed.
+import Anthropic from "@anthropic-ai/sdk";
+
+const TASK = "What is the weather in the two cities I care about? Use the tool.";
+const FOLLOW_UP = "And tomorrow?";
+const TOOLS = [{
+  name: "get_weather", description: "The weather in a city.",
+  input_schema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+}];
+
+async function run(model, baseURL) {
+  const client = new Anthropic({ apiKey: "sk-ant-offline-interop", baseURL });
+  const messages = [];
+  let calls = 0;
+  for (const prompt of [TASK, FOLLOW_UP]) {
+    messages.push({ role: "user", content: prompt });
+    for (;;) {
+      const answer = await client.messages.create({ model, max_tokens: 4096, tools: TOOLS, messages });
+      messages.push({ role: "assistant", content: answer.content });
+      const uses = answer.content.filter((b) => b.type === "tool_use");
+      if (uses.length === 0) break;
+      calls += uses.length;
+      messages.push({ role: "user", content: uses.map((u) => (
+        { type: "tool_result", tool_use_id: u.id, content: `sunny in ${u.input.city}` })) });
+    }
+  }
+  return calls;
+}
+
+let failed = false;
+for (const arg of process.argv.slice(2)) {
+  const at = arg.indexOf("=");
+  const model = arg.slice(0, at), baseURL = arg.slice(at + 1);
+  const started = performance.now();
+  let result;
+  try {
+    result = { model, ok: true, error: null, tool_calls: await run(model, baseURL) };
+  } catch (e) {
+    failed = true;
+    result = { model, ok: false, error: `${e.name}: ${e.message}`, traceback: String(e.stack).slice(-3000), tool_calls: null };
+  }
+  console.log(JSON.stringify({ ...result, seconds: (performance.now() - started) / 1000 }));
+}
+process.exit(failed ? 1 : 0);
