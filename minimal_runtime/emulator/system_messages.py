@@ -16,6 +16,10 @@ From https://platform.claude.com/docs/en/build-with-claude/mid-conversation-syst
   only ``mid-conversation-tool-changes-2026-07-01``) change the tools on offer from their position
   on, leaving ``tools`` byte-identical. A ``defer_loading`` tool is not offered until added. An
   unresolved reference is a 400 with ``error_code`` ``tool_reference_unresolved``.
+- Per-message ``output_config`` (build-with-claude/effort-per-message): ``{"effort": ...}`` only
+  ("format remains top-level only", SDK ``BetaSystemMessageOutputConfigParam``), under the beta
+  ``mid-conversation-output-config-2026-07-01`` or Claude Code's ``per-turn-control-2026-07-01``
+  (see ``provider/models.py``); without either it is "Extra inputs are not permitted".
 
 Error texts quoted in [MCSM] are used verbatim; the others are our wording, naming the path.
 """
@@ -24,9 +28,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..provider.models import CLEAR_AT_BETA, INLINE_TOOLS_BETA, OUTPUT_CONFIG_BETA, TOOL_CHANGES_BETA, ModelSpec
+from ..provider.models import (CLEAR_AT_BETA, INLINE_TOOLS_BETA, OUTPUT_CONFIG_BETA, PER_TURN_CONTROL_BETA,
+                               TOOL_CHANGES_BETA, ModelSpec)
 from .errors import ApiError, bad_request
+
 CHANGE_TYPES = ("tool_addition", "tool_removal")
+EFFORTS = ("low", "medium", "high", "xhigh", "max")  # [effort], the same set as the top-level parameter
 
 
 def is_turn_scoped(message: dict) -> bool:
@@ -64,10 +71,14 @@ def validate_system_message(messages: list, m: int, spec: ModelSpec, betas: set[
         if is_turn_scoped(message):
             raise bad_request(f"messages.{m}: output_config is not permitted on a turn-scoped system message "
                               "(clear_at: 'next_user_message')")
-        if config and OUTPUT_CONFIG_BETA not in betas:
+        if config and not {OUTPUT_CONFIG_BETA, PER_TURN_CONTROL_BETA} & betas:
             raise bad_request(f"messages.{m}.output_config: Extra inputs are not permitted")
         if "format" in config:
             raise bad_request(f"messages.{m}.output_config.format: format is only permitted at the top level")
+        for key in config.keys() - {"effort"}:
+            raise bad_request(f"messages.{m}.output_config.{key}: Extra inputs are not permitted")
+        if config.get("effort") not in (None, *EFFORTS):
+            raise bad_request(f"messages.{m}.output_config.effort: Input should be one of {', '.join(EFFORTS)}")
     content = message.get("content")
     if content is None or content == "" or content == []:
         if config is None:

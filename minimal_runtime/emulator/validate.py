@@ -21,7 +21,7 @@ BLOCK_TYPES = {
                   "compaction"},
 }
 MIN_TASK_BUDGET = 20_000
-EFFORTS = ("low", "medium", "high", "xhigh", "max")
+EFFORTS = system_messages.EFFORTS
 
 
 def validate(request: Any, spec: ModelSpec, betas: set[str], *, needs_max_tokens: bool = True,
