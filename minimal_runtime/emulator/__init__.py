@@ -29,7 +29,7 @@ import httpx2
 
 from ..provider.cost import CallRecord
 from ..provider.models import lookup, model_spec
-from . import binding, compaction, messages as pipeline
+from . import binding, compaction, messages as pipeline, structured, versions
 from .body import BodyParser
 from .cache import PromptCache
 from .diagnostics import Fingerprint, cache_miss_reason
@@ -120,15 +120,19 @@ class Emulator:
                 raise bad_request(f"Invalid content-type {kind!r}: the body must be application/json")
             if len(body) > MAX_REQUEST_BYTES:
                 raise ApiError(413, f"Request exceeds the maximum allowed number of bytes ({MAX_REQUEST_BYTES:,}).")
+            versions.authenticate(request_headers)
+            version = versions.api_version(request_headers)
             self._maybe_fault()
             if path.endswith("count_tokens"):
-                return 200, headers, json.dumps(self._count_tokens(body, betas)).encode()
-            result, streaming = self._messages(body, betas)
+                return 200, headers, json.dumps(self._count_tokens(body, betas, version)).encode()
+            result, streaming = self._messages(body, betas, version)
             if streaming:
                 return 200, {**headers, "content-type": "text/event-stream"}, sse(result)
             return 200, headers, json.dumps(result).encode()
         except ApiError as e:
             return e.status, {**headers, **e.headers}, e.body(request_id)
+        except RecursionError:  # JSON nested deeper than we walk: the request's problem, not ours
+            return 400, headers, bad_request("request body is nested too deeply").body(request_id)
         except Exception as e:  # a bug of ours must still answer, and say it is ours
             message = f"emulator error (a bug in the offline emulator, not in your request): {type(e).__name__}: {e}"
             return 500, {**headers, "x-should-retry": "false"}, ApiError(500, message).body(request_id)
@@ -161,16 +165,16 @@ class Emulator:
             raise ApiError(404, f"model: {name}")
         return spec
 
-    def _count_tokens(self, body: bytes, betas: set[str]) -> dict:
+    def _count_tokens(self, body: bytes, betas: set[str], version: str = versions.V2026) -> dict:
         request = _json(body)
         spec = self._spec(request)
-        prepared = pipeline.prepare(self, request, betas, spec, counting=True)
+        prepared = pipeline.prepare(self, request, betas, spec, counting=True, version=version)
         result: dict[str, Any] = {"input_tokens": prepared.prompt.total}
         if request.get("context_management") is not None:
             result["context_management"] = {"original_input_tokens": flatten(request, render=prepared.render).total}
         return result
 
-    def _messages(self, body: bytes, betas: set[str]) -> tuple[dict, bool]:
+    def _messages(self, body: bytes, betas: set[str], version: str = versions.V2026) -> tuple[dict, bool]:
         with self._lock:
             try:
                 parsed, earlier, shared = self._bodies.parse(body)
@@ -178,7 +182,7 @@ class Emulator:
                 raise bad_request(f"request body is not valid JSON: {e}") from None
             request = parsed.request
             spec = self._spec(request)
-            prepared = pipeline.prepare(self, request, betas, spec, earlier=earlier, shared=shared)
+            prepared = pipeline.prepare(self, request, betas, spec, earlier=earlier, shared=shared, version=version)
             parsed.prompt = prepared.prompt if not prepared.applied else None
             parsed.memo = pipeline.memo_of(prepared)
             plan = self._bill(prepared, betas)
@@ -197,6 +201,10 @@ class Emulator:
                 for outcome in plan["outcomes"]:
                     self.cache.commit(outcome)
 
+        schema = structured.schema_of(request)
+        if schema is not None and (broken := structured.answer_violation(turn.content, schema)):
+            # The API constrains the answer to the schema [SO]: an answer that breaks it is the simulation's bug.
+            raise ApiError(500, f"the simulated policy broke the schema: {broken}", {"x-should-retry": "false"})
         last = prepared.prompt.digests[-1] if prepared.prompt.digests else b""
         with self._lock:
             content, output_tokens, stop_reason = ([], 0, "compaction") if plan["no_reply"] else pipeline.content_of(

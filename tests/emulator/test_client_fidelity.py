@@ -13,9 +13,10 @@ from __future__ import annotations
 import json
 
 import anthropic
+import httpx2
 import pytest
 
-from minimal_runtime.emulator import Emulator
+from minimal_runtime.emulator import Emulator, Turn
 
 CURRENT = ["claude-sonnet-5-5", "claude-haiku-5-5", "claude-opus-5-5", "claude-fable-5-1"]
 NEW, OLD = "2026-10-21", "2023-06-01"
@@ -61,3 +62,190 @@ def test_per_message_output_config_takes_effort_only():
         request["messages"][1]["output_config"] = config
         status, body = post(emu, request, betas="per-turn-control-2026-07-01")
         assert status == 400 and body["error"]["message"].startswith(f"messages.1.output_config.{field}"), body
+
+
+# -- item 2: the two API versions, keyed on the header ----------------------------------------------
+
+def hello(model: str = "claude-sonnet-5-5", **fields) -> dict:
+    return {"model": model, "max_tokens": 64, "messages": [{"role": "user", "content": "hi"}], **fields}
+
+
+@pytest.mark.parametrize("field, value", [("temperature", 0.5), ("temperature", 1.0), ("top_p", 0.99), ("top_k", 5)])
+@pytest.mark.parametrize("path", ["/v1/messages", "/v1/messages/count_tokens"])
+def test_sampling_parameters_are_a_400_under_2026_10_21_even_at_their_defaults(field, value, path):
+    """[VER]: "temperature: 1.0 fails with 'temperature: Extra inputs are not permitted'" (also for
+    token counting); under 2023-06-01 the same request is accepted as before."""
+    emu = Emulator(model="claude-sonnet-5-5")
+    status, body = post(emu, hello(**{field: value}), version=NEW, path=path)
+    assert status == 400 and body["error"]["message"] == f"{field}: Extra inputs are not permitted"
+    assert post(emu, hello(**{field: value}), version=OLD, path=path)[0] == 200
+
+
+def test_a_document_in_an_assistant_message_and_citations_on_user_text_are_a_400_under_2026_10_21():
+    """[VER]: both refused under 2026-10-21, accepted under 2023-06-01."""
+    emu = Emulator(model="claude-sonnet-4-6")
+    document = {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "notes"}}
+    cited = {"type": "text", "text": "as the page says", "citations": [
+        {"type": "char_location", "cited_text": "notes", "document_index": 0, "start_char_index": 0, "end_char_index": 5}]}
+    for messages, where in (
+            ([{"role": "user", "content": "read"}, {"role": "assistant", "content": [document]},
+              {"role": "user", "content": "and?"}], "messages.1.content.0.type"),
+            ([{"role": "user", "content": [cited]}], "messages.0.content.0.citations")):
+        request = {"model": "claude-sonnet-4-6", "max_tokens": 64, "messages": messages}
+        status, body = post(emu, request, version=NEW)
+        assert status == 400 and body["error"]["message"].startswith(where), body
+        assert post(emu, request, version=OLD)[0] == 200
+
+
+def test_the_version_header_is_required_and_must_be_a_known_version():
+    """[VER]: anthropic-version is a required header; the emulator knows two values."""
+    emu = Emulator(model="claude-sonnet-5-5")
+    status, body = post(emu, hello(), version=None)
+    assert status == 400 and body["error"]["message"] == "anthropic-version: header is required"
+    assert post(emu, hello(), version="2024-01-01")[0] == 400
+
+
+def test_the_key_is_accepted_as_a_bearer_token_and_one_is_required():
+    """[VER]: the 2.x/1.x SDKs send "Authorization: Bearer"; the installed SDK does (its _client.py)."""
+    emu = Emulator(model="claude-sonnet-5-5")
+    assert post(emu, hello(), auth={"authorization": "Bearer sk-offline"})[0] == 200
+    status, body = post(emu, hello(), auth={})
+    assert status == 401 and body["error"]["type"] == "authentication_error"
+    seen = []
+    handler = emu.transport().handler
+    client = anthropic.Anthropic(api_key="sk-offline", base_url="http://emulator.invalid", http_client=httpx2.Client(
+        transport=httpx2.MockTransport(lambda request: seen.append(request.headers) or handler(request))))
+    client.messages.create(model=emu.model, max_tokens=16, messages=[{"role": "user", "content": "hi"}])
+    assert seen[0]["anthropic-version"] == NEW and seen[0]["authorization"] == "Bearer sk-offline"
+    assert "x-api-key" not in seen[0]
+
+
+# -- item 6 (high): a conversation moved onto its successor keeps its reasoning -----------------------
+
+@pytest.mark.parametrize("before, after", [("claude-opus-5", "claude-opus-5-5"), ("claude-fable-5", "claude-fable-5-1"),
+                                           ("claude-sonnet-5", "claude-sonnet-5-5")])
+def test_an_unchanged_conversation_moved_onto_the_successor_keeps_its_reasoning(before, after):
+    """[PT]: "a conversation that moves from Claude Opus 5 onto Claude Opus 5.5 keeps its reasoning";
+    the successor reads the older model's blocks (the model check), and the history is unchanged, so
+    the prefix check passes: no 400, nothing dropped, and count_tokens agrees."""
+    emu = Emulator(model=before)  # a new account: the successor enforces the check
+    client = emu.client()
+    betas = ["thinking-binding-controls-2026-08-01"]
+    messages = [{"role": "user", "content": "plan the migration"}]
+    for _ in range(2):  # two turns on the older model: the first block and one chained to it
+        reply = client.beta.messages.create(model=before, max_tokens=256, messages=messages, betas=betas)
+        assert reply.content[0].type == "thinking"
+        messages += [{"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in reply.content]},
+                     {"role": "user", "content": "go on"}]
+    behaviour = {"type": "adaptive", "block_binding": {"prefix_mismatch_behavior": "error"}}
+    moved = client.beta.messages.create(model=after, max_tokens=256, messages=messages, betas=betas, thinking=behaviour)
+    assert moved.input_transformations == []
+    assert client.beta.messages.count_tokens(model=after, messages=messages, betas=betas, thinking=behaviour).input_tokens > 0
+
+
+# -- item 3: structured output is enforced -----------------------------------------------------------
+
+PLAN = {"type": "object", "additionalProperties": False, "required": ["title", "steps", "risk", "owner"],
+        "properties": {"title": {"type": "string"}, "draft": {"type": "boolean"},
+                       "steps": {"type": "array", "minItems": 2, "items": {"$ref": "#/$defs/step"}},
+                       "risk": {"enum": ["low", "high"]}, "owner": {"anyOf": [{"type": "null"}, {"type": "string"}]}},
+        "$defs": {"step": {"type": "object", "required": ["n", "due"], "additionalProperties": False,
+                           "properties": {"n": {"type": "integer"}, "due": {"type": "string", "format": "date"}}}}}
+
+
+def structured_request(schema: dict) -> dict:
+    return {"model": "claude-sonnet-5-5", "max_tokens": 512, "messages": [{"role": "user", "content": "plan it"}],
+            "output_config": {"format": {"type": "json_schema", "schema": schema}}}
+
+
+def test_the_default_policy_answers_with_json_that_conforms_to_the_schema():
+    """[SO] structured-outputs: the answer's text is JSON valid against the schema (nested objects,
+    $ref into $defs, enums, anyOf, minItems, formats)."""
+    from minimal_runtime.emulator.structured import violation
+    emu = Emulator(model="claude-sonnet-5-5")
+    status, body = post(emu, structured_request(PLAN))
+    assert status == 200
+    answer = json.loads(next(b["text"] for b in body["content"] if b["type"] == "text"))
+    assert violation(answer, PLAN, PLAN) is None
+    assert answer["risk"] == "low" and len(answer["steps"]) == 2 and answer["steps"][0]["due"] == "2026-01-01"
+
+
+@pytest.mark.parametrize("answer", ['{"title": "x"}', "not json", '{"title": 1, "steps": [], "risk": "low", "owner": null}'])
+def test_a_policy_answer_that_breaks_the_schema_is_a_500_that_names_the_simulation(answer):
+    """[SO]: the API constrains decoding, so a nonconforming answer can only be the simulated policy's bug."""
+    emu = Emulator(model="claude-sonnet-5-5", policy=lambda request: answer)
+    status, body = post(emu, structured_request(PLAN))
+    assert status == 500 and body["error"]["message"].startswith("the simulated policy broke the schema: ")
+
+
+def test_a_malformed_format_is_a_400():
+    emu = Emulator(model="claude-sonnet-5-5")
+    request = structured_request(PLAN)
+    request["output_config"]["format"] = {"type": "json_object"}
+    assert post(emu, request)[0] == 400
+
+
+# -- item 4: thinking.display ---------------------------------------------------------------------
+
+def test_display_omitted_returns_a_signed_block_without_its_text_and_bills_it_the_same():
+    """SDK BetaThinkingConfigAdaptiveParam.display: "omitted": "thinking content is redacted but a
+    signature is returned for multi-turn continuity"; the block sent back as received stays valid."""
+    emu = Emulator(model="claude-sonnet-5-5", policy=lambda r: Turn(content=[{"type": "text", "text": "ok"}],
+                                                                       thinking="reasoning " * 20))
+    shown = post(emu, {**hello(), "thinking": {"type": "adaptive", "display": "summarized"}})[1]
+    status, omitted = post(emu, {**hello(), "thinking": {"type": "adaptive", "display": "omitted"}})
+    assert status == 200 and omitted["content"][0]["thinking"] == "" and omitted["content"][0]["signature"]
+    assert shown["content"][0]["thinking"].startswith("reasoning")
+    assert omitted["usage"]["output_tokens"] == shown["usage"]["output_tokens"]
+    history = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": omitted["content"]},
+               {"role": "user", "content": "and?"}]
+    again = {**hello(), "messages": history, "thinking": {"type": "adaptive", "display": "omitted",
+                                                          "block_binding": {"prefix_mismatch_behavior": "error"}}}
+    assert post(emu, again, betas="thinking-binding-controls-2026-08-01")[0] == 200
+
+
+def test_an_unknown_display_value_is_a_400():
+    emu = Emulator(model="claude-sonnet-5-5")
+    status, body = post(emu, {**hello(), "thinking": {"type": "adaptive", "display": "full"}})
+    assert status == 400 and body["error"]["message"].startswith("thinking.display")
+
+
+# -- item 5 (the request body) ----------------------------------------------------------------------
+
+def test_a_cache_control_scope_is_accepted_under_its_beta_only():
+    """github.com/caozhiyuan/copilot-api/issues/145: without prompt-caching-scope-2026-01-05 the API
+    answers "system.1.cache_control.ephemeral.scope: Extra inputs are not permitted"."""
+    emu = Emulator(model="claude-sonnet-5-5")
+    system = [{"type": "text", "text": "You are terse."},
+              {"type": "text", "text": "Be careful. " * 300, "cache_control": {"type": "ephemeral", "scope": "global"}}]
+    request = {**hello(), "system": system}
+    status, body = post(emu, request)
+    assert status == 400 and body["error"]["message"] == "system.1.cache_control.ephemeral.scope: Extra inputs are not permitted"
+    status, body = post(emu, request, betas="prompt-caching-scope-2026-01-05")
+    assert status == 200 and body["usage"]["cache_creation_input_tokens"] > 0
+
+
+@pytest.mark.parametrize("field", ["response_format", "temprature", "betas"])
+def test_an_unknown_top_level_field_is_a_400_that_names_it(field):
+    """The API refuses extra inputs by name: "response_format: Extra inputs are not permitted"
+    (github.com/amrit110/oli/issues/7). `betas` is the SDK's argument, sent as a header."""
+    status, body = post(Emulator(model="claude-sonnet-5-5"), {**hello(), field: ["x"]})
+    assert status == 400 and body["error"]["message"] == f"{field}: Extra inputs are not permitted"
+
+
+@pytest.mark.parametrize("path", ["/v1/messages", "/v1/messages/count_tokens"])
+def test_json_nested_3000_deep_is_a_400_not_a_500(path):
+    """A malformed request is always a 400 that names the problem (README, "The wire")."""
+    emu = Emulator(model="claude-sonnet-5-5")
+    deep = '{"model": "claude-sonnet-5-5", "max_tokens": 8, "metadata": ' + "[" * 3000 + "]" * 3000 + ', "messages": []}'
+    status, _, payload = emu.handle("POST", path, deep.encode(), {"content-type": "application/json",
+                                                                  "anthropic-version": NEW, "x-api-key": "k"})
+    assert status == 400 and json.loads(payload)["error"]["type"] == "invalid_request_error"
+    tool_input = {"model": "claude-sonnet-5-5", "max_tokens": 8, "messages": [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": {"a": "PLACE"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}]}
+    nested = json.dumps(tool_input).replace('"PLACE"', "[" * 900 + "]" * 900)  # parses, but deep
+    status, _, payload = emu.handle("POST", path, nested.encode(), {"content-type": "application/json",
+                                                                    "anthropic-version": NEW, "x-api-key": "k"})
+    assert status < 500, payload
