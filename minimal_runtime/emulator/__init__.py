@@ -257,6 +257,10 @@ class Emulator:
             bound = prepared.bound or binding.check(request, prepared.spec, self.account, start,
                                                     compaction.start_digest(None, seed))
             digest = binding.response_prefix(bound, len(request["messages"]))
+            if prepared.spec.prefix_check == "none":
+                # Kept turns keep valid thinking only if "every compaction since the block was produced
+                # ran on a preserved-thinking model" [CTB]: here none can match the block.
+                digest = binding._h(digest, b"compacted without preserved thinking")
             changes = compaction.tool_changes([t for t in request.get("tools") or [] if not t.get("defer_loading")],
                                               prepared.seen["tools"])
             block = compaction.block("cod", summary, digest, seed, changes)

@@ -249,3 +249,77 @@ def test_json_nested_3000_deep_is_a_400_not_a_500(path):
     status, _, payload = emu.handle("POST", path, nested.encode(), {"content-type": "application/json",
                                                                     "anthropic-version": NEW, "x-api-key": "k"})
     assert status < 500, payload
+
+
+# -- item 6 (medium) ------------------------------------------------------------------------------
+
+BINDING = ["thinking-binding-controls-2026-08-01"]
+
+
+def converse(client, model: str, turns: int = 2, **kw) -> list[dict]:
+    messages = [{"role": "user", "content": "start"}]
+    for k in range(turns):
+        reply = client.beta.messages.create(model=model, max_tokens=256, messages=messages, betas=BINDING, **kw)
+        messages += [{"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in reply.content]},
+                     {"role": "user", "content": f"next {k}"}]
+    return messages
+
+
+@pytest.mark.parametrize("before, after", [("claude-fable-5-1", "claude-opus-5"), ("claude-opus-5-5", "claude-opus-5")])
+def test_a_downgrade_drops_the_newer_models_blocks_and_does_not_bill_them(before, after):
+    """[PT] model check: no model without the check reads a 5.1/5.5 block; an unreadable block is
+    dropped silently, "isn't billed and doesn't count toward input_tokens"."""
+    emu = Emulator(model=before)
+    client = emu.client()
+    messages = converse(client, before)
+    down = client.beta.messages.count_tokens
+    moved = client.beta.messages.create(model=after, max_tokens=256, messages=messages, betas=BINDING)
+    assert [t.type for t in moved.input_transformations] == ["thinking_dropped", "thinking_dropped"]
+    assert {t.reason for t in moved.input_transformations} == {"model_binding_mismatch"}
+    stripped = [{**m, "content": [b for b in m["content"] if b["type"] != "thinking"]} if m["role"] == "assistant" else m
+                for m in messages]
+    assert down(model=after, messages=messages, betas=BINDING).input_tokens == \
+        down(model=after, messages=stripped, betas=BINDING).input_tokens
+
+
+def test_editing_a_deferred_tool_after_a_tool_addition_referenced_it_is_an_edit():
+    """[PT] valid: "adding a tool with defer_loading: true that nothing has referenced yet"; once a
+    tool_addition has referenced it, its definition precedes the later blocks."""
+    emu = Emulator(model="claude-sonnet-5-5")
+    client = emu.client()
+    betas = [*BINDING, "mid-conversation-tool-changes-2026-07-01"]
+    tools = [{"name": "read", "description": "Read a file.", "input_schema": {"type": "object"}},
+             {"name": "fetch", "description": "Fetch a URL.", "input_schema": {"type": "object"}, "defer_loading": True}]
+    messages = [{"role": "user", "content": "start"},
+                {"role": "system", "content": [{"type": "tool_addition", "tool": {"type": "tool_reference", "name": "fetch"}}]}]
+    reply = client.beta.messages.create(model=emu.model, max_tokens=256, messages=messages, tools=tools, betas=betas)
+    messages += [{"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in reply.content]},
+                 {"role": "user", "content": "go on"}]
+    edited = [tools[0], {**tools[1], "description": "Fetch a URL, faster."}]
+    strict = {"type": "adaptive", "block_binding": {"prefix_mismatch_behavior": "error"}}
+    assert client.beta.messages.create(model=emu.model, max_tokens=256, messages=messages, tools=tools, betas=betas,
+                                       thinking=strict).input_transformations == []
+    with pytest.raises(anthropic.BadRequestError, match="bound to a different conversation"):
+        client.beta.messages.create(model=emu.model, max_tokens=256, messages=messages, tools=edited, betas=betas,
+                                    thinking=strict)
+
+
+def test_an_on_demand_compaction_on_a_model_without_preserved_thinking_invalidates_the_kept_thinking():
+    """compaction-thinking-blocks [CTB]: kept turns keep valid thinking only while "every compaction
+    since the block was produced ran on a preserved-thinking model"."""
+    emu = Emulator(model="claude-sonnet-5-5")
+    client = emu.client()
+    betas = [*BINDING, "compact-2026-09-04"]
+    messages = converse(client, "claude-sonnet-5-5", turns=3)
+    summarized, kept = messages[:3], messages[3:]
+    strict = {"type": "adaptive", "block_binding": {"prefix_mismatch_behavior": "error"}}
+    for model, valid in (("claude-sonnet-5-5", True), ("claude-opus-5", False)):
+        block = client.beta.messages.create(model=model, max_tokens=256, messages=summarized, betas=betas,
+                                            compaction={"type": "summarize"}).content[0].model_dump(exclude_none=True)
+        after = [{"role": "assistant", "content": [block]}, *kept]
+        if valid:
+            client.beta.messages.create(model="claude-sonnet-5-5", max_tokens=256, messages=after, betas=betas, thinking=strict)
+        else:
+            with pytest.raises(anthropic.BadRequestError, match="bound to a different conversation"):
+                client.beta.messages.create(model="claude-sonnet-5-5", max_tokens=256, messages=after, betas=betas,
+                                            thinking=strict)
