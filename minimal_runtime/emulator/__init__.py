@@ -188,7 +188,7 @@ class Emulator:
             plan = self._bill(prepared, betas)
             self._ids += 1
             message_id = f"msg_emu_{self._ids:020d}"
-            diagnostics = self._diagnose(request, prepared, message_id, plan["outcome"])
+            diagnostics = self._diagnose(request, prepared, message_id, betas)
 
         # Behaviour runs after accounting is complete, so a policy cannot change what was billed.
         # Policies treat the request as read-only: its messages are shared with later parses.
@@ -222,8 +222,10 @@ class Emulator:
         message = {
             "id": message_id, "type": "message", "role": "assistant", "model": request["model"],
             "content": content, "stop_reason": stop_reason, "stop_sequence": None,
-            "usage": usage, "diagnostics": diagnostics,
+            "usage": usage,
         }
+        if "diagnostics" in request:  # absent when not requested [CD]: the four states start with "absent"
+            message["diagnostics"] = diagnostics
         if request.get("context_management") is not None:
             message["context_management"] = {"applied_edits": prepared.applied}
         if pipeline.BINDING_BETA in betas:  # present on every response with the beta, [] when empty [PT]
@@ -286,11 +288,11 @@ class Emulator:
         plan["seen"] = {**prepared.seen, "messages": after["messages"]}
         return plan
 
-    def _diagnose(self, request: dict, prepared: pipeline.Prepared, message_id: str, outcome) -> dict | None:
+    def _diagnose(self, request: dict, prepared: pipeline.Prepared, message_id: str, betas: set[str]) -> dict | None:
         """``diagnostics``: fingerprints are kept only for requests that ask for them [CD]."""
         if "diagnostics" not in request:
             return None
-        current = Fingerprint.of(prepared.spec.id, request, prepared.prompt)
+        current = Fingerprint.of(prepared.spec.id, request, prepared.prompt, betas)
         self._fingerprints[message_id] = current
         while len(self._fingerprints) > 4096:  # short-lived, as the API's are
             self._fingerprints.popitem(last=False)

@@ -162,6 +162,7 @@ class Verdict:
     ident: str
     reason: Reason | None  # None: valid
     tampered: bool = False
+    alone: bool = True  # False: valid on its own, invalid only because an earlier block failed
 
     @property
     def path(self) -> str:
@@ -235,9 +236,10 @@ def check(request: dict, spec: ModelSpec, account: str, start: int, start_digest
                         chained = record.get("c", "") not in ids_in_request
                     else:
                         chained = record.get("c", "") == last
-                    ok = not failed and chained and record.get("p") == here.hex()
+                    own = chained and record.get("p") == here.hex()
+                    ok = not failed and own
                     failed = failed or not ok
-                    b.verdicts.append(Verdict(i, j, ident, None if ok else "prefix_binding_mismatch"))
+                    b.verdicts.append(Verdict(i, j, ident, None if ok else "prefix_binding_mismatch", alone=not own))
                     last = ident
                 elif not (isinstance(block, dict) and block.get("type") == "compaction"):
                     kept.append(block)

@@ -69,6 +69,10 @@ def prepare(emu: "Emulator", request: Any, betas: set[str], spec: ModelSpec, *, 
     # The newest compaction block: content before it is ignored, the binding check starts there.
     special = _special_blocks(messages, memo, shared)
     at_m, at_b, record = compaction.check_blocks([s for s in special if s[2]["type"] == "compaction"], betas)
+    if record and record.get("k") == "cod" and \
+            ((request.get("output_config") or {}).get("task_budget") or {}).get("remaining") is not None:
+        # [COD]: task_budget.remaining is rejected with on-demand compaction "and on later requests that carry the block"
+        raise bad_request("output_config.task_budget.remaining: cannot be combined with an on-demand compaction block")
     seed = binding.seed(request)
     start_digest = compaction.start_digest(record, seed)
 
@@ -203,7 +207,8 @@ def _enforce(emu: "Emulator", request: dict, spec: ModelSpec, betas: set[str],
         if enforced:
             dropped.add((v.message, v.block))
             out.append({"type": "thinking_dropped", "path": v.path, "reason": v.reason})
-        else:
+        elif v.alone:  # record-only: "a lower bound on what enforcement would remove" [PT], so not
+            # the later blocks that fail only because an earlier one did
             out.append({"type": "thinking_mismatch_allowed", "path": v.path, "reason": "prefix_binding_mismatch"})
     return dropped, out
 

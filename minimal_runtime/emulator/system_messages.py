@@ -158,6 +158,8 @@ def _check_tool_change(block: dict, where: str, spec: ModelSpec, betas: set[str]
         definition = tool.get("definition")
         if not isinstance(definition, dict) or not isinstance(definition.get("name"), str):
             raise bad_request(f"{where}.tool.definition.name: Field required")
+        if definition.get("defer_loading") and ("cache_control" in block or "cache_control" in definition):
+            raise bad_request(f"{where}: a deferred definition cannot carry cache_control")  # [MCSM]
         defined.add(definition["name"])
     elif kind == "tool_reference":
         name = tool.get("name")

@@ -242,6 +242,10 @@ def _check_thinking(request: dict, spec: ModelSpec, betas: set[str]) -> None:
     if not isinstance(thinking, dict) or thinking.get("type") not in ("enabled", "adaptive", "disabled", "between_tools"):
         raise bad_request("thinking.type: must be one of enabled, adaptive, disabled, between_tools")
     kind = thinking["type"]
+    # Sonnet 5.5 turns thinking off only with between_tools: its overview lists "disabled" among the
+    # breaking changes (API-2026.md section 7, PAI profiles/anthropic.py verified live).
+    if spec.id == "claude-sonnet-5-5" and kind == "disabled":
+        raise bad_request(f"thinking.type: 'disabled' is not supported on {spec.id}; use 'between_tools'")
     if spec.thinking == "always_on" and kind in ("disabled", "between_tools"):
         raise bad_request(f"thinking.type: {kind!r} is not supported on {spec.id}: thinking is always on")
     if kind == "enabled" and spec.thinking != "on_request" or (kind == "enabled" and spec.id in (

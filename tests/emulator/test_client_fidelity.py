@@ -323,3 +323,63 @@ def test_an_on_demand_compaction_on_a_model_without_preserved_thinking_invalidat
             with pytest.raises(anthropic.BadRequestError, match="bound to a different conversation"):
                 client.beta.messages.create(model="claude-sonnet-5-5", max_tokens=256, messages=after, betas=betas,
                                             thinking=strict)
+
+
+# -- item 6 (low) ---------------------------------------------------------------------------------
+
+def test_record_only_mode_lists_only_the_blocks_that_fail_on_their_own():
+    """[PT]: thinking_mismatch_allowed entries "are a lower bound on what enforcement would remove":
+    a later block that is valid on its own (it fails only because an earlier one did) is not listed."""
+    from datetime import date
+    emu = Emulator(model="claude-opus-5-5", account_created=date(2026, 5, 1))  # an older account: record only
+    client = emu.client()
+    messages = converse(client, "claude-opus-5-5", turns=4)
+    # A gap in the middle: the block after it fails on its own (its predecessor is missing); the one
+    # after that names a predecessor that is present, over an unchanged prefix.
+    messages[3] = {**messages[3], "content": messages[3]["content"][1:]}
+    reply = client.beta.messages.create(model=emu.model, max_tokens=256, messages=messages, betas=BINDING)
+    assert [(t.type, t.path) for t in reply.input_transformations] == [("thinking_mismatch_allowed", "messages.5.content.0")]
+
+
+def test_sonnet_5_5_refuses_thinking_disabled():
+    """Sonnet 5.5's overview lists `thinking: disabled` among its breaking changes; between_tools turns it off."""
+    emu = Emulator(model="claude-sonnet-5-5")
+    status, body = post(emu, {**hello(), "thinking": {"type": "disabled"}})
+    assert status == 400 and "between_tools" in body["error"]["message"]
+    assert post(emu, {**hello(), "thinking": {"type": "between_tools"}})[0] == 200
+
+
+def test_a_deferred_inline_definition_cannot_carry_cache_control():
+    """[MCSM]: "A deferred definition can't carry" cache_control."""
+    emu = Emulator(model="claude-sonnet-5-5")
+    definition = {"name": "fetch", "description": "Fetch.", "input_schema": {"type": "object"}, "defer_loading": True,
+                  "cache_control": {"type": "ephemeral"}}
+    request = {**hello(), "messages": [{"role": "user", "content": "go"}, {"role": "system", "content": [
+        {"type": "tool_addition", "tool": {"type": "tool_definition", "definition": definition}}]}]}
+    status, body = post(emu, request, betas="inline-tools-2026-09-15")
+    assert status == 400 and "cache_control" in body["error"]["message"]
+
+
+def test_diagnostics_is_absent_unless_asked_and_unavailable_when_the_betas_change():
+    """cache-diagnostics [CD]: four states, the first "absent: not requested"; `unavailable` when
+    other prompt-affecting parameters differ, "the set of betas" and context_management among them."""
+    emu = Emulator(model="claude-sonnet-5-5")
+    assert "diagnostics" not in post(emu, hello())[1]
+    first = post(emu, {**hello(), "diagnostics": {"previous_message_id": None}})[1]
+    again = {**hello(), "diagnostics": {"previous_message_id": first["id"]}}
+    assert post(emu, again)[1]["diagnostics"] is None
+    changed = post(emu, again, betas="context-management-2025-06-27")[1]
+    assert changed["diagnostics"] == {"cache_miss_reason": {"type": "unavailable"}}
+
+
+def test_task_budget_remaining_is_refused_on_a_request_carrying_an_on_demand_block():
+    """[COD]: `task_budget.remaining` is rejected with on-demand compaction "and on later requests that carry the block"."""
+    emu = Emulator(model="claude-sonnet-5-5")
+    betas = "compact-2026-09-04,task-budgets-2026-03-13"
+    history = [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}, {"role": "user", "content": "c"}]
+    block = post(emu, {**hello(), "messages": history, "compaction": {"type": "summarize"}}, betas=betas)[1]["content"][0]
+    later = {**hello(), "messages": [{"role": "assistant", "content": [block]}, {"role": "user", "content": "d"}]}
+    assert post(emu, later, betas=betas)[0] == 200
+    budget = {"task_budget": {"type": "tokens", "total": 50_000, "remaining": 40_000}}
+    status, body = post(emu, {**later, "output_config": budget}, betas=betas)
+    assert status == 400 and "remaining" in body["error"]["message"]
