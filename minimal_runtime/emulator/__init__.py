@@ -8,8 +8,8 @@
 
 Two parts, kept apart: *accounting* (tokens, cache, cost, and what the API accepts: faithful to the
 provider's published rules, see ``prompt.py``, ``cache.py``, ``binding.py``, ``system_messages.py``,
-``compaction.py``, ``context_editing.py``, ``validate.py``) and *behaviour* (a policy: a
-simulation). One emulator holds one cache and one account for its lifetime; several threads or
+``compaction.py``, ``context_editing.py``, ``validate.py``, ``versions.py``, ``structured.py``) and
+*behaviour* (a policy: a simulation). One emulator holds one cache and one account for its lifetime; several threads or
 asyncio tasks can share it (requests are billed one at a time; policies run concurrently, and a
 request's cache writes become readable once its answer has begun).
 """
@@ -201,7 +201,7 @@ class Emulator:
                 for outcome in plan["outcomes"]:
                     self.cache.commit(outcome)
 
-        schema = structured.schema_of(request)
+        schema = None if plan["no_reply"] else structured.schema_of(request)
         if schema is not None and (broken := structured.answer_violation(turn.content, schema)):
             # The API constrains the answer to the schema [SO]: an answer that breaks it is the simulation's bug.
             raise ApiError(500, f"the simulated policy broke the schema: {broken}", {"x-should-retry": "false"})

@@ -53,7 +53,7 @@ def last_user_index(messages: list) -> int:
     return -1
 
 
-def validate_system_message(messages: list, m: int, spec: ModelSpec, betas: set[str], tool_names: set[str],
+def validate_system_message(messages: list, m: int, spec: ModelSpec, betas: set[str], tool_names: dict[str, str],
                             deferred: set[str], defined: set[str]) -> None:
     """The checks of one ``role: "system"`` entry; ``defined`` collects inline-defined tool names."""
     message = messages[m]
@@ -135,7 +135,7 @@ def _ends_in_server_tool_result(message: dict) -> bool:
         and str(content[-1].get("type", "")).endswith("_tool_result")
 
 
-def _check_tool_change(block: dict, where: str, spec: ModelSpec, betas: set[str], tool_names: set[str],
+def _check_tool_change(block: dict, where: str, spec: ModelSpec, betas: set[str], tool_names: dict[str, str],
                        defined: set[str], messages: list, m: int) -> None:
     if not spec.tool_changes:
         raise bad_request(f"{where}: tool_addition/tool_removal is not supported on this model ({spec.id})")
@@ -160,6 +160,11 @@ def _check_tool_change(block: dict, where: str, spec: ModelSpec, betas: set[str]
             raise bad_request(f"{where}.tool.definition.name: Field required")
         if definition.get("defer_loading") and ("cache_control" in block or "cache_control" in definition):
             raise bad_request(f"{where}: a deferred definition cannot carry cache_control")  # [MCSM]
+        declared = tool_names.get(definition["name"])
+        if declared is not None and declared != definition.get("type", "custom"):
+            # [MCSM]: "Redefining a name under a different tool type gives tool_name_conflict"
+            raise ApiError(400, f"{where}.tool.definition: tool {definition['name']!r} is already declared as a "
+                           f"{declared!r} tool", details={"error_code": "tool_name_conflict"})
         defined.add(definition["name"])
     elif kind == "tool_reference":
         name = tool.get("name")

@@ -61,7 +61,7 @@ def validate(request: Any, spec: ModelSpec, betas: set[str], *, needs_max_tokens
     # answer a tool_use of the turn before; each tool_use must be answered in the turn after.
     # System messages sit between turns and are checked on their own.
     first, state = 0, (None, set(), [], set(), set())
-    key = (spec.id, frozenset(betas), frozenset(tool_names), version)
+    key = (spec.id, frozenset(betas), frozenset(tool_names.items()), version)
     snapshots: list[tuple] = []  # the walk's state after each message
     if resume and resume.get("key") == key and 2 <= shared <= len(resume["after"]) + 1:
         first, state, snapshots = shared - 1, resume["after"][shared - 2], resume["after"][:shared - 1]
@@ -206,7 +206,8 @@ def _check_system(system: Any) -> None:
             raise bad_request("system: text content blocks must be non-empty")
 
 
-def _check_tools(request: dict, spec: ModelSpec) -> tuple[set[str], set[str]]:
+def _check_tools(request: dict, spec: ModelSpec) -> tuple[dict[str, str], set[str]]:
+    """The declared tools (name -> tool type) and the deferred ones' names."""
     tools = request.get("tools") or []
     if not isinstance(tools, list):
         raise bad_request("tools: must be a list")
@@ -232,7 +233,7 @@ def _check_tools(request: dict, spec: ModelSpec) -> tuple[set[str], set[str]]:
         if choice["type"] in ("any", "tool") and spec.rejects_forced_tool_choice:
             raise bad_request(f"tool_choice: forced tool use (type {choice['type']!r}) is not supported on {spec.id}; "
                               "use 'auto' or 'none'")
-    return set(names), deferred
+    return {t["name"]: t.get("type", "custom") for t in tools}, deferred
 
 
 def _check_thinking(request: dict, spec: ModelSpec, betas: set[str]) -> None:

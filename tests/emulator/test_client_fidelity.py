@@ -383,3 +383,17 @@ def test_task_budget_remaining_is_refused_on_a_request_carrying_an_on_demand_blo
     budget = {"task_budget": {"type": "tokens", "total": 50_000, "remaining": 40_000}}
     status, body = post(emu, {**later, "output_config": budget}, betas=betas)
     assert status == 400 and "remaining" in body["error"]["message"]
+
+
+def test_redefining_a_tool_under_another_type_is_a_tool_name_conflict():
+    """[MCSM]: "Redefining a name under a different tool type gives tool_name_conflict. Sending an
+    identical definition again is a no-op.\""""
+    emu = Emulator(model="claude-sonnet-5-5")
+    tools = [{"name": "search", "description": "Search.", "input_schema": {"type": "object"}}]
+
+    def redefine(definition):
+        return {**hello(), "tools": tools, "messages": [{"role": "user", "content": "go"}, {"role": "system", "content": [
+            {"type": "tool_addition", "tool": {"type": "tool_definition", "definition": definition}}]}]}
+    assert post(emu, redefine(tools[0]), betas="inline-tools-2026-09-15")[0] == 200
+    status, body = post(emu, redefine({"type": "web_search_20250305", "name": "search"}), betas="inline-tools-2026-09-15")
+    assert status == 400 and body["error"]["details"]["error_code"] == "tool_name_conflict"
