@@ -8,8 +8,8 @@
 
 Two parts, kept apart: *accounting* (tokens, cache, cost, and what the API accepts: faithful to the
 provider's published rules, see ``prompt.py``, ``cache.py``, ``binding.py``, ``system_messages.py``,
-``compaction.py``, ``context_editing.py``, ``validate.py``) and *behaviour* (a policy: a
-simulation). One emulator holds one cache and one account for its lifetime; several threads or
+``compaction.py``, ``context_editing.py``, ``validate.py``, ``versions.py``, ``structured.py``) and
+*behaviour* (a policy: a simulation). One emulator holds one cache and one account for its lifetime; several threads or
 asyncio tasks can share it (requests are billed one at a time; policies run concurrently, and a
 request's cache writes become readable once its answer has begun).
 """
@@ -29,7 +29,7 @@ import httpx2
 
 from ..provider.cost import CallRecord
 from ..provider.models import lookup, model_spec
-from . import binding, compaction, messages as pipeline
+from . import binding, compaction, messages as pipeline, structured, versions
 from .body import BodyParser
 from .cache import PromptCache
 from .diagnostics import Fingerprint, cache_miss_reason
@@ -120,15 +120,19 @@ class Emulator:
                 raise bad_request(f"Invalid content-type {kind!r}: the body must be application/json")
             if len(body) > MAX_REQUEST_BYTES:
                 raise ApiError(413, f"Request exceeds the maximum allowed number of bytes ({MAX_REQUEST_BYTES:,}).")
+            versions.authenticate(request_headers)
+            version = versions.api_version(request_headers)
             self._maybe_fault()
             if path.endswith("count_tokens"):
-                return 200, headers, json.dumps(self._count_tokens(body, betas)).encode()
-            result, streaming = self._messages(body, betas)
+                return 200, headers, json.dumps(self._count_tokens(body, betas, version)).encode()
+            result, streaming = self._messages(body, betas, version)
             if streaming:
                 return 200, {**headers, "content-type": "text/event-stream"}, sse(result)
             return 200, headers, json.dumps(result).encode()
         except ApiError as e:
             return e.status, {**headers, **e.headers}, e.body(request_id)
+        except RecursionError:  # JSON nested deeper than we walk: the request's problem, not ours
+            return 400, headers, bad_request("request body is nested too deeply").body(request_id)
         except Exception as e:  # a bug of ours must still answer, and say it is ours
             message = f"emulator error (a bug in the offline emulator, not in your request): {type(e).__name__}: {e}"
             return 500, {**headers, "x-should-retry": "false"}, ApiError(500, message).body(request_id)
@@ -161,16 +165,16 @@ class Emulator:
             raise ApiError(404, f"model: {name}")
         return spec
 
-    def _count_tokens(self, body: bytes, betas: set[str]) -> dict:
+    def _count_tokens(self, body: bytes, betas: set[str], version: str = versions.V2026) -> dict:
         request = _json(body)
         spec = self._spec(request)
-        prepared = pipeline.prepare(self, request, betas, spec, counting=True)
+        prepared = pipeline.prepare(self, request, betas, spec, counting=True, version=version)
         result: dict[str, Any] = {"input_tokens": prepared.prompt.total}
         if request.get("context_management") is not None:
             result["context_management"] = {"original_input_tokens": flatten(request, render=prepared.render).total}
         return result
 
-    def _messages(self, body: bytes, betas: set[str]) -> tuple[dict, bool]:
+    def _messages(self, body: bytes, betas: set[str], version: str = versions.V2026) -> tuple[dict, bool]:
         with self._lock:
             try:
                 parsed, earlier, shared = self._bodies.parse(body)
@@ -178,13 +182,13 @@ class Emulator:
                 raise bad_request(f"request body is not valid JSON: {e}") from None
             request = parsed.request
             spec = self._spec(request)
-            prepared = pipeline.prepare(self, request, betas, spec, earlier=earlier, shared=shared)
+            prepared = pipeline.prepare(self, request, betas, spec, earlier=earlier, shared=shared, version=version)
             parsed.prompt = prepared.prompt if not prepared.applied else None
             parsed.memo = pipeline.memo_of(prepared)
             plan = self._bill(prepared, betas)
             self._ids += 1
             message_id = f"msg_emu_{self._ids:020d}"
-            diagnostics = self._diagnose(request, prepared, message_id, plan["outcome"])
+            diagnostics = self._diagnose(request, prepared, message_id, betas)
 
         # Behaviour runs after accounting is complete, so a policy cannot change what was billed.
         # Policies treat the request as read-only: its messages are shared with later parses.
@@ -197,6 +201,10 @@ class Emulator:
                 for outcome in plan["outcomes"]:
                     self.cache.commit(outcome)
 
+        schema = None if plan["no_reply"] else structured.schema_of(request)
+        if schema is not None and (broken := structured.answer_violation(turn.content, schema)):
+            # The API constrains the answer to the schema [SO]: an answer that breaks it is the simulation's bug.
+            raise ApiError(500, f"the simulated policy broke the schema: {broken}", {"x-should-retry": "false"})
         last = prepared.prompt.digests[-1] if prepared.prompt.digests else b""
         with self._lock:
             content, output_tokens, stop_reason = ([], 0, "compaction") if plan["no_reply"] else pipeline.content_of(
@@ -214,8 +222,10 @@ class Emulator:
         message = {
             "id": message_id, "type": "message", "role": "assistant", "model": request["model"],
             "content": content, "stop_reason": stop_reason, "stop_sequence": None,
-            "usage": usage, "diagnostics": diagnostics,
+            "usage": usage,
         }
+        if "diagnostics" in request:  # absent when not requested [CD]: the four states start with "absent"
+            message["diagnostics"] = diagnostics
         if request.get("context_management") is not None:
             message["context_management"] = {"applied_edits": prepared.applied}
         if pipeline.BINDING_BETA in betas:  # present on every response with the beta, [] when empty [PT]
@@ -249,6 +259,10 @@ class Emulator:
             bound = prepared.bound or binding.check(request, prepared.spec, self.account, start,
                                                     compaction.start_digest(None, seed))
             digest = binding.response_prefix(bound, len(request["messages"]))
+            if prepared.spec.prefix_check == "none":
+                # Kept turns keep valid thinking only if "every compaction since the block was produced
+                # ran on a preserved-thinking model" [CTB]: here none can match the block.
+                digest = binding._h(digest, b"compacted without preserved thinking")
             changes = compaction.tool_changes([t for t in request.get("tools") or [] if not t.get("defer_loading")],
                                               prepared.seen["tools"])
             block = compaction.block("cod", summary, digest, seed, changes)
@@ -274,11 +288,11 @@ class Emulator:
         plan["seen"] = {**prepared.seen, "messages": after["messages"]}
         return plan
 
-    def _diagnose(self, request: dict, prepared: pipeline.Prepared, message_id: str, outcome) -> dict | None:
+    def _diagnose(self, request: dict, prepared: pipeline.Prepared, message_id: str, betas: set[str]) -> dict | None:
         """``diagnostics``: fingerprints are kept only for requests that ask for them [CD]."""
         if "diagnostics" not in request:
             return None
-        current = Fingerprint.of(prepared.spec.id, request, prepared.prompt)
+        current = Fingerprint.of(prepared.spec.id, request, prepared.prompt, betas)
         self._fingerprints[message_id] = current
         while len(self._fingerprints) > 4096:  # short-lived, as the API's are
             self._fingerprints.popitem(last=False)

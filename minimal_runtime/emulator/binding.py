@@ -31,7 +31,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..provider.models import ModelSpec
+from ..provider.models import MODELS, ModelSpec
 
 _KEY = b"emulated-messages-api-signing-key"  # fixed: a resumed process still verifies its blocks
 THINKING_TYPES = ("thinking", "redacted_thinking")
@@ -62,12 +62,26 @@ def _blocks(content: Any) -> list:
     return [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
 
 
-def message_digest(message: dict) -> bytes:
+def message_digest(message: dict, deferred: dict | None = None) -> bytes:
     """A message as its later blocks' prefix sees it: thinking blocks (and a compaction block, which
-    the check starts from instead) left out."""
+    the check starts from instead) left out. A ``tool_addition`` that references a deferred tool
+    (``deferred``: name -> definition) brings that definition into the prefix from there on: only a
+    deferred tool "that nothing has referenced yet" may change freely [PT]."""
     blocks = [b for b in _blocks(message.get("content")) if not (isinstance(b, dict) and b.get("type") in SKIPPED)]
     rest = {k: v for k, v in message.items() if k != "content"}
-    return _h(canon(rest), canon(blocks))
+    referenced = [deferred[name] for name in _references(blocks) if name in deferred] if deferred else []
+    return _h(canon(rest), canon(blocks), *([canon(referenced)] if referenced else []))
+
+
+def _references(blocks: list) -> list[str]:
+    return [b["tool"].get("name") for b in blocks if isinstance(b, dict) and b.get("type") == "tool_addition"
+            and isinstance(b.get("tool"), dict) and b["tool"].get("type") == "tool_reference"]
+
+
+def deferred_tools(request: dict) -> dict:
+    """The ``defer_loading`` tools, by name: outside the prefix until a tool_addition references one."""
+    return {t["name"]: t for t in request.get("tools") or [] if isinstance(t, dict) and t.get("defer_loading")
+            and isinstance(t.get("name"), str)}
 
 
 def seed(request: dict) -> bytes:
@@ -131,7 +145,12 @@ def can_read(reader: str, producer: str) -> bool:
         return producer not in ("claude-sonnet-5-5", "claude-haiku-5-5")
     if reader in ("claude-opus-5-5", "claude-sonnet-5-5", "claude-haiku-5-5"):
         return not fable_mythos and producer not in ("claude-opus-5-5", "claude-sonnet-5-5", "claude-haiku-5-5")
-    return True  # models without the check read what they are given
+    # A model without the check reads older blocks, not those of the models that bind them: [PT] names
+    # who reads whose blocks, and no model without the check is among the readers of a 5.1, 5.2 or 5.5
+    # block; an unreadable block is dropped silently and unbilled (issue 23's read: Fable 5.1 -> Opus 5,
+    # Opus 5.5 -> Opus 5). Between older models we let blocks through, as before.
+    made = MODELS.get(producer)
+    return made is None or made.prefix_check == "none"
 
 
 # -- the check ----------------------------------------------------------------------------------
@@ -143,6 +162,7 @@ class Verdict:
     ident: str
     reason: Reason | None  # None: valid
     tampered: bool = False
+    alone: bool = True  # False: valid on its own, invalid only because an earlier block failed
 
     @property
     def path(self) -> str:
@@ -173,7 +193,8 @@ def check(request: dict, spec: ModelSpec, account: str, start: int, start_digest
     compaction block there stands for, if any). Reuses ``earlier`` for the first ``shared`` messages."""
     messages = request["messages"]
     s = seed(request)
-    b = Binding(key=(s, spec.id, account, start, start_digest), start=start)
+    deferred = deferred_tools(request)
+    b = Binding(key=(s, spec.id, account, start, start_digest, canon(deferred) if deferred else b""), start=start)
     b.base = start_digest if start_digest is not None else _h(s)
     first = start
     if earlier is not None and earlier.key == b.key and shared > start:
@@ -215,16 +236,17 @@ def check(request: dict, spec: ModelSpec, account: str, start: int, start_digest
                         chained = record.get("c", "") not in ids_in_request
                     else:
                         chained = record.get("c", "") == last
-                    ok = not failed and chained and record.get("p") == here.hex()
+                    own = chained and record.get("p") == here.hex()
+                    ok = not failed and own
                     failed = failed or not ok
-                    b.verdicts.append(Verdict(i, j, ident, None if ok else "prefix_binding_mismatch"))
+                    b.verdicts.append(Verdict(i, j, ident, None if ok else "prefix_binding_mismatch", alone=not own))
                     last = ident
                 elif not (isinstance(block, dict) and block.get("type") == "compaction"):
                     kept.append(block)
         if i == start and start_digest is not None and _only(message, "compaction"):
             b.chain.append(b.base)  # the block stands for what it summarized: kept turns chain on from there
         else:
-            b.chain.append(_h(b.prefix(i), message_digest(message)) if isinstance(message, dict) else b.prefix(i))
+            b.chain.append(_h(b.prefix(i), message_digest(message, deferred)) if isinstance(message, dict) else b.prefix(i))
         b.state.append((last, failed))
     return b
 

@@ -5,7 +5,7 @@ names one, says where the later request departs from it [https://platform.claude
 build-with-claude/cache-diagnostics; API-2026.md §8]. Only the earliest divergence is reported:
 ``model_changed``, ``tools_changed``, ``system_changed``, ``messages_changed`` (an earlier message
 was edited rather than appended to), ``unavailable`` (another prompt-affecting parameter such as
-``tool_choice``, ``thinking`` or ``output_config`` differs), ``previous_message_not_found`` (the
+``tool_choice``, ``thinking``, ``output_config``, ``context_management`` or the set of betas differs), ``previous_message_not_found`` (the
 earlier request did not ask for diagnostics, or is gone). Divergence is found from the request's
 structure, whether or not anything was cached; ``cache_missed_input_tokens`` estimates the earlier
 request's tokens after the divergence (a magnitude, not a billing number). ``null``: no divergence.
@@ -28,20 +28,22 @@ class Fingerprint:
     tools: bytes
     system: bytes
     params: bytes
+    settings: bytes  # the set of betas, context_management, output_format: "unavailable" when changed [CD]
     messages: tuple[bytes, ...]  # chained digest through each sent message
     tokens: tuple[int, ...]  # prompt tokens through each message
     head_tokens: tuple[int, int]  # tokens of tools, of tools and system
     total: int
 
     @classmethod
-    def of(cls, model: str, request: dict, prompt: Prompt) -> "Fingerprint":
+    def of(cls, model: str, request: dict, prompt: Prompt, betas: set[str] = frozenset()) -> "Fingerprint":
         chain, d = [], b""
         for message in request["messages"]:
             d = _h(d, canon(message))
             chain.append(d)
         tokens = tuple(prompt.cum[e] if e >= 0 else 0 for e in prompt.msg_ends)
         tools = len([t for t in request.get("tools") or [] if not t.get("defer_loading")])
-        return cls(model, prompt.tools_fp, prompt.system_fp, prompt.params_fp, tuple(chain), tokens,
+        settings = _h(canon([sorted(betas), request.get("context_management"), request.get("output_format")]))
+        return cls(model, prompt.tools_fp, prompt.system_fp, prompt.params_fp, settings, tuple(chain), tokens,
                    (prompt.prefix_tokens(tools - 1), prompt.prefix_tokens(prompt.head - 1)), prompt.total)
 
 
@@ -54,7 +56,7 @@ def cache_miss_reason(previous: Fingerprint | None, current: Fingerprint) -> dic
         return {"type": "tools_changed", "cache_missed_input_tokens": previous.total}
     if current.system != previous.system:
         return {"type": "system_changed", "cache_missed_input_tokens": previous.total - previous.head_tokens[0]}
-    if current.params != previous.params:
+    if current.params != previous.params or current.settings != previous.settings:
         return {"type": "unavailable"}
     for k, digest in enumerate(previous.messages):
         if k >= len(current.messages) or current.messages[k] != digest:

@@ -22,6 +22,7 @@ from .prompt import Prompt, Render, flatten, render_block
 from .system_messages import CLEAR_AT_BETA, is_turn_scoped, last_user_index, tools_in_effect
 from .tokens import CHARS_PER_TOKEN, estimate_tokens
 from .validate import BINDING_BETA, validate  # noqa: F401  (BINDING_BETA: read by the emulator)
+from .versions import V2026
 
 if TYPE_CHECKING:
     from . import Emulator
@@ -45,9 +46,10 @@ class Prepared:
 
 
 def prepare(emu: "Emulator", request: Any, betas: set[str], spec: ModelSpec, *, counting: bool = False,
-            earlier=None, shared: int = 0) -> Prepared:
+            earlier=None, shared: int = 0, version: str = V2026) -> Prepared:
     memo = earlier.memo if earlier is not None else {}
-    checked = validate(request, spec, betas, needs_max_tokens=not counting, resume=memo.get("validation"), shared=shared)
+    checked = validate(request, spec, betas, needs_max_tokens=not counting, resume=memo.get("validation"), shared=shared,
+                       version=version)
     messages = request["messages"]
     if request.get("context_management") is not None:
         if CONTEXT_BETA not in betas and not _only_compaction(request):
@@ -67,11 +69,19 @@ def prepare(emu: "Emulator", request: Any, betas: set[str], spec: ModelSpec, *, 
     # The newest compaction block: content before it is ignored, the binding check starts there.
     special = _special_blocks(messages, memo, shared)
     at_m, at_b, record = compaction.check_blocks([s for s in special if s[2]["type"] == "compaction"], betas)
+    if record and record.get("k") == "cod" and \
+            ((request.get("output_config") or {}).get("task_budget") or {}).get("remaining") is not None:
+        # [COD]: task_budget.remaining is rejected with on-demand compaction "and on later requests that carry the block"
+        raise bad_request("output_config.task_budget.remaining: cannot be combined with an on-demand compaction block")
     seed = binding.seed(request)
     start_digest = compaction.start_digest(record, seed)
 
     bound, dropped, transformations = None, set(), []
-    if spec.prefix_check != "none" or any(_has_thinking(m) for m in messages[shared:]) or memo.get("thinking"):
+    # The binding is needed to check the blocks sent back, and to sign the block the answer will
+    # carry: on every thinking model, including one without the check, since the conversation may
+    # move to a successor that runs it and "keeps its reasoning" [PT].
+    if spec.prefix_check != "none" or thinks(spec, request) or memo.get("thinking") \
+            or any(_has_thinking(m) for m in messages[shared:]):
         bound = binding.check(request, spec, emu.account, at_m if record else 0, start_digest,
                               memo.get("binding"), shared)
         dropped, transformations = _enforce(emu, request, spec, betas, bound)
@@ -197,7 +207,8 @@ def _enforce(emu: "Emulator", request: dict, spec: ModelSpec, betas: set[str],
         if enforced:
             dropped.add((v.message, v.block))
             out.append({"type": "thinking_dropped", "path": v.path, "reason": v.reason})
-        else:
+        elif v.alone:  # record-only: "a lower bound on what enforcement would remove" [PT], so not
+            # the later blocks that fail only because an earlier one did
             out.append({"type": "thinking_mismatch_allowed", "path": v.path, "reason": "prefix_binding_mismatch"})
     return dropped, out
 
@@ -252,19 +263,27 @@ def content_of(emu: "Emulator", prepared: Prepared, turn: Turn, message_digest: 
     """The answer's blocks (thinking first, where the model thinks), output tokens, stop reason."""
     spec, request = prepared.spec, prepared.request
     blocks = [_complete(b, message_digest, k) for k, b in enumerate(turn.content)]
+    own, thought = None, 0  # the answer's thinking block, and its output tokens, shown or not
     if thinks(spec, request):
-        bound = prepared.bound
-        prefix = binding.response_prefix(bound, len(bound.chain)) if bound else hashlib.blake2b(
-            message_digest, digest_size=16).digest()
-        previous = binding.last_kept(bound, prepared.render.drop) if bound else None
-        block = binding.thinking_block(spec, emu.account, prefix, previous, turn.thinking or "")
+        bound = prepared.bound  # always made for a thinking model (see prepare)
+        prefix = binding.response_prefix(bound, len(bound.chain))
+        previous = binding.last_kept(bound, prepared.render.drop)
+        # display "omitted": "thinking content is redacted but a signature is returned for multi-turn
+        # continuity" [SDK beta_thinking_config_adaptive_param.py]; it is billed all the same.
+        shown = "" if (request.get("thinking") or {}).get("display") == "omitted" else turn.thinking or ""
+        block = binding.thinking_block(spec, emu.account, prefix, previous, shown)
         emu.remember_block(block, bound)
         blocks = [block, *blocks]
+        own, thought = block, estimate_tokens(turn.thinking) if turn.thinking else 0
     stop = turn.stop_reason or ("tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn")
     out, used = [], 0
     for b in blocks:  # output is cut at max_tokens, mid-text if need be; a cut tool call is dropped
-        n = (estimate_tokens(b["thinking"]) if b["thinking"] else 0) if b["type"] == "thinking" else \
-            estimate_tokens(render_block(b))
+        if b is own:
+            n = thought
+        elif b["type"] == "thinking":
+            n = estimate_tokens(b["thinking"]) if b["thinking"] else 0
+        else:
+            n = estimate_tokens(render_block(b))
         if used + n > max_tokens:
             room = max_tokens - used
             if b["type"] == "text" and room > 0:

@@ -8,10 +8,13 @@ never lets the policy see or touch it.
 
 from __future__ import annotations
 
+import json
 import threading
 from typing import Any, Iterable, Optional, Protocol
 
 from pydantic import BaseModel
+
+from . import structured
 
 
 class Policy(Protocol):
@@ -70,5 +73,9 @@ class ScriptedPolicy:
 
 
 def echo_policy(request: dict) -> Turn:
-    """The default: a short text answer naming how many messages it was sent."""
+    """The default: a short text answer naming how many messages it was sent, or, when the request
+    asks for structured output, the smallest JSON value its schema allows (see ``structured``)."""
+    schema = structured.schema_of(request)
+    if schema is not None:
+        return Turn.of(json.dumps(structured.stand_in(schema)))
     return Turn.of(f"(simulated reply to {len(request['messages'])} messages)")

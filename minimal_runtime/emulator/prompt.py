@@ -136,7 +136,8 @@ def as_blocks(content: Any) -> list[dict]:
 
 def _cache_ttl(cc: Any, where: Any) -> int:
     """The TTL of a marker; ``where`` is the block's place ("" for the top-level parameter)."""
-    if not isinstance(cc, dict) or cc.get("type") != "ephemeral" or not cc.keys() <= {"type", "ttl"}:
+    # "scope" is checked (and needs its beta) in validate.py; it does not change the TTL.
+    if not isinstance(cc, dict) or cc.get("type") != "ephemeral" or not cc.keys() <= {"type", "ttl", "scope"}:
         raise bad_request(f"{_field(where)}: expected {{'type': 'ephemeral'}} (and optionally 'ttl')")
     ttl = cc.get("ttl", "5m")
     if ttl not in TTL_SECONDS:

@@ -16,6 +16,10 @@ From https://platform.claude.com/docs/en/build-with-claude/mid-conversation-syst
   only ``mid-conversation-tool-changes-2026-07-01``) change the tools on offer from their position
   on, leaving ``tools`` byte-identical. A ``defer_loading`` tool is not offered until added. An
   unresolved reference is a 400 with ``error_code`` ``tool_reference_unresolved``.
+- Per-message ``output_config`` (build-with-claude/effort-per-message): ``{"effort": ...}`` only
+  ("format remains top-level only", SDK ``BetaSystemMessageOutputConfigParam``), under the beta
+  ``mid-conversation-output-config-2026-07-01`` or Claude Code's ``per-turn-control-2026-07-01``
+  (see ``provider/models.py``); without either it is "Extra inputs are not permitted".
 
 Error texts quoted in [MCSM] are used verbatim; the others are our wording, naming the path.
 """
@@ -24,9 +28,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..provider.models import CLEAR_AT_BETA, INLINE_TOOLS_BETA, OUTPUT_CONFIG_BETA, TOOL_CHANGES_BETA, ModelSpec
+from ..provider.models import (CLEAR_AT_BETA, INLINE_TOOLS_BETA, OUTPUT_CONFIG_BETA, PER_TURN_CONTROL_BETA,
+                               TOOL_CHANGES_BETA, ModelSpec)
 from .errors import ApiError, bad_request
+
 CHANGE_TYPES = ("tool_addition", "tool_removal")
+EFFORTS = ("low", "medium", "high", "xhigh", "max")  # [effort], the same set as the top-level parameter
 
 
 def is_turn_scoped(message: dict) -> bool:
@@ -46,7 +53,7 @@ def last_user_index(messages: list) -> int:
     return -1
 
 
-def validate_system_message(messages: list, m: int, spec: ModelSpec, betas: set[str], tool_names: set[str],
+def validate_system_message(messages: list, m: int, spec: ModelSpec, betas: set[str], tool_names: dict[str, str],
                             deferred: set[str], defined: set[str]) -> None:
     """The checks of one ``role: "system"`` entry; ``defined`` collects inline-defined tool names."""
     message = messages[m]
@@ -64,10 +71,14 @@ def validate_system_message(messages: list, m: int, spec: ModelSpec, betas: set[
         if is_turn_scoped(message):
             raise bad_request(f"messages.{m}: output_config is not permitted on a turn-scoped system message "
                               "(clear_at: 'next_user_message')")
-        if config and OUTPUT_CONFIG_BETA not in betas:
+        if config and not {OUTPUT_CONFIG_BETA, PER_TURN_CONTROL_BETA} & betas:
             raise bad_request(f"messages.{m}.output_config: Extra inputs are not permitted")
         if "format" in config:
             raise bad_request(f"messages.{m}.output_config.format: format is only permitted at the top level")
+        for key in config.keys() - {"effort"}:
+            raise bad_request(f"messages.{m}.output_config.{key}: Extra inputs are not permitted")
+        if config.get("effort") not in (None, *EFFORTS):
+            raise bad_request(f"messages.{m}.output_config.effort: Input should be one of {', '.join(EFFORTS)}")
     content = message.get("content")
     if content is None or content == "" or content == []:
         if config is None:
@@ -124,7 +135,7 @@ def _ends_in_server_tool_result(message: dict) -> bool:
         and str(content[-1].get("type", "")).endswith("_tool_result")
 
 
-def _check_tool_change(block: dict, where: str, spec: ModelSpec, betas: set[str], tool_names: set[str],
+def _check_tool_change(block: dict, where: str, spec: ModelSpec, betas: set[str], tool_names: dict[str, str],
                        defined: set[str], messages: list, m: int) -> None:
     if not spec.tool_changes:
         raise bad_request(f"{where}: tool_addition/tool_removal is not supported on this model ({spec.id})")
@@ -147,6 +158,13 @@ def _check_tool_change(block: dict, where: str, spec: ModelSpec, betas: set[str]
         definition = tool.get("definition")
         if not isinstance(definition, dict) or not isinstance(definition.get("name"), str):
             raise bad_request(f"{where}.tool.definition.name: Field required")
+        if definition.get("defer_loading") and ("cache_control" in block or "cache_control" in definition):
+            raise bad_request(f"{where}: a deferred definition cannot carry cache_control")  # [MCSM]
+        declared = tool_names.get(definition["name"])
+        if declared is not None and declared != definition.get("type", "custom"):
+            # [MCSM]: "Redefining a name under a different tool type gives tool_name_conflict"
+            raise ApiError(400, f"{where}.tool.definition: tool {definition['name']!r} is already declared as a "
+                           f"{declared!r} tool", details={"error_code": "tool_name_conflict"})
         defined.add(definition["name"])
     elif kind == "tool_reference":
         name = tool.get("name")

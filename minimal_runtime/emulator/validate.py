@@ -11,27 +11,31 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..provider.models import BINDING_BETA, TASK_BUDGET_BETA, ModelSpec
-from . import system_messages
+from ..provider.models import BINDING_BETA, CACHE_SCOPE_BETA, TASK_BUDGET_BETA, ModelSpec
+from . import structured, system_messages
 from .errors import bad_request
+from .versions import V2026, check_fields
 
 BLOCK_TYPES = {
     "user": {"text", "image", "document", "tool_result", "search_result", "compaction"},
     "assistant": {"text", "tool_use", "thinking", "redacted_thinking", "server_tool_use", "web_search_tool_result",
                   "compaction"},
 }
+# [VER] 2026-10-21 refuses a document block in an assistant message; 2023-06-01 accepted it.
+BLOCK_TYPES_2023 = {**BLOCK_TYPES, "assistant": BLOCK_TYPES["assistant"] | {"document"}}
 MIN_TASK_BUDGET = 20_000
-EFFORTS = ("low", "medium", "high", "xhigh", "max")
+EFFORTS = system_messages.EFFORTS
 
 
 def validate(request: Any, spec: ModelSpec, betas: set[str], *, needs_max_tokens: bool = True,
-             resume: dict | None = None, shared: int = 0) -> dict:
+             resume: dict | None = None, shared: int = 0, version: str = V2026) -> dict:
     """Raise the 400 the API would answer, or return what a later request repeating this one's
     first messages may skip: the walk's state after each of the last messages (``resume``), so that
     only what is new is checked again (the checks of a message depend on what came before it and on
     its direct neighbours, so the last repeated message is checked again too)."""
     if not isinstance(request, dict):
         raise bad_request("request body must be a JSON object")
+    check_fields(request, version)
     if needs_max_tokens:
         max_tokens = request.get("max_tokens")
         if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 0:
@@ -45,16 +49,19 @@ def validate(request: Any, spec: ModelSpec, betas: set[str], *, needs_max_tokens
     if not isinstance(messages, list) or not messages:
         raise bad_request("messages: at least one message is required")
     _check_system(request.get("system"))
+    for where, cc in _head_markers(request):
+        _check_scope(cc, where, betas)
     tool_names, deferred = _check_tools(request, spec)
     _check_thinking(request, spec, betas)
     _check_output_config(request, spec, betas)
     _check_params(request)
+    structured.schema_of(request)  # a malformed output format is a 400
 
     # Consecutive same-role messages are one turn, as the API merges them. A tool_result must
     # answer a tool_use of the turn before; each tool_use must be answered in the turn after.
     # System messages sit between turns and are checked on their own.
     first, state = 0, (None, set(), [], set(), set())
-    key = (spec.id, frozenset(betas), frozenset(tool_names))
+    key = (spec.id, frozenset(betas), frozenset(tool_names.items()), version)
     snapshots: list[tuple] = []  # the walk's state after each message
     if resume and resume.get("key") == key and 2 <= shared <= len(resume["after"]) + 1:
         first, state, snapshots = shared - 1, resume["after"][shared - 2], resume["after"][:shared - 1]
@@ -90,13 +97,19 @@ def validate(request: Any, spec: ModelSpec, betas: set[str], *, needs_max_tokens
         if not content and not (role == "assistant" and m == len(messages) - 1):
             raise bad_request("messages: all messages must have non-empty content except for the optional final "
                               "assistant message")
-        allowed = BLOCK_TYPES[role]
+        allowed = BLOCK_TYPES[role] if version == V2026 else BLOCK_TYPES_2023[role]
         for i, block in enumerate(content):
             kind = block.get("type") if isinstance(block, dict) else None
+            if kind is not None and "cache_control" in block:
+                _check_scope(block["cache_control"], f"messages.{m}.content.{i}", betas)
             if kind not in allowed:
-                raise bad_request(f"messages.{m}.content.{i}.type: {kind!r} is not a valid block type in a {role} message")
+                raise bad_request(f"messages.{m}.content.{i}.type: {kind!r} is not a valid block type in a {role} message"
+                                  + (f" (anthropic-version {V2026})" if kind == "document" else ""))
             if kind == "text":
                 _check_text(block, f"messages.{m}.content.{i}")
+                if role == "user" and block.get("citations") and version == V2026:  # [VER]
+                    raise bad_request(f"messages.{m}.content.{i}.citations: citations on a user text block are not "
+                                      f"permitted (anthropic-version {V2026})")
             elif kind == "tool_use":
                 if not isinstance(block.get("id"), str) or not isinstance(block.get("name"), str) \
                         or not isinstance(block.get("input"), dict):
@@ -155,6 +168,32 @@ def _unanswered(ids: set[str]) -> None:
     )
 
 
+def _head_markers(request: dict) -> list[tuple[str, Any]]:
+    """The cache_control markers outside the messages: top-level, on tools, on system blocks."""
+    found = [("", request["cache_control"])] if "cache_control" in request else []
+    for segment in ("tools", "system"):
+        blocks = request.get(segment)
+        if isinstance(blocks, list):
+            found += [(f"{segment}.{i}", b["cache_control"]) for i, b in enumerate(blocks)
+                      if isinstance(b, dict) and "cache_control" in b]
+    return found
+
+
+def _check_scope(cc: Any, where: str, betas: set[str]) -> None:
+    """``cache_control.scope`` needs the beta ``prompt-caching-scope-2026-01-05``; without it the API
+    answers "system.1.cache_control.ephemeral.scope: Extra inputs are not permitted" (captured in
+    github.com/caozhiyuan/copilot-api/issues/145). With it we accept a string: "global" is the value
+    clients send (litellm's fixtures, Claude Code's system blocks); no first-party page listing the
+    values was found [UNCERTAIN], and offline there is one account, so the scope changes nothing."""
+    if not isinstance(cc, dict) or "scope" not in cc:
+        return
+    field = f"{where}.cache_control" if where else "cache_control"
+    if CACHE_SCOPE_BETA not in betas:
+        raise bad_request(f"{field}.ephemeral.scope: Extra inputs are not permitted")
+    if not isinstance(cc["scope"], str) or not cc["scope"]:
+        raise bad_request(f"{field}.scope: must be a string such as 'global'")
+
+
 def _check_system(system: Any) -> None:
     if system is None or isinstance(system, str):
         return
@@ -167,7 +206,8 @@ def _check_system(system: Any) -> None:
             raise bad_request("system: text content blocks must be non-empty")
 
 
-def _check_tools(request: dict, spec: ModelSpec) -> tuple[set[str], set[str]]:
+def _check_tools(request: dict, spec: ModelSpec) -> tuple[dict[str, str], set[str]]:
+    """The declared tools (name -> tool type) and the deferred ones' names."""
     tools = request.get("tools") or []
     if not isinstance(tools, list):
         raise bad_request("tools: must be a list")
@@ -193,7 +233,7 @@ def _check_tools(request: dict, spec: ModelSpec) -> tuple[set[str], set[str]]:
         if choice["type"] in ("any", "tool") and spec.rejects_forced_tool_choice:
             raise bad_request(f"tool_choice: forced tool use (type {choice['type']!r}) is not supported on {spec.id}; "
                               "use 'auto' or 'none'")
-    return set(names), deferred
+    return {t["name"]: t.get("type", "custom") for t in tools}, deferred
 
 
 def _check_thinking(request: dict, spec: ModelSpec, betas: set[str]) -> None:
@@ -203,6 +243,10 @@ def _check_thinking(request: dict, spec: ModelSpec, betas: set[str]) -> None:
     if not isinstance(thinking, dict) or thinking.get("type") not in ("enabled", "adaptive", "disabled", "between_tools"):
         raise bad_request("thinking.type: must be one of enabled, adaptive, disabled, between_tools")
     kind = thinking["type"]
+    # Sonnet 5.5 turns thinking off only with between_tools: its overview lists "disabled" among the
+    # breaking changes (API-2026.md section 7, PAI profiles/anthropic.py verified live).
+    if spec.id == "claude-sonnet-5-5" and kind == "disabled":
+        raise bad_request(f"thinking.type: 'disabled' is not supported on {spec.id}; use 'between_tools'")
     if spec.thinking == "always_on" and kind in ("disabled", "between_tools"):
         raise bad_request(f"thinking.type: {kind!r} is not supported on {spec.id}: thinking is always on")
     if kind == "enabled" and spec.thinking != "on_request" or (kind == "enabled" and spec.id in (
@@ -211,6 +255,9 @@ def _check_thinking(request: dict, spec: ModelSpec, betas: set[str]) -> None:
                           "use adaptive thinking")
     if kind == "enabled" and (not isinstance(thinking.get("budget_tokens"), int) or thinking["budget_tokens"] < 1024):
         raise bad_request("thinking.budget_tokens: must be an integer of at least 1024")
+    # [SDK beta_thinking_config_adaptive_param.py] display: "summarized" | "omitted" | "updates".
+    if thinking.get("display") not in (None, "summarized", "omitted", "updates"):
+        raise bad_request("thinking.display: Input should be 'summarized', 'omitted' or 'updates'")
     if "block_binding" in thinking:
         if BINDING_BETA not in betas:
             raise bad_request("thinking.block_binding: Extra inputs are not permitted")

@@ -41,6 +41,14 @@ CLEAR_AT_BETA = "mid-conversation-system-clear-at-2026-08-21"  # [MCSM] turn-sco
 INLINE_TOOLS_BETA = "inline-tools-2026-09-15"  # [MCSM] tool_addition / tool_removal, by reference or value
 TOOL_CHANGES_BETA = "mid-conversation-tool-changes-2026-07-01"  # [MCSM] the same, by reference only
 OUTPUT_CONFIG_BETA = "mid-conversation-output-config-2026-07-01"  # [MCSM] per-message effort
+# The header Claude Code sends for the same per-message output_config on role "system" entries. No
+# first-party page names it; a live probe recorded in github.com/router-for-me/CLIProxyAPI/pull/5563
+# ("direct to api.anthropic.com, with per-turn-control-2026-07-01: 200; without it: 400
+# messages.1.output_config: Extra inputs are not permitted") and issue #5738 show it admits the field.
+PER_TURN_CONTROL_BETA = "per-turn-control-2026-07-01"
+# cache_control.scope: without this value the API answers "system.1.cache_control.ephemeral.scope:
+# Extra inputs are not permitted" (captured in github.com/caozhiyuan/copilot-api/issues/145).
+CACHE_SCOPE_BETA = "prompt-caching-scope-2026-01-05"
 BINDING_BETA = "thinking-binding-controls-2026-08-01"  # [PT] block_binding, input_transformations
 CONTEXT_EDITING_BETA = "context-management-2025-06-27"  # [CE]
 COMPACT_THRESHOLD_BETA = "compact-2026-01-12"  # [CT]

@@ -304,7 +304,8 @@ def test_error_bodies_carry_the_right_type_and_a_request_id(status, kind, error)
 def test_a_non_object_body_is_a_400_and_an_oversize_one_a_413_and_a_wrong_content_type_a_400():
     emu, _ = make()
     for body in (b"[1, 2]", b"\"text\"", b"17", b"null"):
-        status, _, payload = emu.handle("POST", "/v1/messages", body, {"content-type": "application/json"})
+        status, _, payload = emu.handle("POST", "/v1/messages", body, {"content-type": "application/json",
+                                                                       "anthropic-version": "2026-10-21", "x-api-key": "k"})
         assert status == 400 and json.loads(payload)["error"]["type"] == "invalid_request_error"
     status, _, payload = emu.handle("POST", "/v1/messages", b"{" + b" " * (33 * 1024 * 1024) + b"}", {})
     assert status == 413 and json.loads(payload)["error"]["type"] == "request_too_large"

@@ -87,7 +87,8 @@ def test_thousands_of_mutated_requests_all_answer_with_a_status():
             request = mutate(request, rng)
         body = json.dumps(request, ensure_ascii=False).encode("utf-8", "surrogatepass")
         path = "/v1/messages/count_tokens" if k % 5 == 0 else "/v1/messages"
-        status, headers, payload = emu.handle("POST", path, body, {"anthropic-beta": BETAS, "content-type": "application/json"})
+        status, headers, payload = emu.handle("POST", path, body, {"anthropic-beta": BETAS, "content-type": "application/json",
+                                                            "anthropic-version": "2026-10-21", "x-api-key": "k"})
         statuses[status] = statuses.get(status, 0) + 1
         if status >= 500:
             ours.append((status, payload[:300], body[:300]))
