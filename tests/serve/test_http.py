@@ -19,6 +19,7 @@ from minimal_runtime.emulator import Emulator
 from minimal_runtime.emulator.server import MAX_REQUEST_BYTES, serve
 from minimal_runtime.provider.models import MODELS
 
+CLIENT = {"x-api-key": "offline", "anthropic-version": "2023-06-01"}  # what every SDK sends
 BODY = json.dumps({"model": "claude-sonnet-5-5", "max_tokens": 64,
                    "messages": [{"role": "user", "content": "hello"}]}).encode()
 
@@ -62,7 +63,7 @@ def test_a_chunked_request_body_is_read_whole(base_url):
     def pieces():
         for i in range(0, len(BODY), 7):
             yield BODY[i:i + 7]
-    answer = httpx.post(f"{base_url}/v1/messages", content=pieces(), headers={"content-type": "application/json"})
+    answer = httpx.post(f"{base_url}/v1/messages", content=pieces(), headers={**CLIENT, "content-type": "application/json"})
     assert answer.request.headers["transfer-encoding"] == "chunked"
     assert answer.status_code == 200, answer.text
     assert answer.json()["type"] == "message"
@@ -71,7 +72,7 @@ def test_a_chunked_request_body_is_read_whole(base_url):
 @pytest.mark.parametrize("encoding, encode", [("gzip", gzip.compress), ("deflate", zlib.compress)])
 def test_a_compressed_request_body_is_decoded(base_url, encoding, encode):
     answer = httpx.post(f"{base_url}/v1/messages", content=encode(BODY),
-                        headers={"content-type": "application/json", "content-encoding": encoding})
+                        headers={**CLIENT, "content-type": "application/json", "content-encoding": encoding})
     assert answer.status_code == 200, answer.text
     assert answer.json()["usage"]["input_tokens"] > 0
 
@@ -79,13 +80,13 @@ def test_a_compressed_request_body_is_decoded(base_url, encoding, encode):
 def test_a_compressed_body_is_limited_by_its_decoded_size_and_an_unknown_coding_is_refused(base_url):
     bomb = gzip.compress(b" " * (MAX_REQUEST_BYTES + 1), compresslevel=1)  # about 140 KB on the wire
     answer = httpx.post(f"{base_url}/v1/messages", content=bomb,
-                        headers={"content-type": "application/json", "content-encoding": "gzip"})
+                        headers={**CLIENT, "content-type": "application/json", "content-encoding": "gzip"})
     assert answer.status_code == 413 and answer.json()["error"]["type"] == "request_too_large"
     answer = httpx.post(f"{base_url}/v1/messages", content=BODY,
-                        headers={"content-type": "application/json", "content-encoding": "br"})
+                        headers={**CLIENT, "content-type": "application/json", "content-encoding": "br"})
     assert answer.status_code == 415 and "br" in answer.json()["error"]["message"]
     answer = httpx.post(f"{base_url}/v1/messages", content=b"not gzip",
-                        headers={"content-type": "application/json", "content-encoding": "gzip"})
+                        headers={**CLIENT, "content-type": "application/json", "content-encoding": "gzip"})
     assert answer.status_code == 400 and "gzip" in answer.json()["error"]["message"]
 
 
