@@ -1,19 +1,24 @@
-"""Chapter 02 exercise: where the cache breakpoint goes, and where the batch goes.
+"""Chapter 02 exercise: where the cache breakpoint goes, and where the batch goes, in both
+generations of the layout.
 
 An entry in the prompt cache is the prefix that ends at a breakpoint block; a later request reads
 it only if its own prefix up to there is byte-identical, and the read walks back at most
-``LOOKBACK_BLOCKS`` block positions from each of its breakpoints. Test with
-``.venv/bin/pytest tests/ch02_tail_placement --impl exercises``.
+``LOOKBACK_BLOCKS`` block positions from each of its breakpoints. On a current model the request
+must also be an append-only extension of the previous one (its thinking is bound to its prefix).
+Test with ``.venv/bin/pytest tests/ch02_tail_placement --impl exercises`` (the long-run tests run on
+Sonnet 4.6 with ``tail_layout`` and on Sonnet 5.5 with ``turn_scoped_layout``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from minimal_runtime.core.context import CallParts, append_batch  # noqa: F401  (chapter 01: use it)
+from minimal_runtime.core.context import CallParts, append_batch, batch_entry  # noqa: F401  (chapter 01: use them)
+from minimal_runtime.provider.models import CLEAR_AT_BETA, INLINE_TOOLS_BETA  # noqa: F401  (the two betas it needs)
 from minimal_runtime.provider.models import LOOKBACK_BLOCKS  # 20: the provider's lookback, in block positions
 
-__all__ = ["CallParts", "LOOKBACK_BLOCKS", "system_with_breakpoint", "tail_layout", "with_breakpoints"]
+__all__ = ["CallParts", "CLEAR_AT_BETA", "INLINE_TOOLS_BETA", "LOOKBACK_BLOCKS", "system_with_breakpoint", "tail_layout",
+           "turn_scoped_layout", "with_breakpoints"]
 
 
 def with_breakpoints(durable: list[dict], previous_len: int | None = None) -> list[dict]:
@@ -35,3 +40,15 @@ def tail_layout(parts: CallParts) -> dict[str, Any]:
     with breakpoints, then the batch via ``append_batch``), ``tools`` if any and ``tool_choice`` if
     set. The batch must come after every breakpoint."""
     raise NotImplementedError("ch02: tail_layout")
+
+
+def turn_scoped_layout(parts: CallParts) -> dict[str, Any]:
+    """The 2026 layout, for models that take mid-conversation system messages: the same
+    ``system`` and breakpoints as ``tail_layout``, ``tools`` and ``tool_choice`` likewise, and the
+    history's copy left exactly as it is but for its breakpoints. After it, in this order: the
+    call's ``parts.tool_changes`` (if any) as one plain system message ``{"role": "system",
+    "content": [...]}`` (a tool change must last), then the batch (if any) as ``batch_entry``: a
+    turn-scoped system message, which takes no breakpoint. ``betas``: ``CLEAR_AT_BETA`` and
+    ``INLINE_TOOLS_BETA``, on every request (the history keeps every earlier entry). The agent
+    appends both entries to its history with the turn, so the next request only appends."""
+    raise NotImplementedError("ch02: turn_scoped_layout")

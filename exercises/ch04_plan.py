@@ -1,43 +1,48 @@
-"""Chapter 04 exercise: what the plan hook and the executor's task hook inject.
+"""Chapter 04 exercise: what the plan hook and the executor's task hook put in the batch, and when.
 
-Both blocks are written in the agent's first person, because the model continues from them as if
-it had written them. Test with ``.venv/bin/pytest tests/ch04_plan --impl exercises``.
+The wording is yours; what each block carries in each state of the plan is the exercise. On
+current models the batch is a turn-scoped *system* entry, read with operator authority, so the
+blocks state facts about the run ("Current phase: 2 of 4 ...") rather than speak as the agent
+("I am ...") or at it ("You ..."). Test with ``.venv/bin/pytest tests/ch04_plan --impl exercises``.
 """
 
 from __future__ import annotations
 
+from minimal_runtime.features.delegation import MY_PHASE, SCOPE_LINE, TASK_LINE  # noqa: F401  (the executor reads these)
 from minimal_runtime.features.delegation import ExecutorTask  # objective, phase (1-based), plan snapshot, scope_line
 from minimal_runtime.features.plan import COMMUNICATION_RULES, Phase, Plan  # Plan.current: index of the phase now, or None
 
-__all__ = ["COMMUNICATION_RULES", "ExecutorTask", "Phase", "Plan", "render_plan_block", "render_task_block"]
+__all__ = ["COMMUNICATION_RULES", "ExecutorTask", "MY_PHASE", "Phase", "Plan", "SCOPE_LINE", "TASK_LINE",
+           "render_plan_block", "render_task_block"]
 
 
 def render_plan_block(plan: Plan) -> str:
-    """The planner's plan block, in the first person ("I am on ...", never "You ...") and plain
-    text (no Markdown headers). It must contain:
+    """The planner's plan block, recited at the tail of every call once a plan exists. Plain text
+    (no Markdown headers), facts only (no "I", no "you"). What it carries, and when:
 
-    - ``The goal I am working toward: <goal>``;
-    - while a phase is current: ``I am on phase <n> of <total>: <title>.`` and
-      ``Progress so far: <done>/<total> phases done.``; when every phase is done, a line saying
-      ``Every phase of my plan is done (<total>/<total>)`` instead;
-    - the whole plan, one line per phase: ``- phase <n> -- <title> (<status>)`` with the status
-      written with a space (``in progress``), and ``  <- I am here`` after the current phase;
-    - ``Skills that matter for this phase: a, b.`` when the current phase has skills;
-    - ``COMMUNICATION_RULES`` last (the message-discipline rules move here once there is a plan).
+    - the goal, in every state;
+    - while a phase is current (``plan.current``): its number, the number of phases and its title,
+      and how many phases are done (e.g. ``1/4``); once every phase is done: that they all are
+      (``4/4``), and no phase named or marked as current;
+    - the whole plan, one line per phase with its title and status, and a mark on the current
+      phase's line only (the same mark whichever phase is current);
+    - the current phase's skills, and no other phase's;
+    - ``COMMUNICATION_RULES`` (the message-discipline reminder stops once there is a plan, so the
+      plan block carries its rules).
     """
     raise NotImplementedError("ch04: render_plan_block")
 
 
 def render_task_block(task: ExecutorTask) -> str:
-    """The executor's task block. It must contain:
+    """The executor's task block, recited on every call of the executor (bound at spawn time: it is
+    all the executor knows). Facts only, as above. What it carries:
 
-    - ``The task I have been handed: <objective>``;
-    - the goal (``...the overall goal I am contributing to is: <goal>``) and
-      ``This task is part of phase <n> of <total>: <title>.``;
-    - the plan map, one line per phase as in the plan block, with
-      ``  <- my task belongs to this phase`` after the task's phase;
-    - when ``task.scope_line`` is true, a paragraph starting ``My scope for this run:`` that keeps
-      the executor inside its phase (other phases are not its to work on);
-    - how to finish: ``report`` with status done or partial, what was done, what remains.
+    - the objective, on a line starting with ``TASK_LINE`` (the simulated executor reads it there);
+    - the plan's goal, and the task's phase: its number, the number of phases, its title;
+    - the plan map, one line per phase as in the plan block, with ``  <- `` + ``MY_PHASE`` after
+      the task's phase (the simulated executor finds the next phase from it);
+    - when ``task.scope_line`` is true, a paragraph starting with ``SCOPE_LINE`` that keeps the
+      executor inside its phase (the other phases are the planner's); without it, nothing else changes;
+    - how the run ends: ``report``, with status done or partial, what was done, what remains.
     """
     raise NotImplementedError("ch04: render_task_block")

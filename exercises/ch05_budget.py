@@ -1,10 +1,13 @@
-"""Chapter 05 exercise: warn once, before the window runs out.
+"""Chapter 05 exercise: warn once, before the usable context budget runs out.
 
 Post-call measures, pre-call acts: ``record`` runs after every call and keeps the provider's count
 of the prompt just sent (``event.agent.calls[-1].prompt_tokens``: cached + written + uncached).
 ``warn`` runs before every call and, the first time that count is at or over ``threshold`` of the
-window, injects the warning, in the first person, telling the agent to persist what it would hate
-to lose. Then never again in this run. Test with ``.venv/bin/pytest tests/ch05_budget --impl exercises``.
+*budget* (the tokens this run may fill: e.g. the compaction trigger, not the window, which is 1M on
+current models), injects the warning: a statement of fact, since on current models the batch is a
+system entry, saying how full the budget is and that whatever is not yet in a file is lost at
+compaction unless written down now. Then never again in this run. Test with
+``.venv/bin/pytest tests/ch05_budget --impl exercises``.
 """
 
 from __future__ import annotations
@@ -15,8 +18,8 @@ __all__ = ["BudgetMonitor"]
 
 
 class BudgetMonitor:
-    def __init__(self, window: int, threshold: float = 0.8):
-        self.window, self.threshold = window, threshold
+    def __init__(self, budget: int, threshold: float = 0.8):
+        self.budget, self.threshold = budget, threshold  # budget: usable context tokens (e.g. the compaction trigger)
         self.last_prompt_tokens = 0
         self.warned_at: int | None = None  # the number of the call the warning rode on (1-based)
 
@@ -25,10 +28,11 @@ class BudgetMonitor:
         raise NotImplementedError("ch05: BudgetMonitor.record")
 
     def warn(self, event: HookEvent) -> None:
-        """PRE_LLM_CALL: once per run, when the last prompt was >= threshold * window, inject with
-        source "budget" a first-person note ("I ...") that gives the fill ratio as a whole
-        percentage (85 of 100 tokens -> "85%") and says to write down now whatever would hurt to
-        lose. Set ``warned_at`` to the number of the call about to be made (calls so far + 1)."""
+        """PRE_LLM_CALL: once per run, when the last prompt was >= threshold * budget, inject with
+        source "budget" a note that states the fill of the budget as a whole percentage (85 of
+        100 tokens -> "85%") and that what is not in a file yet should be written down (to a file,
+        a note) now. Facts, not the agent's voice: no "I", no "my". Set ``warned_at`` to the number
+        of the call about to be made (calls so far + 1)."""
         raise NotImplementedError("ch05: BudgetMonitor.warn")
 
     def reset(self, event: HookEvent) -> None:

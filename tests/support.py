@@ -1,26 +1,33 @@
 """Shared builders for runtime and chapter tests: the running example on the emulator, always
-offline whatever the environment says."""
+offline whatever the environment says. Chapter suites whose idea depends on the API generation run
+on both: ``on_both_generations`` gives a test a ``model`` of each."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from minimal_runtime.example import TASK, long_agent as _long_agent, pricing_agent as _pricing_agent
 
-__all__ = ["TASK", "pricing_agent", "long_agent", "progress_hooks"]
+__all__ = ["TASK", "CURRENT_MODEL", "LEGACY_MODEL", "on_both_generations", "pricing_agent", "long_agent", "progress_hooks"]
+
+LEGACY_MODEL = "claude-sonnet-4-6"  # the 2025 generation: the batch ends the last user turn, no prefix check
+CURRENT_MODEL = "claude-sonnet-5-5"  # today's: turn-scoped system entries, thinking bound to its prefix
+on_both_generations = pytest.mark.parametrize("model", [LEGACY_MODEL, CURRENT_MODEL])
 
 
 def progress_hooks():
     """A PRE_LLM_CALL hook that injects a per-call note, so every call has a batch."""
     from minimal_runtime.core.hooks import HookRegistry, Point
     hooks = HookRegistry()
-    hooks.register(Point.PRE_LLM_CALL, lambda e: e.agent.inject_ephemeral("progress", f"I have made {len(e.agent.calls)} calls."))
+    hooks.register(Point.PRE_LLM_CALL, lambda e: e.agent.inject_ephemeral("progress", f"Calls made so far: {len(e.agent.calls)}."))
     return hooks
 
 
-def pricing_agent(tmp_path: Path, policy=None, model: str = "claude-sonnet-4-6", **kwargs):
+def pricing_agent(tmp_path: Path, policy=None, model: str = LEGACY_MODEL, **kwargs):
     return _pricing_agent(tmp_path, policy=policy, model=model, online=False, **kwargs)
 
 
-def long_agent(tmp_path: Path, turns: int, model: str = "claude-sonnet-4-6", **kwargs):
+def long_agent(tmp_path: Path, turns: int, model: str = LEGACY_MODEL, **kwargs):
     return _long_agent(tmp_path, turns, model=model, online=False, **kwargs)

@@ -29,6 +29,7 @@ import re
 import time
 
 from ..emulator.policies import Turn, text, tool_use
+from ..features.delegation import TASK_LINE
 from .web import COMPETITORS
 
 NEXT_PAGE = "The next page is "  # the phrase of the goal-drift nudge; chapter 08's reader reacts to it
@@ -86,7 +87,7 @@ class SimulatedKM:
                         "role": "both", "urgency": "high",
                         "text": f"{len(read_since)} pages read since the last note: their figures {UNSAVED} "
                                 "before the next page."})
-        task = re.search(r"The task I have been handed: .*?(https?://\S+)", transcript)
+        task = re.search(re.escape(TASK_LINE) + r".*?(https?://\S+)", transcript)
         if task and calls and calls[-1][0] in CONTENT and _site(calls[-1][1].get("url", "")) != _site(task.group(1)):
             out.append({"title": f"outside the step: {calls[-1][1].get('url')}", "reason": "another site than the task's",
                         "role": "executor", "urgency": "normal",

@@ -1,8 +1,13 @@
 """Warning the agent before it runs out: of context, and of steps.
 
-The model cannot see how full its window is. A POST_LLM_CALL hook records what the provider
+The model cannot see how full its context is. A POST_LLM_CALL hook records what the provider
 reported for the call just made (cached + written + uncached input tokens); a PRE_LLM_CALL hook
 acts on that number before the next call. Post-call measures, pre-call acts.
+
+The warning is measured against a *usable* budget, not the window: on a 1M-token model 80% of the
+window is 800K tokens, far past where a run compacts (the server's default trigger is 150K) or
+where long-context quality is reported to fall off. The budget is the caller's: the compaction
+trigger is the natural one, since the warning exists to be acted on before compaction.
 
 Both warnings fire *once*. A warning on every call past the threshold is a warning the model
 learns to skip. And a warning that tells an agent to stop must also tell it how to mark the stop
@@ -13,21 +18,26 @@ from __future__ import annotations
 
 from ..core.hooks import HookEvent, HookRegistry, Point
 
-# What the model reads. Tests pin what each must carry (first person, the share, the partial report).
-CONTEXT_WARNING = ("Context check: I am at about {share:.0%} of my context window, so compression is coming. If I hold "
-                   "anything I would hate to lose (findings not yet in a file, paths, what I was about to do), I write it "
-                   "down now, before my next action.")
-STEPS_WARNING = ("I have {margin} calls left in this session. I stop starting new work now: I wrap up what is in hand "
-                 "and call report with status partial, saying what I did and exactly what remains, so the planner can "
-                 "hand the rest to someone else.")
+# What the model reads. On current models the batch is a system entry (operator authority): the
+# provider's advice is to state facts there, so both warnings state the situation and what it costs,
+# not the agent's voice. Tests pin what each must carry (the share, the persist advice, the partial report).
+CONTEXT_WARNING = ("Context check: the last prompt filled about {share:.0%} of this run's usable context budget "
+                   "({tokens:,} of {budget:,} tokens), and compaction comes at the budget. Whatever is not yet in a file "
+                   "(findings, paths, the next step) survives compaction only if it is written down before the next action.")
+STEPS_WARNING = ("{margin} calls are left in this session. No new work starts now: what is in hand gets wrapped up, and "
+                 "the run ends with report, status partial, saying what was done and exactly what remains, so the "
+                 "planner can hand the rest to someone else.")
 
 
 class BudgetMonitor:
-    """Warn once per run when the last call's prompt crossed ``threshold`` of the window."""
+    """Warn once per run when the last call's prompt crossed ``threshold`` of the usable ``budget``
+    (in tokens: e.g. the compaction trigger; never more than the window)."""
 
-    def __init__(self, window: int, threshold: float = 0.8):
-        self.window, self.threshold = window, threshold
-        self.last_prompt_tokens = 0  # pragma: no mutate (any count under threshold x window reads the same)
+    def __init__(self, budget: int, threshold: float = 0.8):
+        if budget <= 0 or not 0 < threshold <= 1:
+            raise ValueError(f"budget must be a positive token count and threshold in (0, 1]; got {budget}, {threshold}")
+        self.budget, self.threshold = budget, threshold
+        self.last_prompt_tokens = 0  # pragma: no mutate (any count under threshold x budget reads the same)
         self.warned_at: int | None = None  # the call number the warning rode on
 
     def record(self, event: HookEvent) -> None:
@@ -36,11 +46,11 @@ class BudgetMonitor:
 
     def warn(self, event: HookEvent) -> None:
         """PRE_LLM_CALL: once, the first time the last call was over the threshold."""
-        if self.warned_at is not None or self.last_prompt_tokens < self.threshold * self.window:
+        if self.warned_at is not None or self.last_prompt_tokens < self.threshold * self.budget:
             return
         self.warned_at = len(event.agent.calls) + 1
-        share = self.last_prompt_tokens / self.window
-        event.agent.inject_ephemeral("budget", CONTEXT_WARNING.format(share=share))
+        event.agent.inject_ephemeral("budget", CONTEXT_WARNING.format(
+            share=self.last_prompt_tokens / self.budget, tokens=self.last_prompt_tokens, budget=self.budget))
 
     def reset(self, event: HookEvent) -> None:
         """START: a new user message starts a new run, which gets its own warning."""

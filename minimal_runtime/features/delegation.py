@@ -20,9 +20,9 @@ from ..core.tools import FunctionTool
 from .plan import Plan, PlanState, render_phase_map
 
 # Phrases of the task block that a reader (or a simulated executor) finds the block's parts by.
-TASK_LINE = "The task I have been handed: "
-MY_PHASE = "my task belongs to this phase"
-SCOPE_LINE = "My scope for this run: "
+TASK_LINE = "The task handed to this executor: "
+MY_PHASE = "this task's phase"
+SCOPE_LINE = "Scope of this run: "
 
 
 class Runnable(Protocol):
@@ -45,19 +45,19 @@ class ExecutorReport(BaseModel):
 
 
 def render_task_block(task: ExecutorTask) -> str:
-    """The executor's task block, in its first person."""
+    """The executor's task block: facts about its task, as a system entry states them."""
     phase = task.plan.phases[task.phase - 1]
     lines = [f"{TASK_LINE}{task.objective}", "",
-             f"Why this task matters: the overall goal I am contributing to is: {task.plan.goal}",
+             f"Why this task matters: it contributes to the overall goal: {task.plan.goal}",
              f"This task is part of phase {task.phase} of {len(task.plan.phases)}: {phase.title}.", "",
              "Where the phase sits in the larger plan:",
              render_phase_map(task.plan, task.phase - 1, MY_PHASE)]
     if task.scope_line:
-        lines += ["", f"{SCOPE_LINE}the task above, nothing more. The other phases are not mine to work "
-                      f"on, even if I notice something I could do there; I leave that to the planner, which knows what "
-                      f"else is in flight. Staying inside phase {task.phase} keeps the plan coherent."]
-    lines += ["", "When I am finished, or cannot go further, I call report with status done or partial, "
-                  "what I did, and what remains."]
+        lines += ["", f"{SCOPE_LINE}the task above, nothing more. The other phases belong to the planner, which "
+                      f"knows what else is in flight, even where something there looks doable. Staying inside phase "
+                      f"{task.phase} keeps the plan coherent."]
+    lines += ["", "The run ends with a call to report: status done or partial, what was done, and what "
+                  "remains (also when the task cannot go further)."]
     return "\n".join(lines)
 
 

@@ -2,9 +2,10 @@
 
 The goal is the oldest thing in a long transcript; each turn adds evidence about the current
 sub-task and nothing re-states the task. The plan hook puts the goal, the current phase and a map
-of the plan at the *tail* of every call, in the first person, read fresh from the plan each time,
-so they are the newest thing the model reads as well as among the oldest. It costs no action: the
-model never has to decide to recite.
+of the plan at the *tail* of every call, read fresh from the plan each time, so they are the
+newest thing the model reads as well as among the oldest. It costs no action: the model never has
+to decide to recite. On current models the batch is a system entry (operator authority), so every
+block states facts about the run ("Current phase: 2 of 4") rather than speaking as the agent.
 """
 
 from __future__ import annotations
@@ -19,11 +20,11 @@ from ..core.tools import FunctionTool
 
 Status = Literal["pending", "in_progress", "done"]
 
-COMMUNICATION_RULES = ("When I need to tell the user something I use message_user; I keep what I write short and "
-                       "I don't repeat what I already delivered.")
+COMMUNICATION_RULES = ("Messages to the user go through message_user: short, and never repeating what was "
+                       "already delivered.")
 
 
-GOAL_LINE = "The goal I am working toward: "  # simulated policies look for it (chapter 08)
+GOAL_LINE = "The goal of this run: "  # simulated policies look for it (chapter 08)
 
 
 class Phase(BaseModel):
@@ -97,7 +98,8 @@ class PlanState:
 
 PLAN_TOOL_DESCRIPTION = ("Write the plan (goal and phases, each with a status and skills) or update one phase's "
                          "status (phase, status).")
-WHOLE_PLAN = "The whole plan, so I can see where this step fits:"
+WHOLE_PLAN = "The whole plan, with the current phase marked:"
+CURRENT = "current phase"  # the cursor in the plan block's map
 
 
 def plan_tool(state: PlanState) -> FunctionTool:
@@ -112,18 +114,18 @@ def render_phase_map(plan: Plan, marked: int | None, cursor: str) -> str:
 
 
 def render_plan_block(plan: Plan) -> str:
-    """What the plan hook injects, in the agent's first person."""
+    """What the plan hook injects: facts about the plan, stated as a system entry states them."""
     total, current = len(plan.phases), plan.current
     if current is None:
-        where = f"Every phase of my plan is done ({total}/{total}). What is left is to check the result and report it."
+        where = f"Every phase of the plan is done ({total}/{total}). What remains is to check the result and report it."
     else:
-        where = (f"I am on phase {current + 1} of {total}: {plan.phases[current].title}.\n"
+        where = (f"Current phase: {current + 1} of {total}: {plan.phases[current].title}.\n"
                  f"Progress so far: {plan.done}/{total} phases done.")
     # The blank lines are layout for the model; tests pin the block's parts (goal, phase, map, rules).
-    lines = [f"Where I am in my plan. {GOAL_LINE}{plan.goal}", where, "",  # pragma: no mutate
-             WHOLE_PLAN, render_phase_map(plan, current, "I am here")]
+    lines = [f"Plan status. {GOAL_LINE}{plan.goal}", where, "",  # pragma: no mutate
+             WHOLE_PLAN, render_phase_map(plan, current, CURRENT)]
     if current is not None and plan.phases[current].skills:
-        lines += ["", f"Skills that matter for this phase: {', '.join(plan.phases[current].skills)}."]  # pragma: no mutate
+        lines += ["", f"Skills this phase needs: {', '.join(plan.phases[current].skills)}."]  # pragma: no mutate
     return "\n".join(lines + ["", COMMUNICATION_RULES])  # pragma: no mutate
 
 
@@ -151,12 +153,12 @@ class MessageDiscipline:
         hooks.register(Point.PRE_LLM_CALL, self.remind, when=lambda event: self.state.plan is None)
 
     def remind(self, event: HookEvent) -> None:
-        event.agent.inject_ephemeral("discipline", COMMUNICATION_RULES + " My raw text stays under 200 words.")  # pragma: no mutate (prose)
+        event.agent.inject_ephemeral("discipline", COMMUNICATION_RULES + " Raw text stays under 200 words.")  # pragma: no mutate (prose)
 
 
-START_NOTE = ("The user sent a new message. First I acknowledge it with message_user, then I decide whether to plan: "
-              "if this will likely take two or more delegations, I write the plan before anything else. "
-              "Each delegation I make carries one atomic objective.")
+START_NOTE = ("A new user message has arrived. The first action acknowledges it with message_user; then comes the "
+              "decision whether to plan: work likely to take two or more delegations gets its plan before anything "
+              "else. Each delegation carries one atomic objective.")
 
 
 class StartNote:

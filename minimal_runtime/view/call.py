@@ -30,6 +30,7 @@ class CallView:
     request: dict[str, Any]  # system, tools, messages: as laid out for this call
     usage: CallRecord
     batch_size: int | None = None  # blocks in the call's batch (``len(agent.last_batch)``): found by place
+    last: int | None = None  # show only the last rows (the tail is where a call differs); None: every row
 
     @property
     def batch(self) -> list[dict]:
@@ -74,11 +75,19 @@ class CallView:
     def _repr_html_(self) -> str:
         u = self.usage
         legend = " ".join(f'<span style="background:{c};padding:0 6px">{k}</span>' for k, c in COLOURS.items())
+        every = self.rows()
+        shown = every[-self.last:] if self.last and len(every) > self.last else every
+        hidden = every[: len(every) - len(shown)]
         rows = "".join(
             f'<tr style="background:{COLOURS[region]}"><td><code>{html.escape(where)}</code>'
             f'{" &#9873; breakpoint" if breakpoint else ""}</td>'
             f'<td style="white-space:pre-wrap;font-family:monospace">{html.escape(_shorten(preview))}</td></tr>'
-            for region, where, preview, breakpoint in self.rows())
+            for region, where, preview, breakpoint in shown)
+        if hidden:  # one line for the head: how many blocks, in which regions, how many breakpoints
+            counts = ", ".join(f"{sum(r == k for r, *_ in hidden)} {k}" for k in COLOURS if any(r == k for r, *_ in hidden))
+            marks = sum(row[3] for row in hidden)
+            rows = (f'<tr><td colspan="2"><i>{len(hidden)} earlier blocks not shown ({counts}; {marks} &#9873; '
+                    f'breakpoint{"s" * (marks != 1)}): CallView(..., last=None) shows every block</i></td></tr>') + rows
         return (f"<div><b>call</b>: {u.prompt_tokens:,} prompt tokens, cache read {u.cache_read_input_tokens:,} "
                 f"({u.cache_read_share:.0%}), written {u.cache_creation_input_tokens:,}, uncached {u.input_tokens:,}, "
                 f"output {u.output_tokens:,}; cost ${u.cost:.4f} (without caching ${u.cost_without_cache:.4f})"

@@ -1,12 +1,13 @@
-"""Chapter 02: the breakpoint on the last durable block, the batch after it, and what that buys."""
+"""Chapter 02: the breakpoint on the last durable block, the batch after it, and what that buys, in
+the 2025 layout (Sonnet 4.6) and the 2026 one (Sonnet 5.5: turn-scoped entries, append-only)."""
 
 from __future__ import annotations
 
 import copy
 
-from minimal_runtime.core.context import Injection
+from minimal_runtime.core.context import Injection, first_edit
 from minimal_runtime.core.hooks import HookRegistry, Point
-from tests.support import long_agent
+from tests.support import LEGACY_MODEL, long_agent, on_both_generations
 
 
 def history(exchanges: int, results_per_exchange: int = 1) -> list[dict]:
@@ -63,14 +64,56 @@ def test_tail_layout_puts_the_batch_after_every_breakpoint(impl):
     assert "cache_control" not in blocks[batch_at]
 
 
-def test_a_long_run_reads_the_whole_previous_prompt_every_call(impl, tmp_path):
-    """Through the emulator: with the tail layout, call n reads everything call n-1 cached."""
+def turn_parts(impl, batch=True, tool_changes=()):
+    return impl.CallParts(system=[{"type": "text", "text": "sys"}], tools=[{"name": "fetch", "input_schema": {}}],
+                          durable=history(4), batch=[Injection(source="plan", text="Current phase: 2.")] if batch else [],
+                          tool_choice={"type": "auto"}, tool_changes=list(tool_changes))
+
+
+REMOVAL = {"type": "tool_removal", "tool": {"type": "tool_reference", "name": "fetch"}}
+
+
+def test_turn_scoped_layout_appends_the_tool_changes_then_the_batch_entry(impl):
+    parts = turn_parts(impl, tool_changes=[REMOVAL])
+    before = copy.deepcopy(parts.durable)
+    request = impl.turn_scoped_layout(parts)
+    assert parts.durable == before  # the history is never modified
+    assert request["tools"] == parts.tools and request["tool_choice"] == {"type": "auto"}
+    assert "cache_control" in request["system"][-1]
+    messages = request["messages"]
+    assert [m["role"] for m in messages[-2:]] == ["system", "system"] and len(messages) == len(before) + 2
+    changes, entry = messages[-2:]
+    assert changes["content"] == [REMOVAL] and "clear_at" not in changes  # a tool change lasts
+    assert entry["clear_at"] == "next_user_message"
+    assert [b["text"] for b in entry["content"]] == ["<!-- plan -->\nCurrent phase: 2."]
+    assert not any("cache_control" in b for b in entry["content"])  # a turn-scoped entry takes no breakpoint
+    assert marked(messages) == [(len(before) - 1, 0)]  # the breakpoint on the last durable block
+    assert {impl.CLEAR_AT_BETA, impl.INLINE_TOOLS_BETA} <= set(request["betas"])
+
+
+def test_turn_scoped_layout_leaves_the_history_as_sent_and_adds_nothing_without_a_batch(impl):
+    request = impl.turn_scoped_layout(turn_parts(impl, batch=False))
+    strip = lambda ms: [{**m, "content": [{k: v for k, v in b.items() if k != "cache_control"} for b in m["content"]]} for m in ms]
+    assert strip(request["messages"]) == history(4)  # no trailing entry, and the durable turns unchanged
+    assert {impl.CLEAR_AT_BETA, impl.INLINE_TOOLS_BETA} <= set(request["betas"])
+
+
+@on_both_generations
+def test_a_long_run_reads_the_whole_previous_prompt_every_call(impl, tmp_path, model):
+    """Through the emulator: with each generation's layout, call n reads everything call n-1 cached;
+    on the current model, every request is also an append-only extension of the one before."""
+    layout = impl.tail_layout if model == LEGACY_MODEL else impl.turn_scoped_layout
     hooks = HookRegistry()
     hooks.register(Point.PRE_LLM_CALL, lambda e: e.agent.inject_ephemeral("progress", f"{len(e.agent.calls)} done"))
-    agent, emu = long_agent(tmp_path, turns=60, hooks=hooks, layout=impl.tail_layout)
-    assert agent.run("Read the pages.").status == "done"
+    sent = []
+    hooks.register(Point.POST_LLM_CALL, lambda e: sent.append(e.request))
+    agent, emu = long_agent(tmp_path, turns=60, hooks=hooks, layout=layout, model=model)
+    result = agent.run("Read the pages.")
+    assert result.status == "done", result.error
     calls = agent.calls
     for before, after in zip(calls[1:], calls[2:]):
         assert after.cache_read_input_tokens == before.cache_read_input_tokens + before.cache_creation_input_tokens
     share = sum(c.cache_read_input_tokens for c in calls) / sum(c.prompt_tokens for c in calls)
     assert share > 0.95
+    if model != LEGACY_MODEL:
+        assert [first_edit(a, b) for a, b in zip(sent, sent[1:])] == [None] * (len(sent) - 1)

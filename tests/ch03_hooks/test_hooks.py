@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from minimal_runtime.core.hooks import HookEvent
-from tests.support import TASK, pricing_agent
+from tests.support import CURRENT_MODEL, TASK, on_both_generations, pricing_agent
 
 
 def event(impl, point):
@@ -78,11 +78,15 @@ def test_a_raising_error_hook_still_stops_cleanly(impl, tmp_path):
     assert agent.messages == [agent.messages[0]]  # only the task: nothing half-done was appended
 
 
-def test_the_batch_order_is_the_registration_order(impl, tmp_path):
+@on_both_generations
+def test_the_batch_order_is_the_registration_order(impl, tmp_path, model):
     registry = impl.HookRegistry()
     for source in ("policy", "plan", "budget"):
         registry.register(impl.Point.PRE_LLM_CALL, lambda e, s=source: e.agent.inject_ephemeral(s, f"{s} note"), name=source)
-    agent, _, _ = pricing_agent(tmp_path, hooks=registry)
+    agent, _, _ = pricing_agent(tmp_path, hooks=registry, model=model)
     agent.run(TASK)
-    tail = agent.last_request["messages"][-1]["content"]
+    last = agent.last_request["messages"][-1]
+    if model == CURRENT_MODEL:  # the batch is its own turn-scoped system entry
+        assert last["role"] == "system" and last["clear_at"] == "next_user_message"
+    tail = last["content"]
     assert [b["text"].split("\n")[0] for b in tail[-3:]] == ["<!-- policy -->", "<!-- plan -->", "<!-- budget -->"]

@@ -5,23 +5,25 @@ from __future__ import annotations
 import re
 
 from minimal_runtime.core.hooks import HookRegistry, Point
-from tests.support import long_agent
+from minimal_runtime.provider.models import model_spec
+from tests.support import CURRENT_MODEL, long_agent, on_both_generations
 
-WINDOW = 20_000  # a small window, so a short run crosses 80% of it
+WINDOW = 20_000  # a small budget, so a short run crosses 80% of it
 
 
-def run_with_monitor(impl, tmp_path, turns=60, threshold=0.8):
-    monitor, hooks = impl.BudgetMonitor(window=WINDOW, threshold=threshold), HookRegistry()
+def run_with_monitor(impl, tmp_path, turns=60, threshold=0.8, model=None):
+    monitor, hooks = impl.BudgetMonitor(budget=WINDOW, threshold=threshold), HookRegistry()
     monitor.install(hooks)
     warned = []
     hooks.register(Point.POST_LLM_CALL, lambda e: warned.append("<!-- budget -->" in str(e.request["messages"][-1])))
-    agent, _ = long_agent(tmp_path, turns, hooks=hooks, page_chars=1000)
+    agent, _ = long_agent(tmp_path, turns, hooks=hooks, page_chars=1000, **({"model": model} if model else {}))
     agent.run("Read the pages.")
     return agent, monitor, warned
 
 
-def test_warns_once_right_after_the_crossing(impl, tmp_path):
-    agent, monitor, warned = run_with_monitor(impl, tmp_path)
+@on_both_generations
+def test_warns_once_right_after_the_crossing(impl, tmp_path, model):
+    agent, monitor, warned = run_with_monitor(impl, tmp_path, model=model)
     prompts = [c.prompt_tokens for c in agent.calls]
     crossing = next(i for i, p in enumerate(prompts) if p >= 0.8 * WINDOW)  # 0-based index of the first call over
     assert warned.count(True) == 1
@@ -38,12 +40,20 @@ def test_never_before_the_crossing(impl, tmp_path):
     assert agent.hooks.failures == []
 
 
-# Any first-person form counts: "I am", "I'm", "I've", "my", "me".
-FIRST_PERSON = re.compile(r"\b(I|I'm|I've|I'll|I'd|[Mm]y|[Mm]e)\b")
+def test_the_budget_not_the_window_decides_on_a_1m_model(impl, tmp_path):
+    assert model_spec(CURRENT_MODEL).context_window >= 50 * WINDOW  # 80% of this window is never reached here
+    agent, monitor, warned = run_with_monitor(impl, tmp_path, model=CURRENT_MODEL)
+    crossing = next(i for i, c in enumerate(agent.calls) if c.prompt_tokens >= 0.8 * WINDOW)
+    assert warned.count(True) == 1 and warned.index(True) == crossing + 1
 
 
-def test_the_warning_speaks_in_the_first_person_with_the_ratio(impl):
-    monitor = impl.BudgetMonitor(window=100, threshold=0.8)
+# Any first-person form: "I am", "I'm", "I've", "my", "me". A system entry states facts instead.
+FIRST_PERSON = re.compile(r"\b(I|I'm|I've|I'll|I'd|[Mm]y|[Mm]e|[Mm]ine)\b")
+PERSIST = re.compile(r"\b(files?|write|written|writing|save|saved|saving|notes?|persist\w*)\b", re.IGNORECASE)
+
+
+def test_the_warning_states_the_share_and_what_to_persist_as_a_fact(impl):
+    monitor = impl.BudgetMonitor(budget=100, threshold=0.8)
 
     class FakeAgent:
         calls = [type("C", (), {"prompt_tokens": 85})()]
@@ -59,7 +69,8 @@ def test_the_warning_speaks_in_the_first_person_with_the_ratio(impl):
     assert len(fake.injected) == 1 and fake.injected[0][0] == "budget"
     text = fake.injected[0][1]
     assert "85%" in text
-    assert FIRST_PERSON.search(text), f"the warning should speak as the agent (I, I'm, my, me): {text!r}"
+    assert PERSIST.search(text), f"the warning should say to write down what is not in a file yet: {text!r}"
+    assert not FIRST_PERSON.search(text), f"a system entry states facts; it does not speak as the agent: {text!r}"
 
 
 def test_a_new_user_message_gets_its_own_warning(impl, tmp_path):

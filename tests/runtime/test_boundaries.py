@@ -27,7 +27,7 @@ class _Calls:
 def test_the_budget_warning_fires_at_exactly_the_threshold_and_the_default_is_80_percent(prompt, warns):
     agent = _Calls(prompt)
     event = type("Event", (), {"agent": agent})()
-    monitor = BudgetMonitor(window=10_000)  # the default threshold
+    monitor = BudgetMonitor(budget=10_000)  # the default threshold
     monitor.record(event)
     monitor.warn(event)
     assert bool(agent.injected) is warns
@@ -121,7 +121,7 @@ def test_registering_a_feature_object_says_how_to_install_it():
     from minimal_runtime.features.budget import BudgetMonitor
 
     with pytest.raises(TypeError, match=r"BudgetMonitor is not callable; install a feature with hooks\.install"):
-        HookRegistry().register(Point.PRE_LLM_CALL, BudgetMonitor(window=1000))
+        HookRegistry().register(Point.PRE_LLM_CALL, BudgetMonitor(budget=1000))
 
 
 def test_masks_accumulate_and_unmask_lifts_only_what_it_names():

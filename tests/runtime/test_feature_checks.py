@@ -126,7 +126,7 @@ def test_the_step_warning_records_the_call_it_rides_on():
     agent.inject_ephemeral = agent.ephemeral.inject
     warning.warn(HookEvent(Point.PRE_LLM_CALL, agent))
     (note,) = agent.ephemeral.drain()
-    assert warning.warned_at == 8 and note.source == "steps" and note.text.startswith("I have 3 calls left")
+    assert warning.warned_at == 8 and note.source == "steps" and note.text.startswith("3 calls are left")
 
 
 def test_the_plan_tool_says_what_is_wrong_and_a_state_can_start_with_a_plan():

@@ -37,7 +37,7 @@ def test_the_core_imports_nothing_of_the_project_but_provider():
 
 def test_a_feature_registers_its_own_hooks_named_after_what_they_are():
     from minimal_runtime.features.budget import BudgetMonitor, MaxStepsWarning
-    hooks = HookRegistry().install(BudgetMonitor(window=100), MaxStepsWarning())
+    hooks = HookRegistry().install(BudgetMonitor(budget=100), MaxStepsWarning())
     assert hooks.names(Point.PRE_LLM_CALL) == ["BudgetMonitor.warn", "MaxStepsWarning.warn"]
     assert hooks.names(Point.POST_LLM_CALL) == ["BudgetMonitor.record"]
 
@@ -91,8 +91,9 @@ def test_a_reworded_task_line_fails_loudly_naming_the_phrase(tmp_path, monkeypat
         def install(self, hooks):
             hooks.register(Point.ERROR, lambda e: self.seen.append(str(e.error)))
 
+    expected = delegation.TASK_LINE  # what the simulated executor reads (bound when it was imported)
     monkeypatch.setattr(delegation, "TASK_LINE", "My assignment: ")
     team = planning_team(tmp_path, "Summarise", reference_items(1), online=False, executor_features=(Errors(),))
     team.planner.run("Summarise page 0.")
     assert team.executors and all(e.calls == [] for e in team.executors)  # refused before answering: nothing billed
-    assert Errors.seen and "expects a line starting 'The task I have been handed: '" in Errors.seen[0]
+    assert Errors.seen and f"expects a line starting {expected!r}" in Errors.seen[0]

@@ -57,7 +57,7 @@ def test_the_plan_hook_reads_the_plan_fresh_every_call(tmp_path):
     agent, _, _ = pricing_agent(tmp_path, policy=policy, hooks=hooks, extra_tools=(plan_tool(state),))
     agent.run(TASK)
     assert "<!-- plan -->" not in blocks[0]
-    assert "I am on phase 1 of 2: one." in blocks[1] and "I am on phase 2 of 2: two." in blocks[2]
+    assert "Current phase: 1 of 2: one." in blocks[1] and "Current phase: 2 of 2: two." in blocks[2]
 
 
 def test_malformed_plan_input_is_an_error_result_and_the_run_goes_on(tmp_path):
