@@ -198,6 +198,7 @@ class RunStore(_Events):
             fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(self._fd)
+            self._fd = None
             try:
                 holder = (self.directory / "events.pid").read_text().strip() or "unknown"
             except OSError:
