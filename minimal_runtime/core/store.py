@@ -242,15 +242,7 @@ class RunStore(_Events):
             self._size += len(data)
 
     def _events(self) -> list[dict[str, Any]]:
-        events = []
-        for number, line in enumerate(self.path.read_bytes().split(b"\n")[:-1], start=1):
-            try:
-                events.append(json.loads(line.decode("utf-8")))
-            except UnicodeDecodeError as e:
-                raise StoreError(f"{self.path}:{number}: not UTF-8 ({e.reason} at byte {e.start})") from None
-            except ValueError as e:
-                raise StoreError(f"{self.path}:{number}: not a JSON line ({e})") from None
-        return events
+        return _read(self.path)
 
     def close(self) -> None:
         """Release the lock (and the file): another process may open the record now."""
@@ -267,3 +259,30 @@ class RunStore(_Events):
     def __del__(self) -> None:
         if getattr(self, "_fd", None) is not None:
             self.close()
+
+
+class _Reader(_Events):
+    def __init__(self, path: Path):
+        self.path, self.where = path, str(path)
+
+    def _events(self) -> list[dict[str, Any]]:
+        return _read(self.path) if self.path.exists() else []
+
+
+def load_run(directory: str | Path) -> StoredRun:
+    """The run record in ``directory`` as it stands, read without opening it (and so without its
+    lock): for looking at a run that an agent, here or in another process, may still hold."""
+    return _Reader(Path(directory) / "events.jsonl").load()
+
+
+def _read(path: Path) -> list[dict[str, Any]]:
+    """Every whole line of ``path`` as an event (a line still being written is not whole yet)."""
+    events = []
+    for number, line in enumerate(path.read_bytes().split(b"\n")[:-1], start=1):
+        try:
+            events.append(json.loads(line.decode("utf-8")))
+        except UnicodeDecodeError as e:
+            raise StoreError(f"{path}:{number}: not UTF-8 ({e.reason} at byte {e.start})") from None
+        except ValueError as e:
+            raise StoreError(f"{path}:{number}: not a JSON line ({e})") from None
+    return events
