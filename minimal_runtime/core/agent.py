@@ -210,39 +210,37 @@ class Agent:
         return (outcome or RunResult(status="max_steps")).model_copy(update={"steps": self.steps})
 
     def _step(self) -> RunResult | None:
-        """One call: assemble it, send it, record it, run the tools, decide whether to go on."""
+        """One call: assemble it, send it, record it, then take the reply (run its tools, decide)."""
         self._apply_steering()
         self.hooks.run(Point.PRE_LLM_CALL, HookEvent(Point.PRE_LLM_CALL, self))
         batch = self.ephemeral.drain()  # cleared by this call whatever happens to it
-        offer = self._offer()
+        offer, request = self._offer(), None
         try:
             request = self._assemble(batch, offer)
-        except BaseException:  # a layout that fails is a bug to see; its batch is kept for the next call
-            self.ephemeral.requeue(batch)
-            raise
-        try:
             response = self._send(request)
-        except BaseException as e:
-            # A call that never got an answer (the SDK has already retried what is retryable: 429,
-            # 529, 5xx; or the client refused to send it) stops the run cleanly: the history holds
-            # every completed turn and the run can be resumed. The batch goes back in the queue.
+        except BaseException as e:  # the batch never reached the model: back in the queue
             self.ephemeral.requeue(batch)
-            if not isinstance(e, Exception):
-                raise  # KeyboardInterrupt and the like: the batch is kept, the process decides
+            if request is None or not isinstance(e, Exception):
+                raise  # a failing layout is a bug to see; KeyboardInterrupt and the like are the process's
+            # The SDK has retried what is retryable (429, 529, 5xx), or the client refused to send:
+            # the run stops cleanly, with every completed turn in the history, and can be resumed.
             self.hooks.run(Point.ERROR, HookEvent(Point.ERROR, self, error=e))
             return RunResult(status="error", error=_describe(e))
         record = self._record(request, response, batch)
+        return self._take(request, response, record, offer)
+
+    def _take(self, request: dict[str, Any], response: Any, record: CallRecord, offer: set[str]) -> RunResult | None:
+        """What the reply adds to the history (its tools run first), and whether the run goes on (None)."""
         reply = assistant_message(response.content)
         unfinished = _unfinished(response.stop_reason, self.config.max_tokens, text_of(reply))
         if unfinished or not reply["content"]:
-            # Nothing the model can build on: the call is recorded (it was paid for), the history
-            # is unchanged, and the call's own system entries go (nothing is bound to them).
+            # Nothing to build on: the call is recorded (it was paid for), the history unchanged, and
+            # the call's own system entries go (nothing is bound to them).
             self._append([], record)
             return unfinished or RunResult(status="done")
         # The call's own system entries (its turn-scoped batch, its tool changes) are on the wire for
         # good once an answer follows them: they join the history with the turn.
-        entries = appended_entries(request)
-        self._offered = offer
+        entries, self._offered = appended_entries(request), offer
         calls = tool_uses(reply)
         if not calls:
             self._append([*entries, reply], record)

@@ -79,7 +79,8 @@ class Tools(Protocol):
 
 class Store(Protocol):
     """The durable run record: completed turns, per-call usage, raw tool outputs, compactions,
-    counters, status: what the history holds (on the turn-scoped layout, each call's batch too)."""
+    counters, status: what the history holds (on the turn-scoped layout, each call's batch too).
+    A new backend need not write these: it subclasses ``store.EventLog`` and implements two methods."""
 
     def append_turn(self, messages: list[dict], call: "CallRecord | None" = None, start: bool = False,
                     steered: bool = False) -> None:
@@ -103,6 +104,10 @@ class Store(Protocol):
     def set_status(self, status: str) -> None: ...
 
     def load(self) -> "StoredRun": ...
+
+    def close(self) -> None:
+        """Release the record (``RunStore``: its lock) so another process may open it."""
+        ...
 
 
 class AgentView(Protocol):

@@ -52,16 +52,21 @@ class StoreError(ValueError):
     """A run record that cannot be read back as it was written: names the file, the line, the fault."""
 
 
-class _Events:
-    """The store's event kinds, written by ``_write`` and folded back into a ``StoredRun`` by ``load``."""
+class EventLog:
+    """A store as an event log: the event kinds, written by ``write`` and folded back into a
+    ``StoredRun`` by ``load``. A new backend (a database, a queue) subclasses it and implements the
+    two methods: ``write`` one event, in order, whole or not at all; ``events`` all of them back."""
 
     where = "the run record"
 
-    def _write(self, event: dict[str, Any], sync: bool = True) -> None:
+    def write(self, event: dict[str, Any], sync: bool = True) -> None:
         raise NotImplementedError
 
-    def _events(self) -> list[dict[str, Any]]:
+    def events(self) -> list[dict[str, Any]]:
         raise NotImplementedError
+
+    def close(self) -> None:
+        """Release what the log holds (a lock, a connection); nothing by default."""
 
     def append_turn(self, messages: list[dict], call: CallRecord | None = None, start: bool = False,
                     steered: bool = False) -> None:
@@ -76,34 +81,34 @@ class _Events:
             event["start"] = True
         if steered:
             event["steered"] = True
-        self._write(event)
+        self.write(event)
 
     def append_billed(self, call: CallRecord) -> None:
         """A response arrived and was paid for; its turn follows (with the same record) unless the
         process dies first, in which case ``load`` reports the call as lost."""
-        self._write({"type": "billed", "call": call.model_dump()}, sync=False)
+        self.write({"type": "billed", "call": call.model_dump()}, sync=False)
 
     def append_steer(self, text: str) -> None:
         """A steer was accepted: from here on it reaches the history, even across a crash."""
-        self._write({"type": "steer", "text": text})
+        self.write({"type": "steer", "text": text})
 
     def append_tool_output(self, tool_use_id: str, raw: str) -> None:
-        self._write({"type": "tool_output", "tool_use_id": tool_use_id, "raw": raw})
+        self.write({"type": "tool_output", "tool_use_id": tool_use_id, "raw": raw})
 
     def append_compaction(self, messages: list[dict]) -> None:
         """The history was rewritten (compaction): from here on it is ``messages``."""
-        self._write({"type": "compaction", "messages": messages})
+        self.write({"type": "compaction", "messages": messages})
 
     def set_counters(self, counters: dict[str, int]) -> None:
-        self._write({"type": "counters", "counters": counters})
+        self.write({"type": "counters", "counters": counters})
 
     def set_status(self, status: str) -> None:
-        self._write({"type": "status", "status": status})
+        self.write({"type": "status", "status": status})
 
     def load(self) -> StoredRun:
         run = StoredRun()
         self._billed: CallRecord | None = None
-        for number, event in enumerate(self._events(), start=1):
+        for number, event in enumerate(self.events(), start=1):
             kind = event.get("type") if isinstance(event, dict) else None
             try:
                 self._fold(run, event, number)
@@ -155,18 +160,18 @@ class _Events:
             raise StoreError(f"{self.where}:{number}: unknown event type {kind!r}")
 
 
-class MemoryStore(_Events):
+class MemoryStore(EventLog):
     """The run record in memory: nothing survives the process, everything else is the same."""
 
     def __init__(self) -> None:
         self._log: list[str] = []
         self._lock = threading.Lock()
 
-    def _write(self, event: dict[str, Any], sync: bool = True) -> None:
+    def write(self, event: dict[str, Any], sync: bool = True) -> None:
         with self._lock:  # numbered and kept in one step: a steer's thread cannot slip in between
             self._log.append(dumps({**event, "seq": len(self._log) + 1}))  # serialized: later edits cannot reach it
 
-    def _events(self) -> list[dict[str, Any]]:
+    def events(self) -> list[dict[str, Any]]:
         return [json.loads(line) for line in self._log]
 
 
@@ -174,7 +179,7 @@ class StoreLocked(RuntimeError):
     """The run record is open in another process (or another ``RunStore`` of this one)."""
 
 
-class RunStore(_Events):
+class RunStore(EventLog):
     """The run record on disk, in ``directory/events.jsonl``. Open in one place at a time: an
     exclusive lock is held from opening to ``close`` (two processes resuming one run would both run
     every tool). Writes from several threads (a steer from the steering server, the loop's turns)
@@ -215,7 +220,7 @@ class RunStore(_Events):
         if good < len(data):
             os.ftruncate(self._fd, good)
 
-    def _write(self, event: dict[str, Any], sync: bool = True) -> None:
+    def write(self, event: dict[str, Any], sync: bool = True) -> None:
         """One whole line; with ``sync``, on disk before the run goes on (without, it is in the
         kernel's buffers: it survives the process being killed, not the machine losing power). A
         write that fails or stops short (a full disk) is cut back to the last whole line, the count
@@ -241,7 +246,7 @@ class RunStore(_Events):
             self._seq += 1
             self._size += len(data)
 
-    def _events(self) -> list[dict[str, Any]]:
+    def events(self) -> list[dict[str, Any]]:
         return _read(self.path)
 
     def close(self) -> None:
@@ -261,11 +266,11 @@ class RunStore(_Events):
             self.close()
 
 
-class _Reader(_Events):
+class _Reader(EventLog):
     def __init__(self, path: Path):
         self.path, self.where = path, str(path)
 
-    def _events(self) -> list[dict[str, Any]]:
+    def events(self) -> list[dict[str, Any]]:
         return _read(self.path) if self.path.exists() else []
 
 
