@@ -7,7 +7,8 @@ window) with a client stub that answers instantly, and printed next to the floor
 (``messages.create`` through a mock transport returning a fixed response) for the same request.
 Ratios come from this run; absolute times depend on the machine.
 Targets: turn-1000 / turn-300 <= 1.5 (own work does not grow with history); own work < 10% of the
-SDK floor at turn 1000. Two runs: the 2025 layout (Sonnet 4.6) and the 2026 one (Sonnet 5.5: a
+SDK floor at turn 1000. A whole step (ours + the SDK's) is then compared between the two turns, with
+our share of it. Two runs: the 2025 layout (Sonnet 4.6) and the 2026 one (Sonnet 5.5: a
 thinking block in every answer, a turn-scoped batch entry and its beta on every call).
 """
 
@@ -130,6 +131,9 @@ def measure(model: str) -> None:
     print(f"own work, turn 1000 / turn 300: {growth:.2f}x ({'meets' if growth <= 1.5 else 'MISSES'} the 1.5x target)")
     share = own[1000] / floor[1000]
     print(f"own work at turn 1000: {share:.1%} of the SDK floor ({'meets' if share < 0.10 else 'MISSES'} the 10% target)")
+    call = {turns: own[turns] + floor[turns] for turns in own}  # one step: ours, then the SDK's request and parse
+    print(f"a whole step (ours + the SDK's), turn 1000 / turn 300: {call[1000] / call[300]:.2f}x; "
+          f"ours is {own[1000] / call[1000]:.1%} of it at turn 1000, {own[300] / call[300]:.1%} at turn 300")
     stored = statistics.median(own_work(1000, with_store=True, model=model) for _ in range(3))
     print(f"with the durable store (one fsync per event) at turn 1000: {stored / floor[1000]:.1%} of the SDK floor "
           "(disk-bound: depends on the file system)\n")

@@ -3,18 +3,23 @@
     messages   the durable history, append-only; only a completed turn is ever appended
     ephemeral  the batch for the next call; drained by the call, whatever happens to it
 
-A step makes one model call with ``messages + batch`` (laid out by ``layout``: by default the one the
-model's facts call for, see ``context.layout_for``), runs the tools the model asked for, and appends
-the assistant turn and its tool results to the history together, with the system entries the call
-carried after the history (on the current models: its tool changes and its turn-scoped batch). A
-run ends on a final answer, at the step limit, or on an API error that the SDK's own retries did
-not get past; in every case the history holds exactly the completed turns, and the store holds the
-same, so a run killed between two steps resumes where it was. A step killed while its tools ran is
-repeated on resume, tools included: tools with side effects should be idempotent (or check the
-workspace first).
+A step is five named parts: assemble the call (``messages + batch``, laid out by ``layout``: by
+default the one the model's facts call for, see ``context.layout_for``), send it, record what it
+cost, run the tools the model asked for, and decide whether the run goes on. The assistant turn
+and its tool results are appended to the history together, with the system entries the call carried
+after the history (on the current models: its tool changes and its turn-scoped batch).
 
-The loop records (the last request, one ``CallRecord`` per call); showing a call is done outside it
-(``minimal_runtime.view``).
+Where the batch ends up depends on the layout. On ``tail_layout`` it lives in the call's copy of
+the request only: never in ``messages``, never in the store. On ``turn_scoped_layout`` the provider
+keeps it on the wire, so it joins ``messages`` with its turn and is written to the store like any
+other turn (cleared, it costs no tokens, but its text is on disk). A production fork should inject
+only what it would be content to keep in its run record: no secrets, nothing a user must not see.
+
+A run ends on a final answer, at the step limit, on a reply the model could not finish (``truncated``:
+it hit ``max_tokens``; ``refused``), or on an error the SDK's own retries did not get past. In every
+case the history holds exactly the completed turns, and the store holds the same, so a run killed
+between two steps resumes where it was. A step killed while its tools ran is repeated on resume,
+tools included: tools with side effects should be idempotent (or check the workspace first).
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..provider.cost import CallRecord
 from ..provider.models import model_spec
-from .context import CallParts, EphemeralQueue, appended_entries, first_edit, layout_for
+from .context import CallParts, EphemeralQueue, Injection, appended_entries, first_edit, layout_for
 from .hooks import HookEvent, HookRegistry, Point
 from .messages import assistant_message, printable, text_block, text_of, tool_uses, user
 from .protocols import Layout, Store, Tool, Tools
@@ -37,6 +42,10 @@ from .store import MemoryStore
 from .tools import ToolBox
 
 log = logging.getLogger(__name__)
+
+# The SDK refuses a non-streaming call that could take over ten minutes at its assumed 128,000
+# output tokens an hour: ``max_tokens`` above about 21,333. Such a call streams (the SDK's own helper).
+STREAM_ABOVE = 21_333
 
 
 class AgentConfig(BaseModel):
@@ -49,6 +58,8 @@ class AgentConfig(BaseModel):
     system: str | list[dict] = Field(default="", description="the system prompt: built once, resent byte-identical")
     max_steps: int = Field(default=50, description="model calls allowed for one user message (one run)")
     max_tokens: int = Field(default=4096, description="the per-call output cap sent to the API")
+    max_tool_output: int = Field(default=100_000, description="characters of one tool output the history keeps; "
+                                 "the rest is cut with a note (the store keeps it whole; an offloader does better)")
     tool_choice: dict | None = Field(default=None, description="sent as is; changing it mid-run invalidates the "
                                                                 "messages cache, so it is a setting, not a lever")
     name: str = Field(default="agent", description="the agent's role name, for logs and for hooks that "
@@ -58,10 +69,10 @@ class AgentConfig(BaseModel):
 
 
 class RunResult(BaseModel):
-    status: Literal["done", "max_steps", "error"]
+    status: Literal["done", "max_steps", "truncated", "refused", "error"]
     final_text: str = ""
     steps: int = 0
-    error: str | None = None
+    error: str | None = None  # what stopped the run, and what to do next
 
 
 class Agent:
@@ -69,6 +80,9 @@ class Agent:
         self,
         client: anthropic.Anthropic,
         *,
+        model: str,
+        system: str | list[dict] = "",
+        max_steps: int = 50,
         tools: Iterable[Tool] = (),
         toolbox: Tools | None = None,
         hooks: HookRegistry | None = None,
@@ -76,17 +90,16 @@ class Agent:
         layout: Layout | None = None,
         ephemeral: EphemeralQueue | None = None,
         offloader: Callable[[dict, dict], dict] | None = None,  # (tool_use, result) -> the result the history keeps
-        **settings: Any,
+        **settings: Any,  # the rest of AgentConfig
     ):
         self.client = client
-        self.config = AgentConfig(**settings)
-        system = self.config.system
+        self.config = AgentConfig(model=model, system=system, max_steps=max_steps, **settings)
         self.system = [text_block(system)] if isinstance(system, str) and system else list(system or [])
         self.toolbox: Tools = toolbox if toolbox is not None else ToolBox(tools)
         self.hooks = hooks or HookRegistry()
         self.store: Store = store if store is not None else MemoryStore()
         self.offloader = offloader
-        self.spec = model_spec(self.config.model)
+        self.spec = model_spec(model)
         chosen, why = layout_for(self.spec)
         self.layout, self.layout_reason = (layout, "chosen by the caller") if layout is not None else (chosen, why)
         forced = (self.config.tool_choice or {}).get("type") in ("any", "tool")
@@ -122,13 +135,19 @@ class Agent:
         return self.config.max_steps
 
     @property
+    def steps(self) -> int:
+        """Calls made in the current run (since its task), across resumes: what ``max_steps`` caps."""
+        return len(self.calls) - self._run_start
+
+    @property
     def name(self) -> str:
         return self.config.name
 
     # -- the two ways in from outside -------------------------------------------------------------
 
     def inject_ephemeral(self, source: str, text: str) -> None:
-        """Add to the next call's batch only. It never reaches ``messages`` or the store."""
+        """Add to the next call's batch. Shown to the model on that call only; whether it is kept
+        afterwards is the layout's (see the module docstring)."""
         self.ephemeral.inject(source, text)
 
     def steer(self, text: str) -> bool:
@@ -157,36 +176,83 @@ class Agent:
         with self._lock:
             self.active = True
         try:
-            if task is not None:
-                self._append([user(task)], start=True)
-                self._run_start = len(self.calls)
-                self.hooks.run(Point.START, HookEvent(Point.START, self))
-            else:
-                self._apply_steering()
-                if self.messages and self.messages[-1]["role"] == "assistant":  # finished already: nothing to resume
-                    return RunResult(status="done", final_text=text_of(self.messages[-1]))
-            # The cap counts this run's calls, across resumes: the store knows where the run began.
-            while len(self.calls) - self._run_start < self.max_steps:
-                outcome = self._step()
-                if isinstance(outcome, RunResult):
-                    if outcome.status == "done" and self._steering:
-                        continue  # a steer arrived during the final step: answer it, don't drop it
-                    outcome.steps = len(self.calls) - self._run_start
-                    return self._finish(outcome)
-            # No final text: the last message is the tool results the model has not answered yet.
-            return self._finish(RunResult(status="max_steps", steps=len(self.calls) - self._run_start))
+            return self._finish(self._run(task))
+        except OSError as e:  # the run record could not be written: what is on disk is still whole
+            return RunResult(status="error", steps=self.steps, error=f"the run record could not be written: {e}")
         finally:
             with self._lock:
                 self.active = False
                 late, self._steering = self._steering, []
-            for text in late:  # accepted but never applied (the cap, an error): kept for the next run
-                self._append([user(text)], steered=True)
+            for k, text in enumerate(late):  # accepted but never applied (the cap, an error): kept for the next run
+                try:
+                    self._append([user(text)], steered=True)
+                except OSError:  # still accepted in the store: applied by the next run
+                    self._steering = late[k:] + self._steering
+                    break
+
+    def _run(self, task: str | None) -> RunResult:
+        if task is not None:
+            self._append([user(task)], start=True)
+            self._run_start = len(self.calls)
+            self.hooks.run(Point.START, HookEvent(Point.START, self))
+        else:
+            self._apply_steering()
+            if self.messages and self.messages[-1]["role"] == "assistant":  # finished already: nothing to resume
+                return RunResult(status="done", final_text=text_of(self.messages[-1]))
+        outcome = None
+        while self.steps < self.max_steps:
+            outcome = self._step()
+            # A steer that arrived during the final step is answered, not dropped.
+            if outcome is not None and not (outcome.status == "done" and self._steering):
+                break
+            outcome = None
+        # At the cap there is no final text: the last message is the tool results not yet answered.
+        return (outcome or RunResult(status="max_steps")).model_copy(update={"steps": self.steps})
 
     def _step(self) -> RunResult | None:
+        """One call: assemble it, send it, record it, then take the reply (run its tools, decide)."""
         self._apply_steering()
         self.hooks.run(Point.PRE_LLM_CALL, HookEvent(Point.PRE_LLM_CALL, self))
         batch = self.ephemeral.drain()  # cleared by this call whatever happens to it
-        offer = self._offer()
+        offer, request = self._offer(), None
+        try:
+            request = self._assemble(batch, offer)
+            response = self._send(request)
+        except BaseException as e:  # the batch never reached the model: back in the queue
+            self.ephemeral.requeue(batch)
+            if request is None or not isinstance(e, Exception):
+                raise  # a failing layout is a bug to see; KeyboardInterrupt and the like are the process's
+            # The SDK has retried what is retryable (429, 529, 5xx), or the client refused to send:
+            # the run stops cleanly, with every completed turn in the history, and can be resumed.
+            self.hooks.run(Point.ERROR, HookEvent(Point.ERROR, self, error=e))
+            return RunResult(status="error", error=_describe(e))
+        record = self._record(request, response, batch)
+        return self._take(request, response, record, offer)
+
+    def _take(self, request: dict[str, Any], response: Any, record: CallRecord, offer: set[str]) -> RunResult | None:
+        """What the reply adds to the history (its tools run first), and whether the run goes on (None)."""
+        reply = assistant_message(response.content)
+        unfinished = _unfinished(response.stop_reason, self.config.max_tokens, text_of(reply))
+        if unfinished or not reply["content"]:
+            # Nothing to build on: the call is recorded (it was paid for), the history unchanged, and
+            # the call's own system entries go (nothing is bound to them).
+            self._append([], record)
+            return unfinished or RunResult(status="done")
+        # The call's own system entries (its turn-scoped batch, its tool changes) are on the wire for
+        # good once an answer follows them: they join the history with the turn.
+        entries, self._offered = appended_entries(request), offer
+        calls = tool_uses(reply)
+        if not calls:
+            self._append([*entries, reply], record)
+            return RunResult(status="done", final_text=text_of(reply))
+        results = [self._run_tool(call) for call in calls]
+        self._append([*entries, reply, {"role": "user", "content": results}], record)
+        finals = [r for c, r in zip(calls, results) if self.toolbox.is_final(c, r)]
+        if finals:  # a final tool (a structured report, say) ends the run with its output as the result
+            return RunResult(status="done", final_text=finals[0]["content"])
+        return None
+
+    def _assemble(self, batch: list[Injection], offer: set[str]) -> dict[str, Any]:
         parts = CallParts(system=self.system, tools=self.tool_definitions, durable=self.messages, batch=batch,
                           prefill_ok=self.spec.supports_prefill, previous_durable_len=self._previous_len,
                           tool_choice=self.config.tool_choice, tool_changes=_changes(self._offered, offer))
@@ -196,40 +262,27 @@ class Agent:
             if edit:
                 log.warning("request %d is not append-only: %s", len(self.calls) + 1, edit)
                 self.edits.append(edit)
-        create = self.client.beta.messages.create if "betas" in request else self.client.messages.create
-        try:
-            response = create(model=self.model, max_tokens=self.config.max_tokens, **request)
-        except anthropic.APIError as e:
-            # The SDK has already retried what is retryable (429, 529, 5xx). Stop cleanly: the
-            # history holds every completed turn and the run can be resumed; the batch that never
-            # reached the model goes back in the queue (a warn-once note is not lost).
-            self.ephemeral.requeue(batch)
-            self.hooks.run(Point.ERROR, HookEvent(Point.ERROR, self, error=e))
-            return RunResult(status="error", error=_describe(e))
-        self._previous_len = len(self.messages)
+        return request
 
+    def _send(self, request: dict[str, Any]) -> Any:
+        """The SDK's Message for ``request``: a beta call when the layout asks for betas, streamed
+        when ``max_tokens`` is more than the SDK allows a plain call."""
+        api = self.client.beta.messages if "betas" in request else self.client.messages
+        keywords = dict(model=self.model, max_tokens=self.config.max_tokens, **request)
+        if self.config.max_tokens <= STREAM_ABOVE:
+            return api.create(**keywords)
+        with api.stream(**keywords) as stream:
+            return stream.get_final_message()
+
+    def _record(self, request: dict[str, Any], response: Any, batch: list[Injection]) -> CallRecord:
+        self._previous_len = len(self.messages)
         record = CallRecord.from_usage(response.usage, self.model)
         self.store.append_billed(record)  # paid for, whatever happens before its turn is written
-        self.calls.append(record)  # in memory now, for hooks; in the store with its turn, below
+        self.calls.append(record)  # in memory now, for hooks; in the store with its turn
         self.last_request, self.last_batch = request, batch
         self.hooks.run(Point.POST_LLM_CALL, HookEvent(Point.POST_LLM_CALL, self, request=request, response=response,
                                                       batch=batch))
-
-        reply = assistant_message(response.content)
-        # The call's own system entries (its turn-scoped batch, its tool changes) are on the wire for
-        # good once an answer follows them; with no answer nothing is bound to them, so they go.
-        entries = appended_entries(request) if reply["content"] else []
-        self._offered = offer
-        calls = tool_uses(reply)
-        if not calls:
-            self._append([*entries, reply] if reply["content"] else [], record)
-            return RunResult(status="done", final_text=text_of(reply) if reply["content"] else "")
-        results = [self._run_tool(call) for call in calls]
-        self._append([*entries, reply, {"role": "user", "content": results}], record)
-        finals = [r for c, r in zip(calls, results) if self.toolbox.is_final(c, r)]
-        if finals:  # a final tool (an executor's report) ends the run with its output as the result
-            return RunResult(status="done", final_text=finals[0]["content"])
-        return None
+        return record
 
     def _run_tool(self, call: dict) -> dict:
         self.hooks.run(Point.PRE_TOOL_CALL, HookEvent(Point.PRE_TOOL_CALL, self, tool_call=call))
@@ -238,7 +291,7 @@ class Agent:
         if self.offloader is not None:  # large outputs: a file, and head, tail and path in the history
             result = self.offloader(call, result)
         if isinstance(result.get("content"), str):  # undecodable bytes: the model reads U+FFFD, the store keeps them
-            result = {**result, "content": printable(result["content"])}
+            result = {**result, "content": _capped(printable(result["content"]), self.config.max_tool_output)}
         self.hooks.run(Point.POST_TOOL_CALL, HookEvent(Point.POST_TOOL_CALL, self, tool_call=call, tool_result=result))
         return result
 
@@ -274,6 +327,28 @@ class Agent:
         return result
 
 
+def _unfinished(stop_reason: str | None, max_tokens: int, text: str) -> RunResult | None:
+    """A reply the model did not finish: never executed, never part of the history."""
+    if stop_reason in ("max_tokens", "model_context_window_exceeded"):
+        limit = f"max_tokens ({max_tokens:,})" if stop_reason == "max_tokens" else "the context window"
+        return RunResult(status="truncated", final_text=text, error=(
+            f"the reply was cut at {limit}; it was not kept and no tool it asked for ran. Raise max_tokens "
+            "(or shorten the history) and call run() to make the call again"))
+    if stop_reason == "refusal":
+        return RunResult(status="refused", final_text=text, error=(
+            "the model declined to go on (stop_reason refusal); the reply was not kept. Change the task or the "
+            "history before running again"))
+    return None
+
+
+def _capped(content: str, limit: int) -> str:
+    """``content``, or its first ``limit`` characters and a note saying what was cut."""
+    if len(content) <= limit:
+        return content
+    return (f"{content[:limit]}\n[output cut: {len(content):,} characters, the first {limit:,} shown. Ask for a "
+            "smaller part (a range, a filter) to see the rest.]")
+
+
 def _changes(offered: set[str], offer: set[str]) -> list[dict]:
     """The tool_removal / tool_addition blocks that take the model from ``offered`` to ``offer``."""
     return ([{"type": "tool_removal", "tool": {"type": "tool_reference", "name": n}} for n in sorted(offered - offer)]
@@ -294,7 +369,7 @@ def _offered(start: set[str], messages: list[dict]) -> set[str]:
     return offered
 
 
-def _describe(error: anthropic.APIError) -> str:
+def _describe(error: Exception) -> str:
     """``BadRequestError 400: prompt is too long: ...``: the API's own message when it sent one."""
     body = getattr(error, "body", None)
     message = body.get("error", {}).get("message") if isinstance(body, dict) else None

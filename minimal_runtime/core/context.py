@@ -26,12 +26,15 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from ..provider.models import CLEAR_AT_BETA, INLINE_TOOLS_BETA, LOOKBACK_BLOCKS, ModelSpec
-from .messages import text_block
+from .messages import blocks_of, text_block
+
+if TYPE_CHECKING:
+    from .protocols import Layout
 
 
 class Injection(BaseModel):
@@ -108,13 +111,13 @@ def with_breakpoints(durable: list[dict], previous_len: int | None = None) -> li
     # A read walks back at most LOOKBACK_BLOCKS positions from a breakpoint: a call that added more
     # blocks than that since the last entry would miss it, so the previous call's end is marked too.
     targets = {len(messages) - 1}
-    if previous_len and sum(len(m["content"]) for m in messages[previous_len:]) >= LOOKBACK_BLOCKS:
+    if previous_len and sum(len(blocks_of(m)) for m in messages[previous_len:]) >= LOOKBACK_BLOCKS:
         targets.add(previous_len - 1)
     for target in targets:
         spot = _last_markable(messages, target)
         if spot is not None:
             i, k = spot
-            content = list(messages[i]["content"])
+            content = list(blocks_of(messages[i]))
             content[k] = {**content[k], "cache_control": {"type": "ephemeral"}}
             messages[i] = {**messages[i], "content": content}
     return messages
@@ -125,8 +128,9 @@ def _last_markable(messages: list[dict], target: int) -> tuple[int, int] | None:
     one on empty content (a tool that printed nothing): the entry then ends a block or two early,
     a few tokens at most."""
     for i in reversed(range(target + 1)):
-        for k in reversed(range(len(messages[i]["content"]))):
-            if _markable(messages[i]["content"][k]):
+        content = blocks_of(messages[i])
+        for k in reversed(range(len(content))):
+            if _markable(content[k]):
                 return i, k
     return None
 
@@ -147,7 +151,7 @@ def append_batch(messages: list[dict], batch: list[Injection], prefill_ok: bool)
     if prefill_ok:
         return [*messages, {"role": "assistant", "content": blocks}]
     last = messages[-1]
-    return [*messages[:-1], {**last, "content": [*last["content"], *blocks]}]
+    return [*messages[:-1], {**last, "content": [*blocks_of(last), *blocks]}]
 
 
 def system_with_breakpoint(system: list[dict]) -> list[dict]:
@@ -199,8 +203,8 @@ def turn_scoped_layout(parts: CallParts) -> dict[str, Any]:
 def appended_entries(request: dict[str, Any]) -> list[dict]:
     """The system messages a request carries after the durable history (the trailing ones: a history
     never ends in one): on the wire for good, so they join the history with the turn they belong
-    to. Found from the end, so a layout that sends a shortened copy of the history (createrole's
-    rungs) finds them too. (A 2025 batch is inside a copied user turn or a trailing assistant
+    to. Found from the end, so a layout that sends a shortened copy of the history (a compaction
+    rung, say) finds them too. (A 2025 batch is inside a copied user turn or a trailing assistant
     message: never durable.)"""
     entries = []
     for message in reversed(request["messages"]):
@@ -210,7 +214,7 @@ def appended_entries(request: dict[str, Any]) -> list[dict]:
     return entries[::-1]
 
 
-def layout_for(spec: ModelSpec) -> tuple[Any, str]:
+def layout_for(spec: ModelSpec) -> tuple["Layout", str]:
     """The layout a model's facts call for, and why."""
     if spec.system_messages == "yes":
         return turn_scoped_layout, (f"{spec.id} accepts turn-scoped system messages, so the batch is one, appended with "

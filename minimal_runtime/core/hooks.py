@@ -2,9 +2,10 @@
 
 Hooks at a point run in registration order, and each appends to the ephemeral queue, so
 registration order is the order the model reads the batch. A hook that raises is logged, recorded
-and skipped: a missing note is a far better failure than a dead run. The one exception is
-``NotImplementedError``: code that was never written (an exercise stub) stops the run and names itself. A hook may carry a condition
-(``when``) saying when it applies at all; a condition that raises counts as the hook failing.
+and skipped: a missing note is a far better failure than a dead run. The exceptions are the types
+in ``HookRegistry.reraised`` (none by default): a project that wants some failures to stop the run
+(the course: an unwritten exercise) names them there. A hook may carry a condition (``when``) saying
+when it applies at all; a condition that raises counts as the hook failing.
 
 A hook's name (in logs and failure records) comes from what it is: a function's name, a method's
 ``Class.method``, a callable object's class. Features register their own hooks (``install``).
@@ -16,7 +17,7 @@ import inspect
 import logging
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 from pydantic import BaseModel
 
@@ -65,6 +66,7 @@ class _Registration:
 
 @dataclass
 class HookRegistry:
+    reraised: ClassVar[tuple[type[BaseException], ...]] = ()  # failures that stop the run instead of being skipped
     _hooks: dict[Point, list[_Registration]] = field(default_factory=dict)
     failures: list[HookFailure] = field(default_factory=list)
 
@@ -87,8 +89,8 @@ class HookRegistry:
             try:
                 if reg.when is None or reg.when(event):
                     reg.hook(event)
-            except NotImplementedError:
-                raise  # unfinished code (an exercise stub) must say so, not hide as a skipped note
+            except self.reraised:
+                raise
             except Exception as e:  # isolation: log, remember, go on with the next hook
                 if queue is not None:
                     queue.truncate(mark)  # a half-written note of a failed hook is not delivered

@@ -31,6 +31,12 @@ def tool_result_block(tool_use_id: str, content: str, is_error: bool = False) ->
     return block
 
 
+def blocks_of(message: dict) -> list[dict]:
+    """A message's content as blocks: the API takes a plain string for one text block."""
+    content = message["content"]
+    return [text_block(content)] if isinstance(content, str) else content
+
+
 def user(content: str | list[dict]) -> dict:
     return {"role": "user", "content": [text_block(printable(content))] if isinstance(content, str) else content}
 

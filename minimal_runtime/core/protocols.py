@@ -3,14 +3,11 @@ dict (messages, content blocks, tool definitions) or a pydantic model.
 
     Layout    how one call's request is laid out from the durable history and the ephemeral batch
     Hook      a function run at a lifecycle point; it reads the run and may inject into the batch
-    Feature   one chapter's idea: an object that installs its hooks, each at its point
+    Feature   one behaviour (a plan, a budget warning): an object that installs its hooks, each at its point
     Tool      something the model can call; validated input in, text out
     Tools     the run's set of tools: fixed definitions, which calls may run, which ones end the run
     Store     the durable run record
     AgentView what a hook may use of the agent it runs in
-
-The emulator's ``Policy`` (what the offline model answers) is not the runtime's business and lives
-with the emulator, in ``minimal_runtime.emulator.policies``.
 """
 
 from __future__ import annotations
@@ -34,13 +31,13 @@ class Layout(Protocol):
 
 class Hook(Protocol):
     """Runs at a lifecycle point. Injects with ``event.agent.inject_ephemeral(source, text)``.
-    A hook that raises is logged and skipped; it never ends the run."""
+    A hook that raises is logged and skipped (unless its error type is in ``HookRegistry.reraised``)."""
 
     def __call__(self, event: "HookEvent") -> None: ...
 
 
 class Feature(Protocol):
-    """A chapter's idea as one object: ``install`` registers each of its hooks at its point, with
+    """One behaviour as one object: ``install`` registers each of its hooks at its point, with
     its condition. Which point a hook belongs to is the feature's knowledge, not its caller's."""
 
     def install(self, hooks: "HookRegistry") -> None: ...
@@ -72,7 +69,7 @@ class Tools(Protocol):
         ...
 
     def is_final(self, tool_use: dict, result: dict) -> bool:
-        """Does this call, with this result, end the run (an executor's successful report, say)?"""
+        """Does this call, with this result, end the run (a successful final report, say)?"""
         ...
 
     def mask(self, *names: str) -> None: ...
@@ -82,7 +79,8 @@ class Tools(Protocol):
 
 class Store(Protocol):
     """The durable run record: completed turns, per-call usage, raw tool outputs, compactions,
-    counters, status. Ephemeral content is never written to it."""
+    counters, status: what the history holds (on the turn-scoped layout, each call's batch too).
+    A new backend need not write these: it subclasses ``store.EventLog`` and implements two methods."""
 
     def append_turn(self, messages: list[dict], call: "CallRecord | None" = None, start: bool = False,
                     steered: bool = False) -> None:
@@ -107,6 +105,10 @@ class Store(Protocol):
 
     def load(self) -> "StoredRun": ...
 
+    def close(self) -> None:
+        """Release the record (``RunStore``: its lock) so another process may open it."""
+        ...
+
 
 class AgentView(Protocol):
     """Exactly what hooks may use of the agent they run in (``HookEvent.agent``)."""
@@ -121,7 +123,10 @@ class AgentView(Protocol):
     def max_steps(self) -> int: ...
 
     @property
-    def name(self) -> str: ...  # the agent's role name ("planner", "executor", ...)
+    def steps(self) -> int: ...  # calls made in the current run: what ``max_steps`` caps
+
+    @property
+    def name(self) -> str: ...  # the agent's role name, for hooks that tell agents apart
 
     last_request: dict | None  # the last request sent, exactly as sent
 

@@ -2,13 +2,17 @@
 
 One JSON line per event in ``events.jsonl``: a completed turn (the messages it appended to the
 history, with the record of the call that produced it), a tool's raw output, a compaction (the
-history as rewritten), a paid-for response (before its turn), an accepted steer, counters, a status change. A line is written whole with one ``write`` and
-flushed to disk before the run goes on, so a kill between any two steps leaves a file that ends on
-a complete line; a kill in the middle of a write leaves a torn last line, which opening the store
-cuts off. Every event carries its sequence number, so a deleted or duplicated line is found on
-load, and a damaged line is reported with its file, line and what is wrong, never as a bare
-``JSONDecodeError``. Ephemeral content (the batch) is never written here: the store only accepts
-turns of the durable history.
+history as rewritten), a paid-for response (before its turn), an accepted steer, counters, a
+status change. A line is written whole and flushed to disk before the run goes on, so a kill
+between any two steps leaves a file that ends on a complete line; a kill in the middle of a write
+leaves a torn last line, which opening the store cuts off, and a write that fails (a full disk) is
+cut back at once. Every event carries its sequence number, so a deleted or duplicated line is found
+on load, and a damaged line is reported with its file, line and what is wrong, never as a bare
+``JSONDecodeError``.
+
+What is written is what the history holds. On the turn-scoped layout that includes each call's
+ephemeral batch (it joins the history with its turn: see ``agent``); on the 2025 tail layout the
+batch is never written here.
 
 ``MemoryStore`` keeps the same events in memory: the agent's default, so the loop has one code path
 whether or not a run is meant to survive a crash.
@@ -16,8 +20,11 @@ whether or not a run is meant to survive a crash.
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -45,16 +52,21 @@ class StoreError(ValueError):
     """A run record that cannot be read back as it was written: names the file, the line, the fault."""
 
 
-class _Events:
-    """The store's event kinds, written by ``_write`` and folded back into a ``StoredRun`` by ``load``."""
+class EventLog:
+    """A store as an event log: the event kinds, written by ``write`` and folded back into a
+    ``StoredRun`` by ``load``. A new backend (a database, a queue) subclasses it and implements the
+    two methods: ``write`` one event, in order, whole or not at all; ``events`` all of them back."""
 
     where = "the run record"
 
-    def _write(self, event: dict[str, Any], sync: bool = True) -> None:
+    def write(self, event: dict[str, Any], sync: bool = True) -> None:
         raise NotImplementedError
 
-    def _events(self) -> list[dict[str, Any]]:
+    def events(self) -> list[dict[str, Any]]:
         raise NotImplementedError
+
+    def close(self) -> None:
+        """Release what the log holds (a lock, a connection); nothing by default."""
 
     def append_turn(self, messages: list[dict], call: CallRecord | None = None, start: bool = False,
                     steered: bool = False) -> None:
@@ -69,34 +81,34 @@ class _Events:
             event["start"] = True
         if steered:
             event["steered"] = True
-        self._write(event)
+        self.write(event)
 
     def append_billed(self, call: CallRecord) -> None:
         """A response arrived and was paid for; its turn follows (with the same record) unless the
         process dies first, in which case ``load`` reports the call as lost."""
-        self._write({"type": "billed", "call": call.model_dump()}, sync=False)
+        self.write({"type": "billed", "call": call.model_dump()}, sync=False)
 
     def append_steer(self, text: str) -> None:
         """A steer was accepted: from here on it reaches the history, even across a crash."""
-        self._write({"type": "steer", "text": text})
+        self.write({"type": "steer", "text": text})
 
     def append_tool_output(self, tool_use_id: str, raw: str) -> None:
-        self._write({"type": "tool_output", "tool_use_id": tool_use_id, "raw": raw})
+        self.write({"type": "tool_output", "tool_use_id": tool_use_id, "raw": raw})
 
     def append_compaction(self, messages: list[dict]) -> None:
         """The history was rewritten (compaction): from here on it is ``messages``."""
-        self._write({"type": "compaction", "messages": messages})
+        self.write({"type": "compaction", "messages": messages})
 
     def set_counters(self, counters: dict[str, int]) -> None:
-        self._write({"type": "counters", "counters": counters})
+        self.write({"type": "counters", "counters": counters})
 
     def set_status(self, status: str) -> None:
-        self._write({"type": "status", "status": status})
+        self.write({"type": "status", "status": status})
 
     def load(self) -> StoredRun:
         run = StoredRun()
         self._billed: CallRecord | None = None
-        for number, event in enumerate(self._events(), start=1):
+        for number, event in enumerate(self.events(), start=1):
             kind = event.get("type") if isinstance(event, dict) else None
             try:
                 self._fold(run, event, number)
@@ -148,65 +160,134 @@ class _Events:
             raise StoreError(f"{self.where}:{number}: unknown event type {kind!r}")
 
 
-class MemoryStore(_Events):
+class MemoryStore(EventLog):
     """The run record in memory: nothing survives the process, everything else is the same."""
 
     def __init__(self) -> None:
         self._log: list[str] = []
+        self._lock = threading.Lock()
 
-    def _write(self, event: dict[str, Any], sync: bool = True) -> None:
-        self._log.append(dumps({**event, "seq": len(self._log) + 1}))  # serialized: later edits cannot reach it
+    def write(self, event: dict[str, Any], sync: bool = True) -> None:
+        with self._lock:  # numbered and kept in one step: a steer's thread cannot slip in between
+            self._log.append(dumps({**event, "seq": len(self._log) + 1}))  # serialized: later edits cannot reach it
 
-    def _events(self) -> list[dict[str, Any]]:
+    def events(self) -> list[dict[str, Any]]:
         return [json.loads(line) for line in self._log]
 
 
-class RunStore(_Events):
+class StoreLocked(RuntimeError):
+    """The run record is open in another process (or another ``RunStore`` of this one)."""
+
+
+class RunStore(EventLog):
+    """The run record on disk, in ``directory/events.jsonl``. Open in one place at a time: an
+    exclusive lock is held from opening to ``close`` (two processes resuming one run would both run
+    every tool). Writes from several threads (a steer from the steering server, the loop's turns)
+    are numbered and written under one lock, so the file is always in sequence."""
+
     def __init__(self, directory: str | Path):
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self.path = self.directory / "events.jsonl"
         self.where = str(self.path)
-        self._repair()
-        self._seq = self.path.read_bytes().count(b"\n") if self.path.exists() else 0
+        self._lock = threading.Lock()
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._hold()
+        self._repair()
+        self._size = os.fstat(self._fd).st_size
+        self._seq = self.path.read_bytes().count(b"\n")
+
+    def _hold(self) -> None:
+        """Take the exclusive lock, or say who holds it. The holder's pid is kept in ``events.pid``."""
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(self._fd)
+            self._fd = None
+            try:
+                holder = (self.directory / "events.pid").read_text().strip() or "unknown"
+            except OSError:
+                holder = "unknown"
+            raise StoreLocked(f"{self.path} is open in process {holder}"
+                              f"{' (this one)' if holder == str(os.getpid()) else ''}: close it there first "
+                              "(two processes resuming one run would both run every tool)") from None
+        (self.directory / "events.pid").write_text(f"{os.getpid()}\n")
 
     def _repair(self) -> None:
         """Cut a torn last line left by a kill in the middle of a write."""
-        if not self.path.exists():
-            return
         data = self.path.read_bytes()
         good = data.rfind(b"\n") + 1
         if good < len(data):
-            with open(self.path, "r+b") as f:
-                f.truncate(good)
+            os.ftruncate(self._fd, good)
 
-    def _write(self, event: dict[str, Any], sync: bool = True) -> None:
-        """One whole line per ``write``; with ``sync``, on disk before the run goes on. Without, it is
-        in the kernel's buffers: it survives the process being killed, not the machine losing power."""
-        self._seq += 1
-        event = {**event, "seq": self._seq}
-        line = dumps(event)
-        try:
-            data = (line + "\n").encode()
-        except UnicodeEncodeError:  # lone surrogates (undecodable tool output): escaped, read back exactly
-            data = (json.dumps(event, separators=(",", ":")) + "\n").encode()  # ASCII, with escapes
-        os.write(self._fd, data)
-        if sync:
-            os.fsync(self._fd)
-
-    def _events(self) -> list[dict[str, Any]]:
-        if not self.path.exists():
-            return []
-        events = []
-        for number, line in enumerate(self.path.read_bytes().split(b"\n")[:-1], start=1):
+    def write(self, event: dict[str, Any], sync: bool = True) -> None:
+        """One whole line; with ``sync``, on disk before the run goes on (without, it is in the
+        kernel's buffers: it survives the process being killed, not the machine losing power). A
+        write that fails or stops short (a full disk) is cut back to the last whole line, the count
+        is unchanged, and the error is raised: the file never holds half a line between two events."""
+        with self._lock:
+            event = {**event, "seq": self._seq + 1}
             try:
-                events.append(json.loads(line.decode("utf-8")))
-            except UnicodeDecodeError as e:
-                raise StoreError(f"{self.path}:{number}: not UTF-8 ({e.reason} at byte {e.start})") from None
-            except ValueError as e:
-                raise StoreError(f"{self.path}:{number}: not a JSON line ({e})") from None
-        return events
+                data = (dumps(event) + "\n").encode()
+            except UnicodeEncodeError:  # lone surrogates (undecodable tool output): escaped, read back exactly
+                data = (json.dumps(event, separators=(",", ":")) + "\n").encode()  # ASCII, with escapes
+            try:
+                view = memoryview(data)
+                while view:  # a short write is not an error in itself: write the rest
+                    written = os.write(self._fd, view)
+                    if written <= 0:
+                        raise OSError(errno.ENOSPC, "nothing was written")
+                    view = view[written:]
+                if sync:
+                    os.fsync(self._fd)
+            except OSError:
+                os.ftruncate(self._fd, self._size)
+                raise
+            self._seq += 1
+            self._size += len(data)
+
+    def events(self) -> list[dict[str, Any]]:
+        return _read(self.path)
 
     def close(self) -> None:
-        os.close(self._fd)
+        """Release the lock (and the file): another process may open the record now."""
+        if self._fd is not None:
+            os.close(self._fd)  # closing the descriptor releases the flock
+            self._fd = None
+
+    def __enter__(self) -> "RunStore":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        if getattr(self, "_fd", None) is not None:
+            self.close()
+
+
+class _Reader(EventLog):
+    def __init__(self, path: Path):
+        self.path, self.where = path, str(path)
+
+    def events(self) -> list[dict[str, Any]]:
+        return _read(self.path) if self.path.exists() else []
+
+
+def load_run(directory: str | Path) -> StoredRun:
+    """The run record in ``directory`` as it stands, read without opening it (and so without its
+    lock): for looking at a run that an agent, here or in another process, may still hold."""
+    return _Reader(Path(directory) / "events.jsonl").load()
+
+
+def _read(path: Path) -> list[dict[str, Any]]:
+    """Every whole line of ``path`` as an event (a line still being written is not whole yet)."""
+    events = []
+    for number, line in enumerate(path.read_bytes().split(b"\n")[:-1], start=1):
+        try:
+            events.append(json.loads(line.decode("utf-8")))
+        except UnicodeDecodeError as e:
+            raise StoreError(f"{path}:{number}: not UTF-8 ({e.reason} at byte {e.start})") from None
+        except ValueError as e:
+            raise StoreError(f"{path}:{number}: not a JSON line ({e})") from None
+    return events

@@ -25,7 +25,7 @@ class ToolOutput(BaseModel):
 
 class FunctionTool:
     """A tool from a function taking one pydantic model: the model is the input schema.
-    A ``final`` tool ends the run when it succeeds; its output is the run's result (an executor's
+    A ``final`` tool ends the run when it succeeds; its output is the run's result (a
     structured report, say)."""
 
     def __init__(self, name: str, description: str, input_model: type[BaseModel], fn: Callable[[Any], str],
@@ -42,9 +42,12 @@ class FunctionTool:
             problems = "; ".join(f"{'.'.join(map(str, err['loc'])) or 'input'}: {err['msg']}" for err in e.errors())
             return ToolOutput(content=f"Invalid input for {self.name}: {problems}", is_error=True)
         try:
-            return ToolOutput(content=self.fn(args))
+            content = self.fn(args)
         except Exception as e:  # a failing tool is an observation, not a crash
             return ToolOutput(content=f"{self.name} failed: {type(e).__name__}: {e}", is_error=True)
+        if not isinstance(content, str):
+            return ToolOutput(content=f"{self.name} returned {type(content).__name__}, not text", is_error=True)
+        return ToolOutput(content=content)
 
 
 class ToolBox:
@@ -80,4 +83,14 @@ class ToolBox:
             output = tool.run(tool_use.get("input") or {})
         except Exception as e:  # the protocol says return errors; a tool that raises anyway must not end the run
             return tool_result_block(tool_id, f"{name} failed: {type(e).__name__}: {e}", True)
-        return tool_result_block(tool_id, output.content, output.is_error)
+        content = getattr(output, "content", output)
+        if not _sendable(content):  # an int or bytes would be a 400 (or a TypeError) on every later call
+            return tool_result_block(tool_id, f"{name} returned {type(content).__name__} content, not text", True)
+        return tool_result_block(tool_id, content, bool(getattr(output, "is_error", False)))
+
+
+def _sendable(content: Any) -> bool:
+    """What a tool_result may carry: text, or a list of content blocks (text, images ...)."""
+    if isinstance(content, str):
+        return True
+    return isinstance(content, list) and all(isinstance(b, dict) and isinstance(b.get("type"), str) for b in content)

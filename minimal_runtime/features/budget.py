@@ -63,18 +63,22 @@ class BudgetMonitor:
 
 
 class MaxStepsWarning:
-    """PRE_LLM_CALL for an executor: once, when three calls of its cap are left."""
+    """PRE_LLM_CALL for an executor: once per run, when three calls of its cap are left."""
 
     def __init__(self, margin: int = 3):
         self.margin = margin
         self.warned_at: int | None = None
 
     def install(self, hooks: HookRegistry) -> None:
+        hooks.register(Point.START, self.reset)
         hooks.register(Point.PRE_LLM_CALL, self.warn)
 
+    def reset(self, event: HookEvent) -> None:
+        """START: a new run has its own cap, and its own warning."""
+        self.warned_at = None
+
     def warn(self, event: HookEvent) -> None:
-        made = len(event.agent.calls)
-        if self.warned_at is not None or made != event.agent.max_steps - self.margin:
+        if self.warned_at is not None or event.agent.steps != event.agent.max_steps - self.margin:
             return
-        self.warned_at = made + 1
+        self.warned_at = len(event.agent.calls) + 1
         event.agent.inject_ephemeral("steps", STEPS_WARNING.format(margin=self.margin))

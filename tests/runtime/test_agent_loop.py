@@ -102,7 +102,8 @@ def test_prompt_too_long_stops_cleanly_and_keeps_the_history(tmp_path):
     (tmp_path / "workspace" / "big.txt").write_text("x" * 500_000)  # ~125K tokens: twice is over the window
     policy = ScriptedPolicy([[tool_use("read_file", {"path": "big.txt"})],
                              [tool_use("read_file", {"path": "big.txt"})], "unreachable"])
-    agent, _, _ = pricing_agent(tmp_path, policy=policy, model="claude-opus-4-5")  # 200K window
+    agent, _, _ = pricing_agent(tmp_path, policy=policy, model="claude-opus-4-5",  # 200K window
+                                max_tool_output=1_000_000)  # past the default cap, which would cut both outputs
     result = agent.run(TASK)
     assert result.status == "error" and "prompt is too long" in result.error
     assert len(agent.messages) == 5  # task + two complete turns; the failed call appended nothing

@@ -11,7 +11,7 @@ from minimal_runtime.example.executors import FilesystemExecutor, PagesExecutor,
 from minimal_runtime.features.filesystem import NAIVE_RULES, REFINED_RULES, FilesystemRules, WorkspaceCounters
 from minimal_runtime.core.hooks import HookRegistry, Point
 from minimal_runtime.core.messages import user
-from minimal_runtime.core.store import RunStore
+from minimal_runtime.core.store import RunStore, load_run
 from tests.support import long_agent
 
 
@@ -77,5 +77,5 @@ def test_compaction_is_recorded_and_survives_reloading(tmp_path):
     kept = [user("Read the pages. [earlier turns were compacted]"), *agent.messages[-3:]]
     agent.replace_history(kept)
     assert agent.messages == kept
-    saved = RunStore(tmp_path / "run").load()
+    saved = load_run(tmp_path / "run")
     assert saved.messages == kept and saved.compactions == 1

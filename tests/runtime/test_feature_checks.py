@@ -122,7 +122,7 @@ def test_counters_count_every_duplicate_and_reread_and_store_only_changes():
 
 def test_the_step_warning_records_the_call_it_rides_on():
     warning = MaxStepsWarning(margin=3)
-    agent = SimpleNamespace(calls=[None] * 7, max_steps=10, ephemeral=EphemeralQueue())
+    agent = SimpleNamespace(calls=[None] * 7, steps=7, max_steps=10, ephemeral=EphemeralQueue())
     agent.inject_ephemeral = agent.ephemeral.inject
     warning.warn(HookEvent(Point.PRE_LLM_CALL, agent))
     (note,) = agent.ephemeral.drain()

@@ -18,7 +18,7 @@ from minimal_runtime.core.context import EphemeralQueue, Injection, batch_of, in
 from minimal_runtime.core.hooks import HookRegistry, Point
 from minimal_runtime.core.messages import dumps
 from minimal_runtime.core.steering import steering_server
-from minimal_runtime.core.store import RunStore, StoreError
+from minimal_runtime.core.store import RunStore, StoreError, load_run
 from minimal_runtime.core.tools import FunctionTool
 from minimal_runtime.emulator import Emulator, ScriptedPolicy, tool_use
 from minimal_runtime.features.filesystem import Offloader
@@ -44,7 +44,7 @@ def test_undecodable_tool_output_never_kills_a_run_and_the_store_keeps_the_bytes
     policy = ScriptedPolicy([[tool_use("dump", {})], "done"])
     agent, _, _ = pricing_agent(tmp_path, policy=policy, store=store, extra_tools=(binary_tool(),))
     assert agent.run(TASK).status == "done"
-    saved = RunStore(tmp_path / "run").load()
+    saved = load_run(tmp_path / "run")
     raw = next(iter(saved.tool_outputs.values()))
     assert raw.encode("utf-8", "surrogateescape") == RAW.encode("utf-8", "surrogateescape")  # the exact bytes
     shown = agent.messages[2]["content"][0]["content"]
@@ -62,7 +62,7 @@ def test_offloading_stays_byte_exact_with_a_store(tmp_path):
     use = agent.messages[1]["content"][-1]
     path = offloader.path_for(use["id"])
     assert (offloader.root / path).read_bytes() == RAW.encode("utf-8", "surrogateescape")
-    assert RunStore(tmp_path / "run").load().tool_outputs[use["id"]] == offloader.restore(path)
+    assert load_run(tmp_path / "run").tool_outputs[use["id"]] == offloader.restore(path)
 
 
 def test_a_lone_surrogate_steer_is_taken_as_text(tmp_path):
@@ -70,7 +70,7 @@ def test_a_lone_surrogate_steer_is_taken_as_text(tmp_path):
     agent.hooks.register(Point.POST_LLM_CALL, lambda e: e.agent.steer("stop \ud800 now") if len(e.agent.calls) == 2 else None)
     assert agent.run(TASK).status == "done"
     assert any("stop \ufffd now" in json.dumps(m, ensure_ascii=False) for m in agent.messages)
-    RunStore(tmp_path / "run").load()
+    load_run(tmp_path / "run")
 
 
 # 2-3. the steering server under abuse ---------------------------------------------------------------
@@ -167,13 +167,13 @@ def test_a_damaged_store_names_the_file_the_line_and_the_fault(tmp_path, damage,
     lines = path.read_bytes().splitlines(keepends=True)
     path.write_bytes(b"".join(damage(lines)))
     with pytest.raises(StoreError) as e:
-        RunStore(tmp_path / "run").load()
+        load_run(tmp_path / "run")
     assert str(path) in str(e.value) and message in str(e.value)
 
 
 def test_a_torn_last_line_is_still_cut(tmp_path):
     path = stored_run(tmp_path)
-    whole = RunStore(tmp_path / "run").load()
+    whole = load_run(tmp_path / "run")
     path.write_bytes(path.read_bytes() + b'{"type": "turn", "mess')
     assert RunStore(tmp_path / "run").load() == whole
 
@@ -228,6 +228,7 @@ def test_the_step_cap_counts_across_resumes(tmp_path):
     agent.hooks.register(Point.POST_LLM_CALL, lambda e: (_ for _ in ()).throw(KeyboardInterrupt) if len(e.agent.calls) == 40 else None)
     with pytest.raises(KeyboardInterrupt):
         agent.run("Read the pages.")
+    store.close()  # the interrupted process is gone: its lock with it
     resumed, _ = long_agent(tmp_path, 100, store=RunStore(tmp_path / "run"), max_steps=50)
     result = resumed.run()
     assert result.status == "max_steps" and len(resumed.calls) == 50
@@ -280,7 +281,7 @@ def test_an_interrupt_stops_the_run_and_leaves_the_store_consistent(tmp_path):
     agent.hooks.register(Point.POST_LLM_CALL, lambda e: (_ for _ in ()).throw(KeyboardInterrupt) if len(e.agent.calls) == 3 else None)
     with pytest.raises(KeyboardInterrupt):
         agent.run(TASK)
-    saved = RunStore(tmp_path / "run").load()
+    saved = load_run(tmp_path / "run")
     assert len(saved.calls) == 2 and saved.messages == agent.messages  # the interrupted call left no record
     assert not agent.active
 

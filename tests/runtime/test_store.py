@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from minimal_runtime.core.messages import dumps
-from minimal_runtime.core.store import MemoryStore, RunStore, StoreError
+from minimal_runtime.core.store import MemoryStore, RunStore, StoreError, load_run
 from minimal_runtime.provider.cost import CallRecord
 from tests.support import TASK, pricing_agent, progress_hooks
 
@@ -62,7 +62,7 @@ def test_kill_and_resume_loses_and_duplicates_nothing(tmp_path, point, step, mod
     assert dumps(agent.messages) == dumps(reference_history(tmp_path, model))
     if model == "claude-sonnet-5-5":  # the 2025 layout edits the last user turn on every call, by design
         assert agent.edits == []
-    assert dumps(RunStore(tmp_path / "run").load().messages) == dumps(agent.messages)
+    assert dumps(load_run(tmp_path / "run").messages) == dumps(agent.messages)
 
 
 def test_a_torn_last_line_is_cut_on_open(tmp_path):
@@ -74,13 +74,13 @@ def test_a_torn_last_line_is_cut_on_open(tmp_path):
     reopened = RunStore(tmp_path)
     assert len(reopened.load().messages) == 1
     reopened.append_turn([{"role": "assistant", "content": [{"type": "text", "text": "hi"}]}])
-    assert [m["role"] for m in RunStore(tmp_path).load().messages] == ["user", "assistant"]
+    assert [m["role"] for m in load_run(tmp_path).messages] == ["user", "assistant"]
 
 
 def test_store_records_calls_and_raw_tool_outputs(tmp_path):
     agent, _, _ = pricing_agent(tmp_path, store=RunStore(tmp_path / "run"))
     agent.run(TASK)
-    saved = RunStore(tmp_path / "run").load()
+    saved = load_run(tmp_path / "run")
     assert saved.status == "done" and saved.messages == agent.messages
     assert saved.calls == agent.calls
     assert any("404" in raw for raw in saved.tool_outputs.values())
@@ -89,6 +89,7 @@ def test_store_records_calls_and_raw_tool_outputs(tmp_path):
 def test_resuming_a_finished_run_makes_no_call(tmp_path):
     agent, emu, _ = pricing_agent(tmp_path, store=RunStore(tmp_path / "run"))
     agent.run(TASK)
+    agent.store.close()
     again, emu2, _ = pricing_agent(tmp_path, store=RunStore(tmp_path / "run"))
     result = again.run()
     assert result.status == "done" and result.final_text == agent.messages[-1]["content"][0]["text"]
@@ -121,7 +122,7 @@ def test_an_accepted_steer_survives_a_kill_and_lands_once(tmp_path):
     assert agent.run().status == "done"
     steered = [m for m in agent.messages if m["role"] == "user" and m["content"][0].get("text") == "Also include Umbrella Corp."]
     assert len(steered) == 1
-    assert RunStore(tmp_path / "run").load().pending_steers == []
+    assert load_run(tmp_path / "run").pending_steers == []
 
 
 def _every_event(store) -> None:
@@ -159,7 +160,7 @@ def test_lines_without_a_sequence_number_still_load(tmp_path):
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "events.jsonl").write_text('{"type": "turn", "messages": [{"role": "user", "content": "t"}]}\n'
                                                    '{"type": "status", "status": "done"}\n')
-    run = RunStore(tmp_path / "run").load()
+    run = load_run(tmp_path / "run")
     assert run.messages == [{"role": "user", "content": "t"}] and run.status == "done"
 
 
@@ -174,7 +175,7 @@ def test_each_fault_is_named(tmp_path, line, message):
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "events.jsonl").write_text(line + "\n")
     with pytest.raises(StoreError) as e:
-        RunStore(tmp_path / "run").load()
+        load_run(tmp_path / "run")
     assert str(e.value) == f"{tmp_path / 'run' / 'events.jsonl'}:{message}"
 
 
