@@ -41,14 +41,12 @@ def replay_command(args) -> None:
         raise SystemExit(f"cannot import: {e}")
     except OSError as e:  # unreadable: permissions, a device, ...
         raise SystemExit(f"cannot import: {args.path}: {e.strerror or e}")
-    for run in runs:
-        for note in run.notes:
-            print(f"note ({Path(run.path).name}): {note}", file=sys.stderr)
 
     def progress(done: int, total: int) -> None:
         if sys.stderr.isatty() and (done % 10 == 0 or done == total):
             print(f"\r  {done}/{total} calls", end="" if done < total else "\n", file=sys.stderr, flush=True)
 
+    stopped = []
     for k, run in enumerate(runs):
         results = []
         for name in names:
@@ -64,6 +62,9 @@ def replay_command(args) -> None:
         import matplotlib.pyplot as plt  # imported after plot() chose its backend
         plt.close(figure)
         print(f"plot: {target}")
+        stopped += [r for r in results if not r.finished]
+    if stopped and len(names) == 1:  # the one strategy asked for could not replay the run: say so by the status
+        raise SystemExit(1)
 
 
 if __name__ == "__main__":

@@ -30,21 +30,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from ..core.agent import Agent
-from ..core.context import tail_layout
+from ..core.agent import Agent, RunResult
+from ..core.context import layout_for, tail_layout
 from ..core.hooks import HookRegistry, Point
 from ..core.messages import text_block, user
 from ..core.protocols import Layout
 from ..emulator import Emulator
 from ..emulator.policies import Turn
 from ..example.layouts import batch_after_system_layout
-from ..features.compaction import ManusLadder, SimpleCompaction
+from ..features.compaction import ManusLadder, SimpleCompaction, drop_block
 from ..features.filesystem import Offloader
 from ..features.recall import Keeper
 from ..features.server_compaction import ServerClearing, ServerCompaction
 from ..provider.cost import CallRecord
-from ..provider.models import model_spec
+from ..provider.models import ModelSpec, model_spec
 from .recorded import RecordedRun
+
+
+def _own_layout(spec: ModelSpec) -> Layout:
+    return layout_for(spec)[0]
 
 
 @dataclass
@@ -53,29 +57,43 @@ class Strategy:
 
     name: str
     about: str
-    layout: Callable[[], Layout]  # a fresh layout per replay: some keep state
+    # A fresh layout per replay (some keep state), made for the replay model: by default the one the
+    # runtime picks for that model (``layout_for``), the course's own recommendation there.
+    layout: Callable[[ModelSpec], Layout] = _own_layout
     batch: bool = True  # inject a per-call progress note, as a runtime with hooks would
     offload_threshold: int | None = None
     # a compaction strategy for the run's workspace: a feature (``install``), maybe with ``layout(inner)``
     compaction: Callable[[Path], object] | None = None
     needs_server_compaction: bool = False  # only models that take compact_20260112 can replay it
+    as_logged: bool = False  # reproduce the log's own caching, none included
+
+
+def _early(spec: ModelSpec) -> Layout:
+    """The batch right after the system prompt. On a model that binds thinking to its prefix that
+    moves every later block on each call, so the request asks the API to drop the thinking it
+    invalidates (``drop_block``) rather than take a 400: what a client doing this would have to send."""
+    return drop_block(batch_after_system_layout) if spec.prefix_check != "none" else batch_after_system_layout
 
 
 STRATEGIES = {s.name: s for s in [
     Strategy("recorded", "the history as logged, breakpoints on system and the last message, nothing injected",
-             lambda: tail_layout, batch=False),
-    Strategy("tail", "breakpoint on the last durable block, a per-call batch after it", lambda: tail_layout),
-    Strategy("early", "the same batch, inserted right after the system prompt", lambda: batch_after_system_layout),
-    Strategy("offload", "tail, with tool results over 4,000 characters offloaded to files", lambda: tail_layout,
-             offload_threshold=4000),
+             batch=False, as_logged=True),
+    Strategy("tail", "the model's own layout (layout_for): breakpoint on the last durable block, a per-call batch "
+             "after it (a turn-scoped system message where the model takes one)"),
+    Strategy("tail-2025", "the 2025 layout on any model: the batch in the call's copy of the last user turn",
+             lambda spec: tail_layout),
+    Strategy("early", "the same batch, inserted right after the system prompt (drop_block where thinking is bound)",
+             _early),
+    Strategy("offload", "tail, with tool results over 4,000 characters offloaded to files", offload_threshold=4000),
     Strategy("ladder", "tail; past 60,000 tokens the oldest half of the calls compacted (paths kept), summarized "
-             "when that stops paying", lambda: tail_layout,
+             "when that stops paying; the rewritten history carries no thinking (it passes the prefix check)",
              compaction=lambda work: ManusLadder(Keeper(work), 60_000)),
-    Strategy("simple", "tail; past 60,000 tokens the whole history becomes one summary message", lambda: tail_layout,
+    Strategy("simple", "tail; past 60,000 tokens the whole history becomes one summary message (no earlier "
+             "turn, so no thinking to fail the prefix check)",
              compaction=lambda work: SimpleCompaction(Keeper(work), 60_000, handoff=False)),
     Strategy("clearing", "tail; the server clears old tool results past 60,000 tokens, 30,000 at least",
-             lambda: tail_layout, compaction=lambda work: ServerClearing(60_000, keep=3, clear_at_least=30_000)),
-    Strategy("server-compact", "tail; the server summarizes past 60,000 tokens (compact_20260112)", lambda: tail_layout,
+             compaction=lambda work: ServerClearing(60_000, keep=3, clear_at_least=30_000)),
+    Strategy("server-compact", "tail; the server summarizes past 60,000 tokens (compact_20260112)",
              compaction=lambda work: ServerCompaction(60_000), needs_server_compaction=True),
 ]}
 
@@ -165,6 +183,11 @@ class Replay:
     seconds: float
     hidden_tokens: int = 0
     notes: list[str] = field(default_factory=list)
+    stopped: str | None = None  # "stopped at call N: <the error's first line>": the replay did not finish
+
+    @property
+    def finished(self) -> bool:
+        return self.stopped is None
 
     @property
     def prompt_tokens(self) -> int:
@@ -179,6 +202,13 @@ class Replay:
         return sum(c.cost for c in self.calls)
 
 
+def logged_uncached(run: RecordedRun) -> bool:
+    """Did the run read and write nothing from cache on every call, as its usage says? Then its
+    client placed no breakpoints (a cache that worked would have read something by the second call)."""
+    usages = [c.usage for c in run.calls if c.usage]
+    return bool(usages) and all(u.cache_read == 0 and u.cache_write == 0 for u in usages)
+
+
 def replay_model(run: RecordedRun, model: str | None = None) -> str:
     """The model to replay and price as: the one asked for, else the log's. A model that is not in
     the table is replayed as the table says of unknown models (its cost is unknown, NaN)."""
@@ -189,14 +219,16 @@ def _text(blocks: list[dict]) -> str:
     return "\n\n".join(b.get("text", "") for b in blocks if b.get("type") == "text") or "(continue)"
 
 
-def _with_ttl(layout: Layout, ttl: str | None) -> Layout:
-    """The layout, with every breakpoint it sets written for ``ttl`` (None: the default 5 minutes)."""
-    if ttl is None:
+def _with_ttl(layout: Layout, ttl: str | None, uncached: bool = False) -> Layout:
+    """The layout, with every breakpoint it sets written for ``ttl`` (None: the default 5 minutes),
+    or, ``uncached``, with none at all (a client that sent no breakpoints)."""
+    if ttl is None and not uncached:
         return layout
 
     def mark(value):
         if isinstance(value, dict):
-            return {k: ({**v, "ttl": ttl} if k == "cache_control" else mark(v)) for k, v in value.items()}
+            return {k: ({**v, "ttl": ttl} if k == "cache_control" else mark(v)) for k, v in value.items()
+                    if not (uncached and k == "cache_control")}
         return [mark(v) for v in value] if isinstance(value, list) else value
 
     def with_ttl(parts):
@@ -215,11 +247,15 @@ def replay(run: RecordedRun, strategy: Strategy | str = "tail", *, model: str | 
     strategy = STRATEGIES[strategy] if isinstance(strategy, str) else strategy
     model = replay_model(run, model)
     if strategy.needs_server_compaction and not model_spec(model).compaction:
-        return Replay(strategy.name, model, [], 0.0, notes=[
-            f"{strategy.name} needs a model that takes server-side compaction and {model} does not: "
-            f"replay it as one (--model claude-sonnet-4-6)"])
+        why = (f"stopped at call 1: {strategy.name} needs a model that takes server-side compaction and {model} "
+               f"does not (replay it as one: --model claude-sonnet-4-6)")
+        return Replay(strategy.name, model, [], 0.0, notes=[why], stopped=why)
     with tempfile.TemporaryDirectory(prefix="replay-") as tmp:  # the offloaded files matter only during the run
         return _replay_in(Path(tmp), run, strategy, model, progress)
+
+
+def first_line(text: str) -> str:
+    return (text.strip().splitlines() or [""])[0]
 
 
 def _replay_in(workdir: Path, run: RecordedRun, strategy: Strategy, model: str,
@@ -255,7 +291,11 @@ def _replay_in(workdir: Path, run: RecordedRun, strategy: Strategy, model: str,
     if policy.dropped:
         notes.append(f"{policy.dropped} recorded thinking blocks left out: their signatures cannot be verified offline")
     hooks = HookRegistry()
-    layout = _with_ttl(strategy.layout(), ttl)
+    uncached = strategy.as_logged and logged_uncached(run)
+    if uncached:
+        notes.append("the log read and wrote nothing from cache on every call (its client sent no breakpoints): "
+                     "recorded places none")
+    layout = _with_ttl(strategy.layout(model_spec(model)), ttl, uncached)
     if strategy.compaction is not None:
         compaction = strategy.compaction(workdir)
         hooks.install(compaction)
@@ -283,16 +323,24 @@ def _replay_in(workdir: Path, run: RecordedRun, strategy: Strategy, model: str,
     hooks.register(Point.POST_LLM_CALL, after_call)
     task = _text(run.task) + (_filler("the prompt, not in the log", prompt_hidden) if prompt_hidden else "")
     start = time.perf_counter()
+    stopped = None
     while len(agent.calls) < len(run.calls):
         before = len(agent.calls)
-        result = agent.run(task)
+        try:
+            result = agent.run(task)
+        except Exception as e:  # a log shape nothing here foresaw: the row says where, the rest still replays
+            result = RunResult(status="error", error=f"{type(e).__name__}: {e}")
         if result.status == "error":
+            stopped = f"stopped at call {len(agent.calls) + 1}: {first_line(result.error or 'an error')}"
             notes.append(f"stopped at call {len(agent.calls) + 1}: {result.error}")
             break
         if len(agent.calls) in (before, len(run.calls)):
             break
         task = _text(run.calls[len(agent.calls) - 1].then_user)
-    return Replay(strategy.name, model, agent.calls, time.perf_counter() - start, hidden + prompt_hidden, notes)
+    if stopped is None and len(agent.calls) < len(run.calls):
+        stopped = f"stopped at call {len(agent.calls) + 1}: the replayed run ended before the recording did"
+    return Replay(strategy.name, model, agent.calls, time.perf_counter() - start, hidden + prompt_hidden, notes,
+                  stopped)
 
 
 def _shown_tokens(run: RecordedRun, client, model: str, *, system: str, task: str) -> int:
