@@ -11,10 +11,13 @@ def main(argv: list[str] | None = None) -> None:
     demo = commands.add_parser("demo", help="the running example, call by call (offline unless ANTHROPIC_API_KEY is set)")
     demo.add_argument("--turns", type=int, default=None, help="instead: a long synthetic run of N tool calls")
     rep = commands.add_parser("replay", help="replay a recorded run (Claude Code, mini-swe-agent, OpenHands) offline")
-    rep.add_argument("path", help="a session .jsonl, a stream-json log, a .traj.json, or an OpenHands output.jsonl")
+    rep.add_argument("path", help="a session .jsonl, a stream-json log, a .traj.json, an OpenHands output.jsonl, "
+                                  "or a folder of them (every log under it, sub-agents included)")
     rep.add_argument("--strategy", action="append", help="one of the strategies (repeatable; default: all)")
     rep.add_argument("--model", default=None, help="price the replay as this model (default: the log's, if known)")
     rep.add_argument("--plot", default=None, help="where to write the plot (default: a new temporary file, printed)")
+    rep.add_argument("--jobs", type=int, default=None, help="a folder: worker processes (default: one per core)")
+    rep.add_argument("--csv", default=None, help="a folder: write one row per run and strategy to this file")
     args = parser.parse_args(argv)
     if args.command == "demo":
         from .example.demo import DemoFailed, run_demo
@@ -35,6 +38,8 @@ def replay_command(args) -> None:
     unknown = [n for n in names if n not in STRATEGIES]
     if unknown:
         raise SystemExit(f"unknown strategy {', '.join(unknown)}; known: {', '.join(STRATEGIES)}")
+    if Path(args.path).expanduser().is_dir():
+        return replay_folder_command(args, names)
     try:
         runs = load(Path(args.path).expanduser())
     except TrajectoryError as e:
@@ -64,6 +69,25 @@ def replay_command(args) -> None:
         print(f"plot: {target}")
         stopped += [r for r in results if not r.finished]
     if stopped and len(names) == 1:  # the one strategy asked for could not replay the run: say so by the status
+        raise SystemExit(1)
+
+
+def replay_folder_command(args, names: list[str]) -> None:
+    import sys
+    from pathlib import Path
+    from .replay.folder import find_logs, folder_table, replay_files, write_csv
+    directory = Path(args.path).expanduser()
+    paths = find_logs(directory)
+    if not paths:
+        raise SystemExit(f"cannot import: {directory}: no .jsonl or .json files under it")
+    if args.jobs is not None and args.jobs < 1:
+        raise SystemExit("--jobs must be 1 or more")
+    rows, refused = replay_files(paths, names, args.model, args.jobs, progress=sys.stderr.isatty())
+    print(folder_table(directory, rows, refused))
+    if args.csv:
+        write_csv(Path(args.csv), rows)
+        print(f"csv: {args.csv} ({len(rows)} rows)")
+    if len(names) == 1 and any(r["stopped"] for r in rows):
         raise SystemExit(1)
 
 

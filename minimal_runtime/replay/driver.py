@@ -44,6 +44,7 @@ from ..features.recall import Keeper
 from ..features.server_compaction import ServerClearing, ServerCompaction
 from ..provider.cost import CallRecord
 from ..provider.models import ModelSpec, model_spec
+from .calibration import Calibration, fit
 from .recorded import RecordedRun
 
 
@@ -184,6 +185,7 @@ class Replay:
     hidden_tokens: int = 0
     notes: list[str] = field(default_factory=list)
     stopped: str | None = None  # "stopped at call N: <the error's first line>": the replay did not finish
+    layout: Calibration = field(default_factory=Calibration)  # where the hidden part of each prompt sits
 
     @property
     def finished(self) -> bool:
@@ -242,16 +244,28 @@ def _filler(label: str, tokens: int) -> str:
     return header + "." * max(0, 4 * tokens - len(header))
 
 
+def calibrate(run: RecordedRun, model: str | None = None) -> Calibration:
+    """The run's calibration (``calibration.py``): from one uncalibrated ``recorded`` replay, where
+    the log records usage; none where it does not."""
+    if not any(c.usage for c in run.calls):
+        return Calibration()
+    first = replay(run, "recorded", model=model, calibration=Calibration())
+    return fit(run, first.calls, first.layout)
+
+
 def replay(run: RecordedRun, strategy: Strategy | str = "tail", *, model: str | None = None,
-           progress: Callable[[int, int], None] | None = None) -> Replay:
+           progress: Callable[[int, int], None] | None = None, calibration: Calibration | None = None) -> Replay:
+    """Replay ``run`` under ``strategy``, priced as ``model``; tokens in the log's own
+    (``calibration``: computed here when not given; pass ``calibrate(run)`` to share it)."""
     strategy = STRATEGIES[strategy] if isinstance(strategy, str) else strategy
     model = replay_model(run, model)
+    calibration = calibrate(run, model) if calibration is None else calibration
     if strategy.needs_server_compaction and not model_spec(model).compaction:
         why = (f"stopped at call 1: {strategy.name} needs a model that takes server-side compaction and {model} "
                f"does not (replay it as one: --model claude-sonnet-4-6)")
         return Replay(strategy.name, model, [], 0.0, notes=[why], stopped=why)
     with tempfile.TemporaryDirectory(prefix="replay-") as tmp:  # the offloaded files matter only during the run
-        return _replay_in(Path(tmp), run, strategy, model, progress)
+        return _replay_in(Path(tmp), run, strategy, model, progress, calibration)
 
 
 def first_line(text: str) -> str:
@@ -259,7 +273,7 @@ def first_line(text: str) -> str:
 
 
 def _replay_in(workdir: Path, run: RecordedRun, strategy: Strategy, model: str,
-               progress: Callable[[int, int], None] | None) -> Replay:
+               progress: Callable[[int, int], None] | None, calibration: Calibration) -> Replay:
     clock = _RecordedClock(run)
     policy = _ReplayPolicy(run)
     client = Emulator(model=model, policy=policy, clock=clock).client()
@@ -273,12 +287,21 @@ def _replay_in(workdir: Path, run: RecordedRun, strategy: Strategy, model: str,
         prompt_hidden = hidden - min(hidden, warm) if warm else 0
         hidden -= prompt_hidden
     base = _shown_tokens(run, client, model, system=run.system, task="-")
+    until = next((k for k, c in enumerate(run.calls) if c.compacted_before), len(run.calls))
+    after = run.calls[until].usage if until < len(run.calls) and not run.prompt_missing else None
+    if hidden and after and base < (after.cache_read or 0) < base + hidden:
+        # The log's first call after its compaction read the stable head (tools, system): the rest
+        # of the hidden part was in the first message (attachments, reminders), which it dropped.
+        prompt_hidden = base + hidden - after.cache_read
+        hidden -= prompt_hidden
     warm_part = max(0, min(warm, base + hidden) - base)  # the part of the hidden head the log found cached
     system = [text_block(run.system)] if run.system else []
     system += [text_block(_filler("hidden prompt, cached before this run", warm_part))] if warm_part else []
     system += [text_block(_filler("hidden prompt and tool definitions", hidden - warm_part))] if hidden - warm_part else []
     ttl = "1h" if any(c.usage and c.usage.cache_write_1h for c in run.calls) else None
     tools = _tool_definitions(run)
+    shown = [text_block(run.system)] if run.system else []
+    where = Calibration(_head_tokens(client, model, shown, tools), hidden, prompt_hidden, until)
     if warm_part:  # earlier sessions wrote this prefix: seed it, then start the recording from its first turn
         clock.at(0)
         head = system[:len(system) - (1 if hidden - warm_part else 0)]
@@ -339,8 +362,18 @@ def _replay_in(workdir: Path, run: RecordedRun, strategy: Strategy, model: str,
         task = _text(run.calls[len(agent.calls) - 1].then_user)
     if stopped is None and len(agent.calls) < len(run.calls):
         stopped = f"stopped at call {len(agent.calls) + 1}: the replayed run ended before the recording did"
-    return Replay(strategy.name, model, agent.calls, time.perf_counter() - start, hidden + prompt_hidden, notes,
-                  stopped)
+    if not calibration.identity:
+        notes.append(calibration.about())
+    calls = [calibration.apply(k, c) for k, c in enumerate(agent.calls)]
+    return Replay(strategy.name, model, calls, time.perf_counter() - start, hidden + prompt_hidden, notes,
+                  stopped, where)
+
+
+def _head_tokens(client, model: str, system: list[dict], tools: list[dict]) -> int:
+    """Estimated tokens of the tools and system blocks every prompt of the replay starts with."""
+    bare = client.messages.count_tokens(model=model, messages=[user("-")]).input_tokens
+    return client.messages.count_tokens(model=model, system=system or "-", messages=[user("-")],
+                                        **({"tools": tools} if tools else {})).input_tokens - bare
 
 
 def _shown_tokens(run: RecordedRun, client, model: str, *, system: str, task: str) -> int:
