@@ -106,16 +106,22 @@ class _ReplayPolicy:
     """The recorded assistant turns, in order: a model that says exactly what it said then."""
 
     def __init__(self, run: RecordedRun):
-        # Recorded thinking blocks carry the real API's signatures, which no emulator can verify:
-        # they are left out (the API itself does not count earlier turns' thinking on these models).
+        # Recorded thinking blocks carry the real API's signatures, which no emulator can verify, so
+        # they are not sent back as they are: their text becomes the emulator's own thinking on a
+        # model that thinks unasked (signed by the emulator, bound to the replay's own prefix), and
+        # is left out on a model that thinks only when asked (the replay does not ask).
         self.turns = [[b for b in c.assistant["content"] if b.get("type") not in THINKING] for c in run.calls]
-        self.dropped = sum(b.get("type") in THINKING for c in run.calls for b in c.assistant["content"])
+        self.thinking = ["\n\n".join(b.get("thinking") or "" for b in c.assistant["content"] if b.get("type") == "thinking")
+                         for c in run.calls]
+        self.recorded = sum(b.get("type") in THINKING for c in run.calls for b in c.assistant["content"])
         self.next = 0
 
     def __call__(self, request: dict) -> Turn:
-        content = self.turns[self.next] if self.next < len(self.turns) else [text_block("(end of the recording)")]
+        k = self.next
+        content = self.turns[k] if k < len(self.turns) else [text_block("(end of the recording)")]
         self.next += 1
-        return Turn(content=content or [text_block("(empty turn)")], stop_reason=None)
+        return Turn(content=content or [text_block("(empty turn)")], stop_reason=None,
+                    thinking=self.thinking[k] if k < len(self.thinking) else None)
 
 
 class _RecordedClock:
@@ -311,8 +317,8 @@ def _replay_in(workdir: Path, run: RecordedRun, strategy: Strategy, model: str,
         policy.next = 0
         notes.append(f"the log read {warm:,} tokens from cache on its first call (written before the run): "
                      f"the replay's cache was seeded with a prefix of that size")
-    if policy.dropped:
-        notes.append(f"{policy.dropped} recorded thinking blocks left out: their signatures cannot be verified offline")
+    if policy.recorded:
+        notes.append(_thinking_note(run, policy, model_spec(model), calibration))
     hooks = HookRegistry()
     uncached = strategy.as_logged and logged_uncached(run)
     if uncached:
@@ -367,6 +373,20 @@ def _replay_in(workdir: Path, run: RecordedRun, strategy: Strategy, model: str,
     calls = [calibration.apply(k, c) for k, c in enumerate(agent.calls)]
     return Replay(strategy.name, model, calls, time.perf_counter() - start, hidden + prompt_hidden, notes,
                   stopped, where)
+
+
+def _thinking_note(run: RecordedRun, policy: _ReplayPolicy, spec: ModelSpec, calibration: Calibration) -> str:
+    """What the replay did with the log's thinking, and its tokens next to what the replay bills."""
+    text_tokens = sum(-(-len(t) // 4) for t in policy.thinking)  # the emulator's estimate of the logged text
+    redacted = sum(b.get("type") == "redacted_thinking" for c in run.calls for b in c.assistant["content"])
+    done = ("re-issued as the emulator's own thinking (the same text, signed by the emulator: the log's signatures "
+            "cannot be verified offline)" if spec.thinking != "on_request" else
+            f"left out ({spec.id} thinks only when asked, and the replay does not ask)")
+    logged_output = sum(o for o in calibration.outputs if o is not None)
+    billed = (f"output is billed as the log's own output_tokens, {logged_output:,} over the run, thinking included"
+              if logged_output else "output is billed as the emulator estimates the answers")
+    return (f"the log recorded {policy.recorded} thinking blocks ({redacted} redacted), ~{text_tokens:,} tokens of "
+            f"thinking text: {done}; {billed}")
 
 
 def _head_tokens(client, model: str, system: list[dict], tools: list[dict]) -> int:

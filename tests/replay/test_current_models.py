@@ -73,3 +73,15 @@ def test_the_command_exits_non_zero_when_the_one_strategy_asked_for_stops(logs, 
     assert "stopped at call 2:" in out and "note: stopped at call 2:" in out and "queue-operation" in out
     main(["replay", path, "--strategy", "tail", "--strategy", "tail-2025", "--plot", str(tmp_path / "q.png")])
     assert "stopped at call 2:" in capsys.readouterr().out  # asked among others: shown, the status is 0
+
+
+def test_recorded_thinking_is_re_issued_and_counted_next_to_the_billed_output(logs):
+    (run,) = load(logs["claude-opus-5-5"]["session"])
+    replayed = replay(run, "tail")
+    note = next(n for n in replayed.notes if "thinking blocks" in n)
+    assert f"the log recorded {len(run.calls)} thinking blocks" in note and "re-issued as the emulator's own" in note
+    logged_output = sum(c.usage.output_tokens for c in run.calls)
+    assert f"{logged_output:,} over the run" in note
+    assert sum(c.output_tokens for c in replayed.calls) == logged_output
+    # the re-issued thinking is in every replayed prompt, as the logged thinking was in the log's
+    assert [c.prompt_tokens for c in replay(run, "recorded").calls] == [c.usage.prompt_tokens for c in run.calls]

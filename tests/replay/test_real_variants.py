@@ -363,3 +363,21 @@ def test_recorded_caches_nothing_when_the_log_read_and_wrote_nothing(tmp_path):
     assert sum(c.cache_creation_input_tokens for c in recorded.calls) == 0
     assert any("recorded places none" in n for n in recorded.notes)
     assert tail.cache_read_share > 0.5  # the other strategies still place the course's breakpoints
+
+
+def test_a_single_call_log_is_priced_as_its_own_usage_says(tmp_path):
+    """Two one-call logs of equal prompt tokens were priced $0.197 against $0.108: the replay billed
+    its estimate of the answer's length, while a session file's usage line carries the output count
+    of the stream's first event (8 tokens here). The replay re-issues the logged answer, so it bills
+    the logged output; its prompt tokens are the logged ones too."""
+    summary = "The session so far: " + "the parser was rewritten and its tests pass. " * 300
+    path = write(tmp_path / "one.jsonl", [
+        {"type": "user", "sessionId": "s", "message": {"role": "user", "content": "Summarize the session. " * 50}},
+        {"type": "assistant", "sessionId": "s", "message": {"model": "claude-opus-4-6", "id": "msg_1", "role": "assistant",
+                                                             "content": [{"type": "text", "text": summary}],
+                                                             "usage": usage(3, 8_681, 164_830, out=8)}}])
+    (run,) = load(path)
+    replayed = replay(run, "recorded")
+    logged = run.calls[0].usage.cost("claude-opus-4-6")
+    assert replayed.calls[0].prompt_tokens == run.calls[0].usage.prompt_tokens
+    assert replayed.calls[0].output_tokens == 8 and replayed.cost == pytest.approx(logged, rel=0.01)
