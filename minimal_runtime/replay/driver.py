@@ -192,6 +192,7 @@ class Replay:
     notes: list[str] = field(default_factory=list)
     stopped: str | None = None  # "stopped at call N: <the error's first line>": the replay did not finish
     layout: Calibration = field(default_factory=Calibration)  # where the hidden part of each prompt sits
+    calibrated: bool = False  # tokens in the log's own (calibration.py), not the emulator's estimate
 
     @property
     def finished(self) -> bool:
@@ -372,7 +373,7 @@ def _replay_in(workdir: Path, run: RecordedRun, strategy: Strategy, model: str,
         notes.append(calibration.about())
     calls = [calibration.apply(k, c) for k, c in enumerate(agent.calls)]
     return Replay(strategy.name, model, calls, time.perf_counter() - start, hidden + prompt_hidden, notes,
-                  stopped, where)
+                  stopped, where, not calibration.identity)
 
 
 def _thinking_note(run: RecordedRun, policy: _ReplayPolicy, spec: ModelSpec, calibration: Calibration) -> str:

@@ -47,7 +47,9 @@ def replay_file(path: str, strategies: list[str], model: str | None) -> tuple[st
     for run in runs:
         logged = [c.usage for c in run.calls if c.usage]
         if logged:  # what the log itself says, where it says it
-            first = report_rows(run, [])[0]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                first = report_rows(run, [])[0]
             rows.append({"run": run.path, "source": run.source, "model": run.model, "strategy": LOGGED,
                          "calls": len(logged), "logged_calls": len(run.calls), "prompt_tokens": first["prompt_tokens"],
                          "cache_read_tokens": sum(u.cache_read or 0 for u in logged),

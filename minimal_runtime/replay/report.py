@@ -47,7 +47,8 @@ def per_call(run: RecordedRun, replayed: Replay) -> list[dict]:
 def table(run: RecordedRun, replays: list[Replay]) -> str:
     model = replays[0].model if replays else run.model
     lines = [f"{run.path}  ({run.source}, {len(run.calls)} calls, {run.compactions} compactions; "
-             f"logged model {run.model}, replay priced as {model}; replayed tokens are estimates)",
+             f"logged model {run.model}, replay priced as {model}; replayed tokens "
+             f"{'calibrated to the log' if any(r.calibrated for r in replays) else 'are estimates'})",
              f"{'strategy':<20} {'calls':>5} {'prompt tokens':>14} {'per call':>9} {'cache read':>10} {'cost $':>9} {'ms/call':>8}"]
     for row in rows(run, replays):
         share = "n/a" if row["cache_read_share"] is None else f"{row['cache_read_share']:.1%}"
