@@ -1,4 +1,5 @@
-"""Command line: ``python -m minimal_runtime demo [--turns N]`` and ``replay PATH [--strategy S]``."""
+"""Command line: ``python -m minimal_runtime demo [--turns N]`` and
+``replay PATH|DIR [--strategy S] [--jobs N] [--csv FILE]``."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ def replay_command(args) -> None:
     import sys
     import tempfile
     from pathlib import Path
-    from .replay import STRATEGIES, TrajectoryError, load, plot, replay, table
+    from .replay import STRATEGIES, TrajectoryError, calibrate, load, plot, replay, table
     names = args.strategy or list(STRATEGIES)
     unknown = [n for n in names if n not in STRATEGIES]
     if unknown:
@@ -54,10 +55,11 @@ def replay_command(args) -> None:
     stopped = []
     for k, run in enumerate(runs):
         results = []
+        calibration = calibrate(run, args.model)  # one per run: every strategy is priced in the same tokens
         for name in names:
             if sys.stderr.isatty():
                 print(f"{name}:", file=sys.stderr)
-            results.append(replay(run, name, model=args.model, progress=progress))
+            results.append(replay(run, name, model=args.model, progress=progress, calibration=calibration))
         print(table(run, results) + "\n")
         if args.plot:
             target = args.plot if len(runs) == 1 else f"{Path(args.plot).with_suffix('')}-{k + 1}.png"

@@ -5,18 +5,25 @@ recorded observations, so every strategy replays the same run: same calls, same 
 the runtime does around them changes (layout, batch, offloading), and the emulator prices each.
 
 What a replay cannot know, and how it approximates it:
-- the provider's tokenizer: the emulator estimates four characters a token;
+- the provider's tokenizer: the emulator estimates four characters a token; where the log records
+  usage, the counts are calibrated to it afterwards (``calibration.py``), the same for every strategy;
+- the layout: each strategy takes the one the runtime picks for the replay model (``layout_for``),
+  so on a model that binds thinking to its prefix nothing already sent is edited; ``tail-2025``
+  keeps the 2025 layout, to show what that does there;
 - the hidden system prompt and tool definitions (Claude Code sends tens of thousands of tokens the
   session file does not contain): the first call's recorded prompt size minus our estimate of what
   the log does show is added to the system prompt as opaque filler, so the stable prefix has about
   the right size. A headless log has no prompt line either: there, what the first call read from
   cache (earlier runs wrote it: system and tools) is taken as the hidden system, and the rest as
-  the missing prompt, which a compaction later removes;
+  the missing prompt, which a compaction later removes. Likewise, where a session's first call
+  after its compaction read the head from cache, that read is the stable head and the rest of the
+  hidden part was in the first message (attachments, reminders), which the compaction dropped;
 - a warm first call: when the log read tokens from cache on its first call, earlier sessions had
   written them; the replay seeds the emulator's cache with a prefix of that size first (one
   call that is not counted), so the first replayed call reads what the logged one read;
 - breakpoints: where Claude Code puts them, on the system prompt and at the end of the messages,
-  with the TTL the log's writes had (1 hour when it wrote any 1-hour tokens);
+  with the TTL the log's writes had (1 hour when it wrote any 1-hour tokens); ``recorded`` places
+  none where the log read and wrote nothing from cache on every call (its client sent none);
 - tool schemas: only names are logged; each tool gets a generic schema;
 - time: the emulator's clock follows the logged time of each call, so a long pause expires the
   cache in the replay as it did in the run.
