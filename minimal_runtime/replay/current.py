@@ -24,7 +24,7 @@ The usage on each line is what the emulator billed the agent, so the logs are wh
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 
 from pydantic import BaseModel

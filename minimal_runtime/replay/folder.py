@@ -52,8 +52,11 @@ def replay_file(path: str, strategies: list[str], model: str | None) -> tuple[st
                 first = report_rows(run, [])[0]
             rows.append({"run": run.path, "source": run.source, "model": run.model, "strategy": LOGGED,
                          "calls": len(logged), "logged_calls": len(run.calls), "prompt_tokens": first["prompt_tokens"],
-                         "cache_read_tokens": sum(u.cache_read or 0 for u in logged),
-                         "cache_read_share": round(first["cache_read_share"] or 0, 4),
+                         # None where the log has no cache figures (OpenHands): left out of the share
+                         "cache_read_tokens": None if first["cache_read_share"] is None else
+                         sum(u.cache_read or 0 for u in logged),
+                         "cache_read_share": None if first["cache_read_share"] is None else
+                         round(first["cache_read_share"], 4),
                          "cost": math.nan if first["cost"] is None else round(first["cost"], 6), "stopped": ""})
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -81,7 +84,8 @@ def replay_files(paths: Iterable[Path], strategies: list[str], model: str | None
             bar.update()
     else:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures = [pool.submit(replay_file, path, strategies, model) for path in paths]
+            biggest_first = sorted(paths, key=lambda p: -os.path.getsize(p))  # a big log started last runs alone
+            futures = [pool.submit(replay_file, path, strategies, model) for path in biggest_first]
             for future in as_completed(futures):
                 path, result = future.result()
                 done[path] = result
@@ -98,22 +102,26 @@ def _bar(total: int, shown: bool):
 
 
 def aggregate(rows: list[dict]) -> list[dict]:
-    """Per strategy, over all runs: calls, prompt tokens, read share, cost, runs not finished."""
+    """Per strategy, over all runs: calls, prompt tokens, read share (over the runs whose share is
+    known), cost (over the priced runs; the others counted), runs not finished."""
     out = {}
     for row in rows:
         a = out.setdefault(row["strategy"], {"strategy": row["strategy"], "runs": 0, "calls": 0, "prompt_tokens": 0,
-                                             "cache_read_tokens": 0, "cost": 0.0, "unpriced": 0, "not_finished": 0})
+                                             "cache_read_tokens": 0, "known_prompt": 0, "cost": 0.0, "unpriced": 0,
+                                             "not_finished": 0})
         a["runs"] += 1
         a["calls"] += row["calls"]
         a["prompt_tokens"] += row["prompt_tokens"]
-        a["cache_read_tokens"] += row["cache_read_tokens"]
+        if row["cache_read_tokens"] is not None:
+            a["cache_read_tokens"] += row["cache_read_tokens"]
+            a["known_prompt"] += row["prompt_tokens"]
         if math.isnan(row["cost"]):
             a["unpriced"] += 1
         else:
             a["cost"] += row["cost"]
         a["not_finished"] += bool(row["stopped"])
     for a in out.values():
-        a["cache_read_share"] = a["cache_read_tokens"] / max(1, a["prompt_tokens"])
+        a["cache_read_share"] = a["cache_read_tokens"] / max(1, a["known_prompt"])
     return list(out.values())
 
 

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from minimal_runtime.replay import STRATEGIES, load, replay, table
+from minimal_runtime.replay import STRATEGIES, calibrate, load, replay, table
 from minimal_runtime.replay.current import CURRENT_MODELS, write_current
 
 
@@ -28,7 +28,8 @@ def test_every_strategy_replays_every_call_of_a_current_model_log(logs, model, k
         assert runs[0].compactions == 1
         assert sum(b["type"] == "thinking" for c in runs[0].calls for b in c.assistant["content"]) == len(runs[0].calls)
     for run in runs:
-        results = {name: replay(run, name) for name in STRATEGIES if name != "tail-2025"}
+        calibration = calibrate(run)
+        results = {name: replay(run, name, calibration=calibration) for name in STRATEGIES if name != "tail-2025"}
         for name, r in results.items():
             assert r.finished and len(r.calls) == len(run.calls), (model, kind, name, r.stopped)
         if kind == "session":  # the history-rewriting strategies did rewrite (with thinking bound to it)
