@@ -30,7 +30,14 @@ def find_logs(directory: Path) -> list[Path]:
 
 
 def replay_file(path: str, strategies: list[str], model: str | None) -> tuple[str, list[dict] | str]:
-    """(path, one row per run and strategy), or (path, why it could not be imported)."""
+    """(path, one row per run and strategy), or (path, why it could not be imported or replayed)."""
+    try:
+        return path, _replay_file(path, strategies, model)
+    except Exception as e:  # one log's surprise must not stop the folder: it is listed with its reason
+        return path, f"not replayed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+
+
+def _replay_file(path: str, strategies: list[str], model: str | None) -> list[dict] | str:
     from .driver import calibrate, replay
     from .importers import load
     from .recorded import TrajectoryError
@@ -40,9 +47,9 @@ def replay_file(path: str, strategies: list[str], model: str | None) -> tuple[st
             warnings.simplefilter("ignore")  # a model the table does not know: its cost is NaN, said in the table
             runs = load(path)
     except TrajectoryError as e:
-        return path, e.problem
-    except (OSError, RecursionError) as e:
-        return path, f"{type(e).__name__}: {e}"
+        return e.problem
+    except OSError as e:
+        return f"{type(e).__name__}: {e.strerror or e}"
     rows = []
     for run in runs:
         logged = [c.usage for c in run.calls if c.usage]
@@ -68,7 +75,7 @@ def replay_file(path: str, strategies: list[str], model: str | None) -> tuple[st
                              "calls": len(r.calls), "logged_calls": len(run.calls), "prompt_tokens": r.prompt_tokens,
                              "cache_read_tokens": read, "cache_read_share": round(r.cache_read_share, 4),
                              "cost": round(r.cost, 6), "stopped": r.stopped or ""})
-    return path, rows
+    return rows
 
 
 def replay_files(paths: Iterable[Path], strategies: list[str], model: str | None = None, jobs: int | None = None,
