@@ -1,5 +1,4 @@
-"""Command line: ``python -m minimal_runtime demo [--turns N]`` and
-``replay PATH|DIR [--strategy S] [--jobs N] [--csv FILE]``."""
+"""Command line: ``python -m minimal_runtime demo [--turns N]`` and ``replay PATH [--strategy S]``."""
 
 from __future__ import annotations
 
