@@ -14,10 +14,10 @@ def main(argv: list[str] | None = None) -> None:
     rep.add_argument("path", help="a session .jsonl, a stream-json log, a .traj.json, an OpenHands output.jsonl, "
                                   "or a folder of them (every log under it, sub-agents included)")
     rep.add_argument("--strategy", action="append", help="one of the strategies (repeatable; default: all)")
-    rep.add_argument("--model", default=None, help="price the replay as this model (default: the log's, if known)")
-    rep.add_argument("--plot", default=None, help="where to write the plot (default: a new temporary file, printed)")
     rep.add_argument("--jobs", type=int, default=None, help="a folder: worker processes (default: one per core)")
     rep.add_argument("--csv", default=None, help="a folder: write one row per run and strategy to this file")
+    rep.add_argument("--model", default=None, help="price the replay as this model (default: the log's, if known)")
+    rep.add_argument("--plot", default=None, help="where to write the plot (default: a new temporary file, printed)")
     args = parser.parse_args(argv)
     if args.command == "demo":
         from .example.demo import DemoFailed, run_demo
