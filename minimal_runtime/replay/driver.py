@@ -273,11 +273,11 @@ def replay(run: RecordedRun, strategy: Strategy | str = "tail", *, model: str | 
     (``calibration``: computed here when not given; pass ``calibrate(run)`` to share it)."""
     strategy = STRATEGIES[strategy] if isinstance(strategy, str) else strategy
     model = replay_model(run, model)
-    calibration = calibrate(run, model) if calibration is None else calibration
     if strategy.needs_server_compaction and not model_spec(model).compaction:
         why = (f"stopped at call 1: {strategy.name} needs a model that takes server-side compaction and {model} "
                f"does not (replay it as one: --model claude-sonnet-4-6)")
         return Replay(strategy.name, model, [], 0.0, notes=[why], stopped=why)
+    calibration = calibrate(run, model) if calibration is None else calibration
     with tempfile.TemporaryDirectory(prefix="replay-") as tmp:  # the offloaded files matter only during the run
         return _replay_in(Path(tmp), run, strategy, model, progress, calibration)
 
