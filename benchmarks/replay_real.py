@@ -10,7 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from minimal_runtime.provider.models import lookup  # noqa: E402
-from minimal_runtime.replay import STRATEGIES, TrajectoryError, load, replay, rows  # noqa: E402
+from minimal_runtime.replay import STRATEGIES, TrajectoryError, calibrate, load, replay, rows  # noqa: E402
 from minimal_runtime.replay.habits import habits  # noqa: E402
 
 FALLBACK = "claude-sonnet-4-6"  # the price table for logs of models it does not know (said in the output)
@@ -36,7 +36,8 @@ def main() -> None:
             model = None if lookup(run.model or "") else FALLBACK
             if model:
                 print(f"{Path(run.path).name}: the log's model {run.model!r} is not in the table; priced as {model}")
-            results = [replay(run, name, model=model) for name in STRATEGIES]
+            calibration = calibrate(run, model)
+            results = [replay(run, name, model=model, calibration=calibration) for name in STRATEGIES]
             label = Path(run.path).name[:56]
             for row in rows(run, results):
                 share = "n/a" if row["cache_read_share"] is None else f"{row['cache_read_share']:.1%}"

@@ -12,8 +12,11 @@ def main(argv: list[str] | None = None) -> None:
     demo = commands.add_parser("demo", help="the running example, call by call (offline unless ANTHROPIC_API_KEY is set)")
     demo.add_argument("--turns", type=int, default=None, help="instead: a long synthetic run of N tool calls")
     rep = commands.add_parser("replay", help="replay a recorded run (Claude Code, mini-swe-agent, OpenHands) offline")
-    rep.add_argument("path", help="a session .jsonl, a stream-json log, a .traj.json, or an OpenHands output.jsonl")
+    rep.add_argument("path", help="a session .jsonl, a stream-json log, a .traj.json, an OpenHands output.jsonl, "
+                                  "or a folder of them (every log under it, sub-agents included)")
     rep.add_argument("--strategy", action="append", help="one of the strategies (repeatable; default: all)")
+    rep.add_argument("--jobs", type=int, default=None, help="a folder: worker processes (default: one per core)")
+    rep.add_argument("--csv", default=None, help="a folder: write one row per run and strategy to this file")
     rep.add_argument("--model", default=None, help="price the replay as this model (default: the log's, if known)")
     rep.add_argument("--plot", default=None, help="where to write the plot (default: a new temporary file, printed)")
     add_serve(commands)
@@ -60,31 +63,32 @@ def replay_command(args) -> None:
     import sys
     import tempfile
     from pathlib import Path
-    from .replay import STRATEGIES, TrajectoryError, load, plot, replay, table
+    from .replay import STRATEGIES, TrajectoryError, calibrate, load, plot, replay, table
     names = args.strategy or list(STRATEGIES)
     unknown = [n for n in names if n not in STRATEGIES]
     if unknown:
         raise SystemExit(f"unknown strategy {', '.join(unknown)}; known: {', '.join(STRATEGIES)}")
+    if Path(args.path).expanduser().is_dir():
+        return replay_folder_command(args, names)
     try:
         runs = load(Path(args.path).expanduser())
     except TrajectoryError as e:
         raise SystemExit(f"cannot import: {e}")
     except OSError as e:  # unreadable: permissions, a device, ...
         raise SystemExit(f"cannot import: {args.path}: {e.strerror or e}")
-    for run in runs:
-        for note in run.notes:
-            print(f"note ({Path(run.path).name}): {note}", file=sys.stderr)
 
     def progress(done: int, total: int) -> None:
         if sys.stderr.isatty() and (done % 10 == 0 or done == total):
             print(f"\r  {done}/{total} calls", end="" if done < total else "\n", file=sys.stderr, flush=True)
 
+    stopped = []
     for k, run in enumerate(runs):
         results = []
+        calibration = calibrate(run, args.model)  # one per run: every strategy is priced in the same tokens
         for name in names:
             if sys.stderr.isatty():
                 print(f"{name}:", file=sys.stderr)
-            results.append(replay(run, name, model=args.model, progress=progress))
+            results.append(replay(run, name, model=args.model, progress=progress, calibration=calibration))
         print(table(run, results) + "\n")
         if args.plot:
             target = args.plot if len(runs) == 1 else f"{Path(args.plot).with_suffix('')}-{k + 1}.png"
@@ -94,6 +98,28 @@ def replay_command(args) -> None:
         import matplotlib.pyplot as plt  # imported after plot() chose its backend
         plt.close(figure)
         print(f"plot: {target}")
+        stopped += [r for r in results if not r.finished]
+    if stopped and len(names) == 1:  # the one strategy asked for could not replay the run: say so by the status
+        raise SystemExit(1)
+
+
+def replay_folder_command(args, names: list[str]) -> None:
+    import sys
+    from pathlib import Path
+    from .replay.folder import find_logs, folder_table, replay_files, write_csv
+    directory = Path(args.path).expanduser()
+    paths = find_logs(directory)
+    if not paths:
+        raise SystemExit(f"cannot import: {directory}: no .jsonl or .json files under it")
+    if args.jobs is not None and args.jobs < 1:
+        raise SystemExit("--jobs must be 1 or more")
+    rows, refused = replay_files(paths, names, args.model, args.jobs, progress=sys.stderr.isatty())
+    print(folder_table(directory, rows, refused))
+    if args.csv:
+        write_csv(Path(args.csv), rows)
+        print(f"csv: {args.csv} ({len(rows)} rows)")
+    if len(names) == 1 and any(r["stopped"] for r in rows):
+        raise SystemExit(1)
 
 
 if __name__ == "__main__":

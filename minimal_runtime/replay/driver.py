@@ -5,18 +5,25 @@ recorded observations, so every strategy replays the same run: same calls, same 
 the runtime does around them changes (layout, batch, offloading), and the emulator prices each.
 
 What a replay cannot know, and how it approximates it:
-- the provider's tokenizer: the emulator estimates four characters a token;
+- the provider's tokenizer: the emulator estimates four characters a token; where the log records
+  usage, the counts are calibrated to it afterwards (``calibration.py``), the same for every strategy;
+- the layout: each strategy takes the one the runtime picks for the replay model (``layout_for``),
+  so on a model that binds thinking to its prefix nothing already sent is edited; ``tail-2025``
+  keeps the 2025 layout, to show what that does there;
 - the hidden system prompt and tool definitions (Claude Code sends tens of thousands of tokens the
   session file does not contain): the first call's recorded prompt size minus our estimate of what
   the log does show is added to the system prompt as opaque filler, so the stable prefix has about
   the right size. A headless log has no prompt line either: there, what the first call read from
   cache (earlier runs wrote it: system and tools) is taken as the hidden system, and the rest as
-  the missing prompt, which a compaction later removes;
+  the missing prompt, which a compaction later removes. Likewise, where a session's first call
+  after its compaction read the head from cache, that read is the stable head and the rest of the
+  hidden part was in the first message (attachments, reminders), which the compaction dropped;
 - a warm first call: when the log read tokens from cache on its first call, earlier sessions had
   written them; the replay seeds the emulator's cache with a prefix of that size first (one
   call that is not counted), so the first replayed call reads what the logged one read;
 - breakpoints: where Claude Code puts them, on the system prompt and at the end of the messages,
-  with the TTL the log's writes had (1 hour when it wrote any 1-hour tokens);
+  with the TTL the log's writes had (1 hour when it wrote any 1-hour tokens); ``recorded`` places
+  none where the log read and wrote nothing from cache on every call (its client sent none);
 - tool schemas: only names are logged; each tool gets a generic schema;
 - time: the emulator's clock follows the logged time of each call, so a long pause expires the
   cache in the replay as it did in the run.
@@ -30,21 +37,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from ..core.agent import Agent
-from ..core.context import tail_layout
+from ..core.agent import Agent, RunResult
+from ..core.context import layout_for, tail_layout
 from ..core.hooks import HookRegistry, Point
 from ..core.messages import text_block, user
 from ..core.protocols import Layout
 from ..emulator import Emulator
 from ..emulator.policies import Turn
 from ..example.layouts import batch_after_system_layout
-from ..features.compaction import ManusLadder, SimpleCompaction
+from ..features.compaction import ManusLadder, SimpleCompaction, drop_block
 from ..features.filesystem import Offloader
 from ..features.recall import Keeper
 from ..features.server_compaction import ServerClearing, ServerCompaction
 from ..provider.cost import CallRecord
-from ..provider.models import model_spec
+from ..provider.models import ModelSpec, model_spec
+from .calibration import Calibration, fit
 from .recorded import RecordedRun
+
+
+def _own_layout(spec: ModelSpec) -> Layout:
+    return layout_for(spec)[0]
 
 
 @dataclass
@@ -53,29 +65,43 @@ class Strategy:
 
     name: str
     about: str
-    layout: Callable[[], Layout]  # a fresh layout per replay: some keep state
+    # A fresh layout per replay (some keep state), made for the replay model: by default the one the
+    # runtime picks for that model (``layout_for``), the course's own recommendation there.
+    layout: Callable[[ModelSpec], Layout] = _own_layout
     batch: bool = True  # inject a per-call progress note, as a runtime with hooks would
     offload_threshold: int | None = None
     # a compaction strategy for the run's workspace: a feature (``install``), maybe with ``layout(inner)``
     compaction: Callable[[Path], object] | None = None
     needs_server_compaction: bool = False  # only models that take compact_20260112 can replay it
+    as_logged: bool = False  # reproduce the log's own caching, none included
+
+
+def _early(spec: ModelSpec) -> Layout:
+    """The batch right after the system prompt. On a model that binds thinking to its prefix that
+    moves every later block on each call, so the request asks the API to drop the thinking it
+    invalidates (``drop_block``) rather than take a 400: what a client doing this would have to send."""
+    return drop_block(batch_after_system_layout) if spec.prefix_check != "none" else batch_after_system_layout
 
 
 STRATEGIES = {s.name: s for s in [
     Strategy("recorded", "the history as logged, breakpoints on system and the last message, nothing injected",
-             lambda: tail_layout, batch=False),
-    Strategy("tail", "breakpoint on the last durable block, a per-call batch after it", lambda: tail_layout),
-    Strategy("early", "the same batch, inserted right after the system prompt", lambda: batch_after_system_layout),
-    Strategy("offload", "tail, with tool results over 4,000 characters offloaded to files", lambda: tail_layout,
-             offload_threshold=4000),
+             batch=False, as_logged=True),
+    Strategy("tail", "the model's own layout (layout_for): breakpoint on the last durable block, a per-call batch "
+             "after it (a turn-scoped system message where the model takes one)"),
+    Strategy("tail-2025", "the 2025 layout on any model: the batch in the call's copy of the last user turn",
+             lambda spec: tail_layout),
+    Strategy("early", "the same batch, inserted right after the system prompt (drop_block where thinking is bound)",
+             _early),
+    Strategy("offload", "tail, with tool results over 4,000 characters offloaded to files", offload_threshold=4000),
     Strategy("ladder", "tail; past 60,000 tokens the oldest half of the calls compacted (paths kept), summarized "
-             "when that stops paying", lambda: tail_layout,
+             "when that stops paying; the rewritten history carries no thinking (it passes the prefix check)",
              compaction=lambda work: ManusLadder(Keeper(work), 60_000)),
-    Strategy("simple", "tail; past 60,000 tokens the whole history becomes one summary message", lambda: tail_layout,
+    Strategy("simple", "tail; past 60,000 tokens the whole history becomes one summary message (no earlier "
+             "turn, so no thinking to fail the prefix check)",
              compaction=lambda work: SimpleCompaction(Keeper(work), 60_000, handoff=False)),
     Strategy("clearing", "tail; the server clears old tool results past 60,000 tokens, 30,000 at least",
-             lambda: tail_layout, compaction=lambda work: ServerClearing(60_000, keep=3, clear_at_least=30_000)),
-    Strategy("server-compact", "tail; the server summarizes past 60,000 tokens (compact_20260112)", lambda: tail_layout,
+             compaction=lambda work: ServerClearing(60_000, keep=3, clear_at_least=30_000)),
+    Strategy("server-compact", "tail; the server summarizes past 60,000 tokens (compact_20260112)",
              compaction=lambda work: ServerCompaction(60_000), needs_server_compaction=True),
 ]}
 
@@ -87,16 +113,22 @@ class _ReplayPolicy:
     """The recorded assistant turns, in order: a model that says exactly what it said then."""
 
     def __init__(self, run: RecordedRun):
-        # Recorded thinking blocks carry the real API's signatures, which no emulator can verify:
-        # they are left out (the API itself does not count earlier turns' thinking on these models).
+        # Recorded thinking blocks carry the real API's signatures, which no emulator can verify, so
+        # they are not sent back as they are: their text becomes the emulator's own thinking on a
+        # model that thinks unasked (signed by the emulator, bound to the replay's own prefix), and
+        # is left out on a model that thinks only when asked (the replay does not ask).
         self.turns = [[b for b in c.assistant["content"] if b.get("type") not in THINKING] for c in run.calls]
-        self.dropped = sum(b.get("type") in THINKING for c in run.calls for b in c.assistant["content"])
+        self.thinking = ["\n\n".join(b.get("thinking") or "" for b in c.assistant["content"] if b.get("type") == "thinking")
+                         for c in run.calls]
+        self.recorded = sum(b.get("type") in THINKING for c in run.calls for b in c.assistant["content"])
         self.next = 0
 
     def __call__(self, request: dict) -> Turn:
-        content = self.turns[self.next] if self.next < len(self.turns) else [text_block("(end of the recording)")]
+        k = self.next
+        content = self.turns[k] if k < len(self.turns) else [text_block("(end of the recording)")]
         self.next += 1
-        return Turn(content=content or [text_block("(empty turn)")], stop_reason=None)
+        return Turn(content=content or [text_block("(empty turn)")], stop_reason=None,
+                    thinking=self.thinking[k] if k < len(self.thinking) else None)
 
 
 class _RecordedClock:
@@ -165,6 +197,13 @@ class Replay:
     seconds: float
     hidden_tokens: int = 0
     notes: list[str] = field(default_factory=list)
+    stopped: str | None = None  # "stopped at call N: <the error's first line>": the replay did not finish
+    layout: Calibration = field(default_factory=Calibration)  # where the hidden part of each prompt sits
+    calibrated: bool = False  # tokens in the log's own (calibration.py), not the emulator's estimate
+
+    @property
+    def finished(self) -> bool:
+        return self.stopped is None
 
     @property
     def prompt_tokens(self) -> int:
@@ -179,6 +218,13 @@ class Replay:
         return sum(c.cost for c in self.calls)
 
 
+def logged_uncached(run: RecordedRun) -> bool:
+    """Did the run read and write nothing from cache on every call, as its usage says? Then its
+    client placed no breakpoints (a cache that worked would have read something by the second call)."""
+    usages = [c.usage for c in run.calls if c.usage]
+    return bool(usages) and all(u.cache_read == 0 and u.cache_write == 0 for u in usages)
+
+
 def replay_model(run: RecordedRun, model: str | None = None) -> str:
     """The model to replay and price as: the one asked for, else the log's. A model that is not in
     the table is replayed as the table says of unknown models (its cost is unknown, NaN)."""
@@ -189,14 +235,16 @@ def _text(blocks: list[dict]) -> str:
     return "\n\n".join(b.get("text", "") for b in blocks if b.get("type") == "text") or "(continue)"
 
 
-def _with_ttl(layout: Layout, ttl: str | None) -> Layout:
-    """The layout, with every breakpoint it sets written for ``ttl`` (None: the default 5 minutes)."""
-    if ttl is None:
+def _with_ttl(layout: Layout, ttl: str | None, uncached: bool = False) -> Layout:
+    """The layout, with every breakpoint it sets written for ``ttl`` (None: the default 5 minutes),
+    or, ``uncached``, with none at all (a client that sent no breakpoints)."""
+    if ttl is None and not uncached:
         return layout
 
     def mark(value):
         if isinstance(value, dict):
-            return {k: ({**v, "ttl": ttl} if k == "cache_control" else mark(v)) for k, v in value.items()}
+            return {k: ({**v, "ttl": ttl} if k == "cache_control" else mark(v)) for k, v in value.items()
+                    if not (uncached and k == "cache_control")}
         return [mark(v) for v in value] if isinstance(value, list) else value
 
     def with_ttl(parts):
@@ -210,20 +258,36 @@ def _filler(label: str, tokens: int) -> str:
     return header + "." * max(0, 4 * tokens - len(header))
 
 
+def calibrate(run: RecordedRun, model: str | None = None) -> Calibration:
+    """The run's calibration (``calibration.py``): from one uncalibrated ``recorded`` replay, where
+    the log records usage; none where it does not."""
+    if not any(c.usage for c in run.calls):
+        return Calibration()
+    first = replay(run, "recorded", model=model, calibration=Calibration())
+    return fit(run, first.calls, first.layout)
+
+
 def replay(run: RecordedRun, strategy: Strategy | str = "tail", *, model: str | None = None,
-           progress: Callable[[int, int], None] | None = None) -> Replay:
+           progress: Callable[[int, int], None] | None = None, calibration: Calibration | None = None) -> Replay:
+    """Replay ``run`` under ``strategy``, priced as ``model``; tokens in the log's own
+    (``calibration``: computed here when not given; pass ``calibrate(run)`` to share it)."""
     strategy = STRATEGIES[strategy] if isinstance(strategy, str) else strategy
     model = replay_model(run, model)
     if strategy.needs_server_compaction and not model_spec(model).compaction:
-        return Replay(strategy.name, model, [], 0.0, notes=[
-            f"{strategy.name} needs a model that takes server-side compaction and {model} does not: "
-            f"replay it as one (--model claude-sonnet-4-6)"])
+        why = (f"stopped at call 1: {strategy.name} needs a model that takes server-side compaction and {model} "
+               f"does not (replay it as one: --model claude-sonnet-4-6)")
+        return Replay(strategy.name, model, [], 0.0, notes=[why], stopped=why)
+    calibration = calibrate(run, model) if calibration is None else calibration
     with tempfile.TemporaryDirectory(prefix="replay-") as tmp:  # the offloaded files matter only during the run
-        return _replay_in(Path(tmp), run, strategy, model, progress)
+        return _replay_in(Path(tmp), run, strategy, model, progress, calibration)
+
+
+def first_line(text: str) -> str:
+    return (text.strip().splitlines() or [""])[0]
 
 
 def _replay_in(workdir: Path, run: RecordedRun, strategy: Strategy, model: str,
-               progress: Callable[[int, int], None] | None) -> Replay:
+               progress: Callable[[int, int], None] | None, calibration: Calibration) -> Replay:
     clock = _RecordedClock(run)
     policy = _ReplayPolicy(run)
     client = Emulator(model=model, policy=policy, clock=clock).client()
@@ -237,12 +301,21 @@ def _replay_in(workdir: Path, run: RecordedRun, strategy: Strategy, model: str,
         prompt_hidden = hidden - min(hidden, warm) if warm else 0
         hidden -= prompt_hidden
     base = _shown_tokens(run, client, model, system=run.system, task="-")
+    until = next((k for k, c in enumerate(run.calls) if c.compacted_before), len(run.calls))
+    after = run.calls[until].usage if until < len(run.calls) and not run.prompt_missing else None
+    if hidden and after and base < (after.cache_read or 0) < base + hidden:
+        # The log's first call after its compaction read the stable head (tools, system): the rest
+        # of the hidden part was in the first message (attachments, reminders), which it dropped.
+        prompt_hidden = base + hidden - after.cache_read
+        hidden -= prompt_hidden
     warm_part = max(0, min(warm, base + hidden) - base)  # the part of the hidden head the log found cached
     system = [text_block(run.system)] if run.system else []
     system += [text_block(_filler("hidden prompt, cached before this run", warm_part))] if warm_part else []
     system += [text_block(_filler("hidden prompt and tool definitions", hidden - warm_part))] if hidden - warm_part else []
     ttl = "1h" if any(c.usage and c.usage.cache_write_1h for c in run.calls) else None
     tools = _tool_definitions(run)
+    shown = [text_block(run.system)] if run.system else []
+    where = Calibration(_head_tokens(client, model, shown, tools), hidden, prompt_hidden, until)
     if warm_part:  # earlier sessions wrote this prefix: seed it, then start the recording from its first turn
         clock.at(0)
         head = system[:len(system) - (1 if hidden - warm_part else 0)]
@@ -252,10 +325,14 @@ def _replay_in(workdir: Path, run: RecordedRun, strategy: Strategy, model: str,
         policy.next = 0
         notes.append(f"the log read {warm:,} tokens from cache on its first call (written before the run): "
                      f"the replay's cache was seeded with a prefix of that size")
-    if policy.dropped:
-        notes.append(f"{policy.dropped} recorded thinking blocks left out: their signatures cannot be verified offline")
+    if policy.recorded:
+        notes.append(_thinking_note(run, policy, model_spec(model), calibration))
     hooks = HookRegistry()
-    layout = _with_ttl(strategy.layout(), ttl)
+    uncached = strategy.as_logged and logged_uncached(run)
+    if uncached:
+        notes.append("the log read and wrote nothing from cache on every call (its client sent no breakpoints): "
+                     "recorded places none")
+    layout = _with_ttl(strategy.layout(model_spec(model)), ttl, uncached)
     if strategy.compaction is not None:
         compaction = strategy.compaction(workdir)
         hooks.install(compaction)
@@ -283,16 +360,48 @@ def _replay_in(workdir: Path, run: RecordedRun, strategy: Strategy, model: str,
     hooks.register(Point.POST_LLM_CALL, after_call)
     task = _text(run.task) + (_filler("the prompt, not in the log", prompt_hidden) if prompt_hidden else "")
     start = time.perf_counter()
+    stopped = None
     while len(agent.calls) < len(run.calls):
         before = len(agent.calls)
-        result = agent.run(task)
+        try:
+            result = agent.run(task)
+        except Exception as e:  # a log shape nothing here foresaw: the row says where, the rest still replays
+            result = RunResult(status="error", error=f"{type(e).__name__}: {e}")
         if result.status == "error":
+            stopped = f"stopped at call {len(agent.calls) + 1}: {first_line(result.error or 'an error')}"
             notes.append(f"stopped at call {len(agent.calls) + 1}: {result.error}")
             break
         if len(agent.calls) in (before, len(run.calls)):
             break
         task = _text(run.calls[len(agent.calls) - 1].then_user)
-    return Replay(strategy.name, model, agent.calls, time.perf_counter() - start, hidden + prompt_hidden, notes)
+    if stopped is None and len(agent.calls) < len(run.calls):
+        stopped = f"stopped at call {len(agent.calls) + 1}: the replayed run ended before the recording did"
+    if not calibration.identity:
+        notes.append(calibration.about())
+    calls = [calibration.apply(k, c) for k, c in enumerate(agent.calls)]
+    return Replay(strategy.name, model, calls, time.perf_counter() - start, hidden + prompt_hidden, notes,
+                  stopped, where, not calibration.identity)
+
+
+def _thinking_note(run: RecordedRun, policy: _ReplayPolicy, spec: ModelSpec, calibration: Calibration) -> str:
+    """What the replay did with the log's thinking, and its tokens next to what the replay bills."""
+    text_tokens = sum(-(-len(t) // 4) for t in policy.thinking)  # the emulator's estimate of the logged text
+    redacted = sum(b.get("type") == "redacted_thinking" for c in run.calls for b in c.assistant["content"])
+    done = ("re-issued as the emulator's own thinking (the same text, signed by the emulator: the log's signatures "
+            "cannot be verified offline)" if spec.thinking != "on_request" else
+            f"left out ({spec.id} thinks only when asked, and the replay does not ask)")
+    logged_output = sum(o for o in calibration.outputs if o is not None)
+    billed = (f"output is billed as the log's own output_tokens, {logged_output:,} over the run, thinking included"
+              if logged_output else "output is billed as the emulator estimates the answers")
+    return (f"the log recorded {policy.recorded} thinking blocks ({redacted} redacted), ~{text_tokens:,} tokens of "
+            f"thinking text: {done}; {billed}")
+
+
+def _head_tokens(client, model: str, system: list[dict], tools: list[dict]) -> int:
+    """Estimated tokens of the tools and system blocks every prompt of the replay starts with."""
+    bare = client.messages.count_tokens(model=model, messages=[user("-")]).input_tokens
+    return client.messages.count_tokens(model=model, system=system or "-", messages=[user("-")],
+                                        **({"tools": tools} if tools else {})).input_tokens - bare
 
 
 def _shown_tokens(run: RecordedRun, client, model: str, *, system: str, task: str) -> int:

@@ -137,6 +137,9 @@ def _blocks(content: Any) -> list[dict]:
     return blocks
 
 
+TOO_DEEP = "JSON nested too deeply to read (thousands of levels): no agent writes that"
+
+
 @contextmanager
 def _line(path: Path, number: int, kind: str) -> Iterator[None]:
     """Whatever a line's shape breaks while it is read is reported as that line's fault."""
@@ -146,6 +149,8 @@ def _line(path: Path, number: int, kind: str) -> Iterator[None]:
         raise
     except (ValueError, TypeError, KeyError, AttributeError, IndexError) as e:
         raise TrajectoryError(str(path), number, f"a {kind or 'line'} of an unexpected shape: {e}") from None
+    except RecursionError:
+        raise TrajectoryError(str(path), number, TOO_DEEP) from None
 
 
 def _lines(path: Path) -> Iterator[tuple[int, dict]]:
@@ -158,6 +163,8 @@ def _lines(path: Path) -> Iterator[tuple[int, dict]]:
             except json.JSONDecodeError as e:
                 kind = "a truncated line" if not raw.endswith("\n") else "invalid JSON"
                 raise TrajectoryError(str(path), number, f"{kind}: {e.msg}") from None
+            except RecursionError:
+                raise TrajectoryError(str(path), number, TOO_DEEP) from None
             if not isinstance(value, dict):
                 raise TrajectoryError(str(path), number, f"a JSON {type(value).__name__} where a JSON object was expected")
             yield number, value
@@ -204,6 +211,10 @@ def _claude_thread(path: Path, lines: list[tuple[int, dict]], source: str, strea
     for number, d in lines:
         with _line(path, number, f"{d.get('type')} line"):
             after_boundary = _claude_line(path, run, build, number, d, all_sidechain, after_boundary)
+    unknown = {k: n for k, n in run.skipped.items() if k not in KNOWN_SKIPPED and not k.startswith("system/")}
+    if unknown:
+        build.note("skipped lines of kinds this importer does not know (they carry no model call): "
+                   + ", ".join(f"{n} {k}" for k, n in unknown.items()))
     return run
 
 
@@ -223,6 +234,8 @@ def _claude_line(path: Path, run: RecordedRun, build: _Builder, number: int, d: 
         run.cost_usd = d.get("total_cost_usd")
         build.skip("result")
     elif kind not in ("user", "assistant"):
+        if kind not in CLAUDE_KINDS and isinstance(d.get("message"), dict) and d["message"].get("role") == "assistant":
+            raise ValueError(f"a line of a kind this importer does not know ({kind!r}) that holds a model's answer")
         build.skip(str(kind if kind != "system" else f"system/{d.get('subtype')}"))
     elif d.get("isSidechain") and not all_sidechain:
         build.skip("sidechain")
@@ -249,6 +262,8 @@ def mini_swe_agent(path: Path) -> RecordedRun:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as e:
         raise TrajectoryError(str(path), e.lineno, f"invalid JSON: {e.msg}") from None
+    except RecursionError:
+        raise TrajectoryError(str(path), None, TOO_DEEP) from None
     run = RecordedRun(source="mini-swe-agent", path=str(path), cost_usd=data.get("info", {}).get("model_stats", {}).get("instance_cost"))
     build = _Builder(run)
     for index, m in enumerate(data.get("messages", []), start=1):
@@ -335,7 +350,18 @@ def _openhands_history(run: RecordedRun, build: _Builder, number: int, d: dict) 
             build.skip(str(event.get("observation") or event.get("action") or "event"))
 
 
+KNOWN_SKIPPED = {"summary", "progress", "result", "file-history-snapshot", "compact_boundary", "sidechain"}
 CLAUDE_KINDS = {"user", "assistant", "system", "summary", "progress", "result", "file-history-snapshot"}
+
+
+def _claude_conversation(path: Path) -> bool:
+    """A log whose first line is of a kind we do not know (today's ``queue-operation``, tomorrow's
+    something else) is still Claude Code's if its conversation lines are: a user or assistant line
+    with a message, and a session id."""
+    for _, d in _lines(path):
+        if d.get("type") in ("user", "assistant") and isinstance(d.get("message"), dict):
+            return bool(d.get("sessionId") or d.get("session_id"))
+    return False
 
 
 def _recalled(event: dict) -> str:
@@ -372,8 +398,8 @@ def load(path: str | Path) -> list[RecordedRun]:
 def _recognise(path: Path, text: str) -> list[RecordedRun]:
     try:
         document = json.loads(text)  # one JSON document (a .traj.json, or a one-line log)
-    except json.JSONDecodeError:
-        document = None
+    except (json.JSONDecodeError, RecursionError):
+        document = None  # a line-based log (or a broken or over-deep document: read line by line, it says where)
     first = document
     if document is None and path.suffix == ".json":
         return [mini_swe_agent(path)]  # a broken JSON document: it says where
@@ -388,7 +414,7 @@ def _recognise(path: Path, text: str) -> list[RecordedRun]:
         return openhands(path)
     if kind.split(".")[0] in ("thread", "turn", "item"):
         raise TrajectoryError(str(path), 1, f"a Codex `exec --json` log ({kind} events): not supported; expected {ACCEPTED}")
-    if kind in CLAUDE_KINDS:
+    if kind in CLAUDE_KINDS or _claude_conversation(path):
         return claude_code(path)
     keys = ", ".join(sorted(first)[:6]) or "none"
     raise TrajectoryError(str(path), 1, f"not a trajectory I know (keys: {keys}); expected {ACCEPTED}")

@@ -19,11 +19,11 @@ def rows(run: RecordedRun, replays: list[Replay]) -> list[dict]:
         out.append({"strategy": "the log itself", "calls": len(usages), "prompt_tokens": prompt,
                     "per_call": prompt / len(usages),
                     "cache_read_share": None if None in reads else sum(reads) / prompt,
-                    "cost": sum(costs) if None not in costs else run.cost_usd, "ms_per_call": None})
+                    "cost": sum(costs) if None not in costs else run.cost_usd, "ms_per_call": None, "stopped": None})
     for r in replays:
         out.append({"strategy": r.strategy, "calls": len(r.calls), "prompt_tokens": r.prompt_tokens,
                     "per_call": r.prompt_tokens / max(1, len(r.calls)), "cache_read_share": r.cache_read_share,
-                    "cost": r.cost, "ms_per_call": 1000 * r.seconds / max(1, len(r.calls))})
+                    "cost": r.cost, "ms_per_call": 1000 * r.seconds / max(1, len(r.calls)), "stopped": r.stopped})
     return out
 
 
@@ -47,15 +47,18 @@ def per_call(run: RecordedRun, replayed: Replay) -> list[dict]:
 def table(run: RecordedRun, replays: list[Replay]) -> str:
     model = replays[0].model if replays else run.model
     lines = [f"{run.path}  ({run.source}, {len(run.calls)} calls, {run.compactions} compactions; "
-             f"logged model {run.model}, replay priced as {model}; replayed tokens are estimates)",
+             f"logged model {run.model}, replay priced as {model}; replayed tokens "
+             f"{'calibrated to the log' if any(r.calibrated for r in replays) else 'are estimates'})",
              f"{'strategy':<20} {'calls':>5} {'prompt tokens':>14} {'per call':>9} {'cache read':>10} {'cost $':>9} {'ms/call':>8}"]
     for row in rows(run, replays):
         share = "n/a" if row["cache_read_share"] is None else f"{row['cache_read_share']:.1%}"
         cost = "n/a" if row["cost"] is None else f"{row['cost']:.3f}"
         ms = "" if row["ms_per_call"] is None else f"{row['ms_per_call']:.1f}"
         lines.append(f"{row['strategy']:<20} {row['calls']:>5} {row['prompt_tokens']:>14,} {row['per_call']:>9,.0f} "
-                     f"{share:>10} {cost:>9} {ms:>8}")
+                     f"{share:>10} {cost:>9} {ms:>8}" + (f"  {row['stopped']}" if row["stopped"] else ""))
     lines += [f"  {r.strategy}: {STRATEGIES[r.strategy].about}" for r in replays if r.strategy in STRATEGIES]
+    notes = list(dict.fromkeys([*run.notes, *(n for r in replays for n in r.notes)]))
+    lines += [f"  note: {n}" for n in notes]
     for r in (r for r in replays if r.strategy == "recorded"):
         departures = [d for d in per_call(run, r) if d["departs"]]
         if departures:

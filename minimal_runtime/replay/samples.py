@@ -56,10 +56,11 @@ def write_samples(directory: str | Path) -> dict[str, Path]:
     paths = {fmt: write(calls) for fmt, write in writers.items()}
     # The session's compaction and the logged pause change what the calls really cost: record the
     # usage of the run *as logged*, which is what replaying it with its own layout measures.
+    from .calibration import Calibration
     from .driver import replay
     from .importers import load
-    for fmt in ("claude-code", "mini-swe-agent"):
-        writers[fmt](replay(load(paths[fmt])[0], "recorded").calls)
+    for fmt in ("claude-code", "mini-swe-agent"):  # in the emulator's own tokens: no calibration to the first draft
+        writers[fmt](replay(load(paths[fmt])[0], "recorded", calibration=Calibration()).calls)
     return paths
 
 

@@ -30,3 +30,37 @@ def test_a_real_log_imports_replays_and_the_recorded_layout_matches_its_cache_re
             if len(run.calls) >= 5 and usages and all(u.cache_read is not None for u in usages):
                 logged = sum(u.cache_read for u in usages) / sum(u.prompt_tokens for u in usages)
                 assert abs(replayed.cache_read_share - logged) <= 0.03, (run.path, logged, replayed.cache_read_share)
+
+
+# A log whose bill the replay cannot reach for a reason the log itself shows, and that reason.
+UNREACHABLE = {
+    "tielec-ai-workflow-agent__issue-208": (0.06, "its third call sent 19,635 tokens uncached after its last "
+                                                  "breakpoint, which a replay that caches to the end of each call "
+                                                  "cannot reproduce"),
+}
+
+
+@pytest.mark.skipif(not LOGS, reason=f"no real trajectories at {DATA}")
+def test_recorded_reprices_each_real_log_within_5_percent_of_its_own_bill(capsys):
+    """Calibrated tokens (``replay.calibration``): the `recorded` replay's cost against the cost of
+    the log's own usage, for every shared log that records cache usage. Both figures are printed."""
+    lines, off = [], []
+    for path in LOGS:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for run in load(path):
+                usages = [c.usage for c in run.calls if c.usage]
+                if not usages or any(u.cache_read is None for u in usages):
+                    continue
+                model = None if lookup(run.model or "") else "claude-sonnet-4-6"
+                replayed = replay(run, "recorded", model=model)
+                logged = sum(u.cost(replayed.model) for u in usages)
+                gap = replayed.cost / logged - 1
+                bound, why = next((v for k, v in UNREACHABLE.items() if k in path.name), (0.05, ""))
+                lines.append(f"{Path(run.path).name[:60]:<60} log ${logged:8.3f}  recorded ${replayed.cost:8.3f}  "
+                             f"{gap:+6.1%}{'  (' + why + ')' if why else ''}")
+                if abs(gap) > bound:
+                    off.append(lines[-1])
+    with capsys.disabled():
+        print("\n" + "\n".join(lines))
+    assert lines and not off, off

@@ -205,14 +205,13 @@ def test_anything_unsupported_is_refused_in_one_line(tmp_path, name, capsys):
 
 
 @pytest.mark.parametrize("where", ["directory", "missing"])
-def test_a_directory_or_a_missing_path_is_refused_in_one_line(tmp_path, where):
+def test_an_empty_directory_or_a_missing_path_is_refused_in_one_line(tmp_path, where):
     from minimal_runtime.__main__ import main
     path = tmp_path if where == "directory" else tmp_path / "nope.jsonl"
     with pytest.raises(SystemExit) as stopped:
         main(["replay", str(path)])
-    assert str(stopped.value.code) == f"cannot import: {path}: " + ("a directory; give one file: a Claude Code session "
-                                                                     ".jsonl or headless stream-json log, a mini-swe-agent "
-                                                                     ".traj.json, or an OpenHands output.jsonl"
+    # a directory is replayed as a folder of logs: this one holds none
+    assert str(stopped.value.code) == f"cannot import: {path}: " + ("no .jsonl or .json files under it"
                                                                      if where == "directory" else "no such file")
 
 
@@ -281,3 +280,103 @@ def test_a_call_the_replay_cannot_reproduce_is_marked_as_a_departure(tmp_path, c
     assert calls[2]["logged_read"] == 0 and calls[2]["replayed_read"] > 18_000
     main(["replay", str(path), "--strategy", "recorded", "--plot", str(tmp_path / "p.png")])
     assert "recorded departs from the log on 1 call(s): 3 (0% logged, 100% replayed)" in capsys.readouterr().out
+
+
+@pytest.fixture(scope="module")
+def sample_session(tmp_path_factory) -> str:
+    from minimal_runtime.replay.samples import write_samples
+    return write_samples(tmp_path_factory.mktemp("samples"))["claude-code"].read_text()
+
+
+def test_a_first_line_of_a_kind_nobody_knows_is_skipped_and_counted(tmp_path, sample_session):
+    """Today's session files start with a ``queue-operation`` line; tomorrow's may start with
+    anything: a line that carries no model call is skipped, counted, and said in the notes."""
+    session = sample_session
+    for kind in ("queue-operation", "telemetry-v9"):
+        path = tmp_path / f"{kind}.jsonl"
+        path.write_text(json.dumps({"type": kind, "operation": "enqueue", "timestamp": "2026-11-30T10:00:00Z",
+                                    "sessionId": "sample", "content": "go"}) + "\n" + session)
+        (run,) = load(path)
+        assert len(run.calls) == 14 and run.skipped[kind] == 1
+        assert any(f"1 {kind}" in n for n in run.notes)
+
+
+def test_json_nested_thousands_deep_is_one_line_not_a_traceback(tmp_path):
+    from minimal_runtime.__main__ import main
+    good = write(tmp_path / "ok.jsonl", [{"type": "user", "message": {"role": "user", "content": "hi"}, "sessionId": "s"}])
+    for name, line in [("array", "[" * 5000 + "]" * 5000),
+                       ("object", '{"type": "user", "message": ' + '{"a": ' * 4000 + "1" + "}" * 4001)]:
+        path = tmp_path / f"deep-{name}.jsonl"
+        path.write_text(good.read_text() + line + "\n")
+        with pytest.raises(SystemExit) as stopped:
+            main(["replay", str(path)])
+        message = str(stopped.value.code)
+        assert message == f"cannot import: {path}:2: JSON nested too deeply to read (thousands of levels): no agent writes that"
+        document = tmp_path / f"deep-{name}.traj.json"
+        document.write_text(line)
+        with pytest.raises(SystemExit, match="nested too deeply") as stopped:
+            main(["replay", str(document)])
+        assert "\n" not in str(stopped.value.code)
+
+
+@pytest.mark.parametrize("variant", ["empty-assistant", "empty-user", "orphan-result", "torn-last", "thinking-only"])
+def test_session_variants_that_ended_in_an_index_error_import_or_stop_in_one_line(tmp_path, variant, capsys,
+                                                                                 sample_session):
+    """Empty content lists, a tool_result with no tool_use before it, a torn last line, a call that
+    is only thinking: each imports and replays, or stops the command with one line."""
+    from minimal_runtime.__main__ import main
+    lines = [json.loads(x) for x in sample_session.splitlines()]
+    assistants = [d for d in lines if d["type"] == "assistant"]
+    users = [d for d in lines if d["type"] == "user" and isinstance(d["message"]["content"], list)]
+    if variant == "empty-assistant":
+        assistants[-1]["message"]["content"] = []
+    elif variant == "empty-user":
+        users[3]["message"]["content"] = []
+    elif variant == "orphan-result":
+        users[3]["message"]["content"][0]["tool_use_id"] = "toolu_ghost"
+    elif variant == "thinking-only":
+        assistants[-1]["message"]["content"] = [{"type": "thinking", "thinking": "", "signature": "sig"}]
+    text = "".join(json.dumps(d) + "\n" for d in lines)
+    path = tmp_path / f"{variant}.jsonl"
+    path.write_text(text[:-30] if variant == "torn-last" else text)
+    try:
+        main(["replay", str(path), "--strategy", "recorded", "--strategy", "ladder", "--plot", str(tmp_path / "p.png")])
+        out = capsys.readouterr().out
+        assert "the log itself" in out and "Traceback" not in out
+    except SystemExit as stopped:
+        message = str(stopped.code)
+        assert "\n" not in message and (message.startswith("cannot import: ") or message == "1"), message
+
+
+def test_recorded_caches_nothing_when_the_log_read_and_wrote_nothing(tmp_path):
+    """A headless run whose client sent no breakpoints: every call's cache_read and cache_creation
+    are zero. ``recorded`` must reproduce that (it read 88% from cache on such a log before)."""
+    lines = [init()]
+    for k in range(6):
+        lines += [assistant(f"msg_{k}", [tool_use(f"toolu_{k}")], usage(8_000 + 900 * k, 0, 0)),
+                  result(f"toolu_{k}", "x" * 3_000)]
+    lines += [assistant("msg_end", [{"type": "text", "text": "Done."}], usage(14_000, 0, 0)), final()]
+    (run,) = load(write(tmp_path / "uncached.stream.jsonl", lines))
+    recorded, tail = replay(run, "recorded"), replay(run, "tail")
+    assert len(recorded.calls) == 7 and recorded.cache_read_share == 0
+    assert sum(c.cache_creation_input_tokens for c in recorded.calls) == 0
+    assert any("recorded places none" in n for n in recorded.notes)
+    assert tail.cache_read_share > 0.5  # the other strategies still place the course's breakpoints
+
+
+def test_a_single_call_log_is_priced_as_its_own_usage_says(tmp_path):
+    """Two one-call logs of equal prompt tokens were priced $0.197 against $0.108: the replay billed
+    its estimate of the answer's length, while a session file's usage line carries the output count
+    of the stream's first event (8 tokens here). The replay re-issues the logged answer, so it bills
+    the logged output; its prompt tokens are the logged ones too."""
+    summary = "The session so far: " + "the parser was rewritten and its tests pass. " * 300
+    path = write(tmp_path / "one.jsonl", [
+        {"type": "user", "sessionId": "s", "message": {"role": "user", "content": "Summarize the session. " * 50}},
+        {"type": "assistant", "sessionId": "s", "message": {"model": "claude-opus-4-6", "id": "msg_1", "role": "assistant",
+                                                             "content": [{"type": "text", "text": summary}],
+                                                             "usage": usage(3, 8_681, 164_830, out=8)}}])
+    (run,) = load(path)
+    replayed = replay(run, "recorded")
+    logged = run.calls[0].usage.cost("claude-opus-4-6")
+    assert replayed.calls[0].prompt_tokens == run.calls[0].usage.prompt_tokens
+    assert replayed.calls[0].output_tokens == 8 and replayed.cost == pytest.approx(logged, rel=0.01)

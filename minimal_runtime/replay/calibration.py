@@ -1,0 +1,105 @@
+"""Replayed tokens in the log's own tokens: a calibration of the emulator's estimate, per log.
+
+The emulator counts four characters a token; the provider's tokenizer reads code, JSON and prose
+differently, so an estimated prompt can be a third smaller than the logged one, and the bill with
+it. Where a log records usage, the replay maps its token counts onto the log's:
+
+- the messages: per call, ``factors[k]`` log tokens per estimated token, so that the replayed
+  (uncalibrated) ``recorded`` prompt of call k, calibrated, is the logged one; one factor over the
+  whole run fits worse, because what a log does not show (attachments, reminders, a file read the
+  stream truncated) arrives at particular calls, and a uniform factor spreads it over all of them.
+  Every strategy's call k takes call k's factor: the same point of the same run;
+- what the log does not show at all (the hidden system prompt and, until the log's first
+  compaction, the hidden part of its first message) is filler the replay sized in the log's
+  tokens already: it is taken as it is;
+- cache writes, on a log that reports cache hits only (DeepSeek's ``prompt_cache_hit_tokens``):
+  billed as input, as that provider bills a miss;
+- output: the replay re-issues the logged answers, so each call's output is the log's
+  ``output_tokens`` (a Claude Code session file writes the usage of the stream's first event,
+  whose output count is a few tokens: the log's bill is made of those, and so is the replay's).
+
+A call's tokens are read in prefix order (cache read, then cache write, then uncached input), so
+the map is applied to prefix positions: a call's read share moves only by the hidden part's weight. Every
+strategy of a log gets the same calibration, so their differences are in the log's own tokens.
+The strategies' own limits (a compaction past 60,000 tokens) still read the emulator's estimate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..provider.cost import CallRecord
+from .recorded import RecordedRun
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Prompt positions ``[start, start + hidden)`` (the hidden system prompt, and until the log's
+    first compaction its hidden prompt) are filler sized in the log's tokens already; everything else
+    is the log's own content: ``factors[k]`` log tokens per estimated token on call k (``factor``,
+    the run's, on calls past the log's)."""
+
+    start: int = 0  # estimated tokens of what the log shows of the head: tool definitions, system text
+    hidden_system: int = 0
+    hidden_prompt: int = 0
+    prompt_until: int = 0  # the first call without the hidden prompt (the log's first compaction)
+    factor: float = 1.0
+    factors: tuple[float, ...] = ()  # per call, where the log says
+    outputs: tuple[int | None, ...] = ()  # the log's output tokens per call (None: not logged)
+    writes_as_input: bool = False  # the log reports cache hits only (DeepSeek): no write premium to bill
+
+    @property
+    def identity(self) -> bool:
+        return self.factor == 1.0 and not any(o is not None for o in self.outputs)
+
+    def hidden(self, k: int) -> int:
+        return self.hidden_system + (self.hidden_prompt if k < self.prompt_until else 0)
+
+    def position(self, k: int, tokens: int) -> int:
+        """Log tokens of the first ``tokens`` estimated tokens of call ``k``'s prompt."""
+        end = self.start + self.hidden(k)
+        fixed = min(max(tokens, self.start), end) - self.start
+        factor = self.factors[k] if k < len(self.factors) else self.factor
+        return round(fixed + factor * (tokens - fixed))
+
+    def apply(self, k: int, call: CallRecord) -> CallRecord:
+        """Call ``k`` of a replay, in the log's tokens."""
+        read = self.position(k, call.cache_read_input_tokens)
+        written = self.position(k, call.cache_read_input_tokens + call.cache_creation_input_tokens) - read
+        total = self.position(k, call.prompt_tokens)
+        one_hour = round(written * call.cache_creation_1h / call.cache_creation_input_tokens) \
+            if call.cache_creation_input_tokens else 0
+        output = self.outputs[k] if k < len(self.outputs) and self.outputs[k] is not None else call.output_tokens
+        if self.writes_as_input:
+            written, one_hour = 0, 0
+        return call.model_copy(update={
+            "input_tokens": total - read - written, "cache_read_input_tokens": read,
+            "cache_creation_input_tokens": written, "cache_creation_1h": one_hour,
+            "cache_creation_5m": written - one_hour, "output_tokens": output})
+
+    def about(self) -> str:
+        spread = f" ({min(self.factors):.2f} to {max(self.factors):.2f} by call)" if self.factors else ""
+        return (f"replayed tokens calibrated to the log's usage: {self.factor:.2f} log tokens per estimated token "
+                f"of the log's content{spread}; the hidden prompt is sized in the log's tokens; output as logged"
+                + ("; cache writes billed as input (the log reports hits only)" if self.writes_as_input else ""))
+
+
+def fit(run: RecordedRun, uncalibrated: list[CallRecord], layout: Calibration) -> Calibration:
+    """The calibration of ``run`` from its uncalibrated ``recorded`` replay: ``layout`` says where the
+    hidden part sits; the factor makes the calls' prompt tokens sum to the log's."""
+    outputs = tuple(c.usage.output_tokens if c.usage else None for c in run.calls)
+    logged = fixed = content = 0
+    factors = []
+    for k, (call, ours) in enumerate(zip(run.calls, uncalibrated)):
+        if call.usage:
+            part = min(max(ours.prompt_tokens, layout.start), layout.start + layout.hidden(k)) - layout.start
+            logged, fixed, content = logged + call.usage.prompt_tokens, fixed + part, content + ours.prompt_tokens - part
+            own = ours.prompt_tokens - part
+            factors.append((call.usage.prompt_tokens - part) / own if call.usage.prompt_tokens > part and own > 0 else None)
+        else:
+            factors.append(None)
+    factor = (logged - fixed) / content if logged > fixed and content > 0 else 1.0
+    factors = tuple(f if f is not None else factor for f in factors)
+    hits_only = all(c.usage.cache_write is None for c in run.calls if c.usage)
+    return Calibration(layout.start, layout.hidden_system, layout.hidden_prompt, layout.prompt_until, factor, factors,
+                       outputs, hits_only)

@@ -1,0 +1,88 @@
+"""Logs of current-model runs (Sonnet 5.5, Haiku 5.5, Opus 5.5), made at test time by the runtime's
+own agent on the emulator and written out as Claude Code writes them (``replay.current``): every
+strategy replays every call; the 2025 layout cannot, and the table, the notes and the exit status say so."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from minimal_runtime.replay import STRATEGIES, calibrate, load, replay, table
+from minimal_runtime.replay.current import CURRENT_MODELS, write_current
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory):
+    # tool outputs of ~7,500 tokens: the context passes the compaction strategies' 60,000-token limit
+    return {model: write_current(tmp_path_factory.mktemp(model), model, rounds=10, output_chars=30_000)
+            for model in CURRENT_MODELS}
+
+
+@pytest.mark.parametrize("model", CURRENT_MODELS)
+@pytest.mark.parametrize("kind", ["session", "subagent", "stream"])
+def test_every_strategy_replays_every_call_of_a_current_model_log(logs, model, kind):
+    runs = load(logs[model][kind])
+    assert runs and all(r.model == model for r in runs)
+    if kind != "subagent":
+        assert runs[0].compactions == 1
+        assert sum(b["type"] == "thinking" for c in runs[0].calls for b in c.assistant["content"]) == len(runs[0].calls)
+    for run in runs:
+        calibration = calibrate(run)
+        results = {name: replay(run, name, calibration=calibration) for name in STRATEGIES if name != "tail-2025"}
+        for name, r in results.items():
+            assert r.finished and len(r.calls) == len(run.calls), (model, kind, name, r.stopped)
+        if kind == "session":  # the history-rewriting strategies did rewrite (with thinking bound to it)
+            for name in ("ladder", "simple", "offload"):
+                assert results[name].prompt_tokens < 0.97 * results["tail"].prompt_tokens, name
+
+
+def test_the_session_and_its_sub_agent_are_claude_code_shaped(logs):
+    paths = logs["claude-sonnet-5-5"]
+    first = json.loads(paths["session"].read_text().splitlines()[0])
+    assert first["type"] == "queue-operation"  # today's Claude Code starts a session file so
+    assert paths["subagent"].parent.name == "subagents" and paths["subagent"].parent.parent.name == paths["session"].stem
+    (main,) = load(paths["session"])
+    assert any("2 queue-operation" in n for n in main.notes) and main.skipped["queue-operation"] == 2
+    assert any(c.then_user for c in main.calls)  # the --continue's prompt, between two calls
+    (sub,) = load(paths["subagent"])
+    assert sub.task[0]["text"].startswith("Which functions") and len(sub.calls) == 2
+    main_stream, sub_stream = load(paths["stream"])
+    task = next(b["id"] for c in main_stream.calls for b in c.assistant["content"] if b.get("name") == "Task")
+    assert main_stream.prompt_missing and sub_stream.path.endswith(f"#subagent-{task}") and len(sub_stream.calls) == 2
+
+
+@pytest.mark.parametrize("model", CURRENT_MODELS)
+def test_the_2025_layout_stops_at_call_2_and_the_table_says_where_and_why(logs, model):
+    (run,) = load(logs[model]["stream"])[:1]
+    stopped = replay(run, "tail-2025")
+    assert len(stopped.calls) == 1 and stopped.stopped.startswith("stopped at call 2: BadRequestError 400:")
+    assert "\n" not in stopped.stopped
+    shown = table(run, [replay(run, "tail"), stopped])
+    row = next(line for line in shown.splitlines() if line.startswith("tail-2025 "))
+    assert "stopped at call 2: BadRequestError 400" in row and "bound to a different conversation" in row
+    assert f"  note: {stopped.notes[-1]}" in shown
+
+
+def test_the_command_exits_non_zero_when_the_one_strategy_asked_for_stops(logs, tmp_path, capsys):
+    from minimal_runtime.__main__ import main
+    path = str(logs["claude-haiku-5-5"]["session"])
+    with pytest.raises(SystemExit) as stopped:
+        main(["replay", path, "--strategy", "tail-2025", "--plot", str(tmp_path / "p.png")])
+    assert stopped.value.code == 1
+    out = capsys.readouterr().out
+    assert "stopped at call 2:" in out and "note: stopped at call 2:" in out and "queue-operation" in out
+    main(["replay", path, "--strategy", "tail", "--strategy", "tail-2025", "--plot", str(tmp_path / "q.png")])
+    assert "stopped at call 2:" in capsys.readouterr().out  # asked among others: shown, the status is 0
+
+
+def test_recorded_thinking_is_re_issued_and_counted_next_to_the_billed_output(logs):
+    (run,) = load(logs["claude-opus-5-5"]["session"])
+    replayed = replay(run, "tail")
+    note = next(n for n in replayed.notes if "thinking blocks" in n)
+    assert f"the log recorded {len(run.calls)} thinking blocks" in note and "re-issued as the emulator's own" in note
+    logged_output = sum(c.usage.output_tokens for c in run.calls)
+    assert f"{logged_output:,} over the run" in note
+    assert sum(c.output_tokens for c in replayed.calls) == logged_output
+    # the re-issued thinking is in every replayed prompt, as the logged thinking was in the log's
+    assert [c.prompt_tokens for c in replay(run, "recorded").calls] == [c.usage.prompt_tokens for c in run.calls]
