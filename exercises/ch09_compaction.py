@@ -1,4 +1,4 @@
-"""Chapter 09 exercise: the verbatim appendix a summary carries, and the ladder's decision.
+"""Chapter 09 exercise: a client-side compaction that today's models accept, and the ladder's decision.
 
 Write both. Test with ``.venv/bin/pytest tests/ch09_compaction --impl exercises``.
 """
@@ -7,17 +7,23 @@ from __future__ import annotations
 
 from typing import Literal
 
-__all__ = ["appendix", "ladder_step"]
+__all__ = ["compact_keeping_tail", "ladder_step"]
 
 
-def appendix(texts: list[str]) -> list[str]:
-    """Every URL and every file path in ``texts``, verbatim, once each, in the order first seen.
+def compact_keeping_tail(task: str, messages: list[dict], summary: str, keep_last: int) -> list[dict]:
+    """The history to send next, once everything before the last ``keep_last`` tool calls is
+    summarized in ``summary``, on a model that binds each thinking block to everything sent before
+    it (Sonnet 5.5 on a new account refuses a request whose replayed thinking no longer matches
+    its prefix).
 
-    A URL starts with ``http://`` or ``https://`` and runs to whitespace, a quote or a closing
-    bracket; a trailing ``.``, ``,``, ``;`` or ``:`` is punctuation, not part of it. A path is a
-    file name with an extension, optionally behind folders (``notes/page-3.md``,
-    ``/tmp/run/out.txt``, ``.observations/a-1.txt``, ``report.md``); the parts of a URL are not paths."""
-    raise NotImplementedError("ch09: appendix")
+    ``messages`` is a Messages API history: the task first (a user message), then assistant turns
+    (thinking, text, tool_use blocks) and user turns (tool_result blocks). Return a new list, and
+    leave ``messages`` as it was: first one user message holding ``task`` verbatim and then
+    ``summary``; then, unchanged, the turns from the assistant turn that made the
+    ``keep_last``-th last tool call onward (every tool call before it is summarized), in a form the
+    model accepts. Roles alternate, user first; every tool_result still follows its tool_use. With
+    fewer than ``keep_last`` tool calls, nothing is summarized away but the form is the same."""
+    raise NotImplementedError("ch09: compact_keeping_tail")
 
 
 def ladder_step(tokens: int, limit: int, compactable: int, last_gain: float | None,

@@ -27,7 +27,7 @@ from pydantic import BaseModel
 from ..core.tools import FunctionTool, ToolBox
 from ..emulator.policies import Turn, text
 from ..features.compaction import HANDOFF_PATH
-from ..features.recall import texts_of
+from ..features.recall import appendix_lines, grouped_texts, texts_of
 from .web import fetch_text
 from .work import act, batch
 
@@ -147,6 +147,16 @@ class LongReader:
         return {"appendix_files": files, "calls": calls, "done": done, "codes": codes, "saved": saved, "handoff_written": handoff_written}
 
 
+class PairingReader(LongReader):
+    """The same reader, but the server's summary is written as a model told to keep each page next
+    to its saved copy might write it (SIMULATED too: the emulator asks the policy for the summary
+    when it has a ``summarize``). The emulator's own summary lists the URLs and the paths apart."""
+
+    def summarize(self, seen: dict, instructions: str | None = None) -> str:
+        lines = appendix_lines(grouped_texts([m for m in seen["messages"] if m.get("role") in ("user", "assistant")]))
+        return "\n".join(["[SIMULATED summary: each page with its saved copy, one line each]", *lines])
+
+
 def _message_info(message: dict) -> dict:
     strings = texts_of([message])
     joined = "\n".join(strings)
@@ -188,3 +198,125 @@ def reader_agent(workdir: Path, reader: LongReader, *, chars: int, model: str, l
                   name="executor", layout=layout,
                   hooks=hooks, offloader=Offloader(workspace, offload) if offload else None, **agent_kwargs)
     return agent, emulator, workspace
+
+
+class TailCompaction:
+    """PRE_LLM_CALL: past ``limit`` tokens, everything before the last ``keep_last`` tool calls is
+    summarized (the mechanical summary and the appendix of every URL and path it names) and the
+    history becomes ``rewrite(task, messages, summary, keep_last)``: the chapter's exercise
+    (``compact_keeping_tail``). Whether the model accepts the result is the API's to say."""
+
+    def __init__(self, rewrite, limit: int, keep_last: int = 5):
+        self.rewrite, self.limit, self.keep_last = rewrite, limit, keep_last
+        self.task: str | None = None
+        self.rewrites = 0
+
+    def install(self, hooks) -> None:
+        from ..core.hooks import Point
+        hooks.register(Point.PRE_LLM_CALL, self.before_call)
+
+    def before_call(self, event) -> None:
+        from ..features.compaction import APPENDIX_HEAD, SUMMARY_HEAD, answered_calls, context_tokens, mechanical_summary
+        agent = event.agent
+        if self.task is None:
+            self.task = "\n".join(texts_of(agent.messages[:1]))
+        if context_tokens(agent) < self.limit:
+            return
+        calls = answered_calls(agent.messages)
+        cut = calls[-self.keep_last][0] if len(calls) >= self.keep_last else len(agent.messages)
+        gone = agent.messages[:cut]
+        summary = "\n".join([SUMMARY_HEAD, mechanical_summary(gone), APPENDIX_HEAD,
+                             *appendix_lines(grouped_texts(gone))])
+        agent.replace_history(self.rewrite(self.task, agent.messages, summary, self.keep_last))
+        self.rewrites += 1
+
+
+# -- the chapter's runs: one function per strategy, shared by the notebook and the long benchmark ----
+
+def planted_pages(pages: int, codes: int = 8) -> list[int]:
+    """``codes`` pages spread evenly over the run (the middle of each stretch), so recall is measured
+    early, late and in between, not at one position that happens to suit one strategy."""
+    return [pages * (2 * k + 1) // (2 * codes) for k in range(codes)]
+
+
+def strategy(name: str, keeper, limit: int, window: int):
+    """(features, a layout wrapper: a function, "feature" for the first feature's own, or None; offload threshold)."""
+    from ..features.compaction import ContextGauge, ManusLadder, SimpleCompaction, drop_block
+    from ..features.compaction_rungs import CreateroleRungs
+    from ..features.server_compaction import OnDemandCompaction, ServerClearing, ServerCompaction
+    gauge = ContextGauge(window)
+    table = {
+        "none": lambda: ([], None, None),
+        "offload": lambda: ([], None, 4000),
+        "ladder": lambda: ([ManusLadder(keeper, limit, handoff=True), gauge], None, None),
+        "ladder, drop_block": lambda: ([ManusLadder(keeper, limit, handoff=True, strip_thinking=False), gauge], drop_block, None),
+        "ladder, thinking kept": lambda: ([ManusLadder(keeper, limit, handoff=True, strip_thinking=False), gauge], None, None),
+        "rungs": lambda: ([CreateroleRungs(keeper, limit)], "feature", None),
+        "rungs, thinking kept": lambda: ([CreateroleRungs(keeper, limit, strip_thinking=False)], "feature", None),
+        "clearing, every call": lambda: ([ServerClearing(limit, keep=3)], "feature", None),
+        "clearing, 30k at least": lambda: ([ServerClearing(limit, keep=3, clear_at_least=30_000)], "feature", None),
+        "server compaction": lambda: ([ServerCompaction(limit)], "feature", None),
+        "on demand": lambda: ([OnDemandCompaction(limit)], "feature", None),
+        "simple + handoff": lambda: ([SimpleCompaction(keeper, limit, handoff=True), gauge], None, None),
+        "offload + server compaction": lambda: ([ServerCompaction(limit), gauge], "feature", 4000),
+    }
+    return table[name]()
+
+
+def run(name: str, pages: int, limit: int, *, window: int = 1_000_000, chars: int = 8000,
+        model: str = "claude-sonnet-5-5", extra=(), wrap=None, reader: "LongReader | None" = None) -> dict:
+    """One run of the long reader under strategy ``name``: ``extra`` features installed after the
+    strategy's, ``wrap`` a further layout wrapper around the strategy's layout."""
+    from ..core.context import turn_scoped_layout
+    from ..core.hooks import HookRegistry
+    from ..features.compaction import ThinkingLedger
+    from ..features.recall import Keeper, Produced
+    from . import scratch_dir
+    reader, work = reader or LongReader(pages, planted_pages(pages)), scratch_dir()
+    keeper = Keeper(work / "workspace")
+    features, own, offload = strategy(name, keeper, limit, window)
+    features = [*features, *extra]
+    produced, ledger, hooks = Produced(keeper), ThinkingLedger(), HookRegistry()
+    hooks.install(produced, ledger, *features)
+    layout = turn_scoped_layout
+    if own == "feature":
+        layout = features[0].layout(layout)
+    elif own is not None:
+        layout = own(layout)
+    if wrap is not None:
+        layout = wrap(layout)
+    agent, _, _ = reader_agent(work, reader, chars=chars, model=model, layout=layout, hooks=hooks, offload=offload,
+                               max_steps=2 * pages + 200)
+    result = agent.run(task_text(pages, reader.planted))
+    spent = [c for f in features for c in getattr(f, "spent", [])]  # the on-demand summaries' own calls
+    return {"agent": agent, "result": result, "reader": reader, "keeper": keeper, "produced": produced,
+            "ledger": ledger, "features": features, "extra": spent, "window": window}
+
+
+def figures(r: dict) -> dict:
+    """The chapter's table columns, from one run."""
+    from ..features.recall import restorable
+    calls = r["agent"].calls + r["extra"]
+    prompt = sum(c.prompt_tokens for c in calls) + sum(k.prompt_tokens for c in calls for k in c.compactions)
+    read = sum(c.cache_read_input_tokens for c in calls) + sum(k.cache_read_input_tokens for c in calls for k in c.compactions)
+    back, dropped = restorable(r["produced"].contents, r["reader"].last_seen, r["keeper"])
+    recalled = sum(code_for(p) in r["result"].final_text for p in r["reader"].planted)
+    return {"status": r["result"].status, "calls": len(r["agent"].calls),
+            "peak": max((c.prompt_tokens for c in r["agent"].calls), default=0) / r["window"],
+            "read": read / max(1, prompt), "cost": sum(c.cost for c in calls), "restorable": (back, dropped),
+            "recalled": recalled, "codes": len(r["reader"].planted), "lost": len(r["ledger"].lost),
+            "error": r["result"].error}
+
+
+def show(table: dict[str, dict], base: float) -> None:
+    """Print the table: one row per strategy, costs against ``base``."""
+    print(f"{'strategy':<28} {'status':<6} {'calls':>5} {'peak':>5} {'read':>6} {'cost':>8} {'vs none':>7} "
+          f"{'restorable':>10} {'codes':>5} {'thinking lost':>13}")
+    for name, f in table.items():
+        back, dropped = f["restorable"]
+        share = f"{back / dropped:.0%}" if dropped else "-"
+        print(f"{name:<28} {f['status']:<6} {f['calls']:>5} {f['peak']:>5.0%} {f['read']:>6.1%} ${f['cost']:>7.2f} "
+              f"{f['cost'] / base - 1:>+7.0%} {share:>10} {f['recalled']:>2}/{f['codes']} {f['lost']:>13}")
+    for name, f in table.items():
+        if f["error"]:
+            print(f"{name}: {f['error'][:150]}")

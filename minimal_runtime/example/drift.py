@@ -1,7 +1,9 @@
 """A SIMULATED reader for chapter 08 (not Claude: fixed rules, seeded), and the flaky docs it reads.
 
 The task: reference pages ``first`` to ``last``, each fetched then summarised to
-``notes/page-N.md`` (one phase per page). Three rules, each with a parameter the chapter sweeps:
+``notes/page-N.md``, in phases of ``per_phase`` pages (``current_page``, ``phase_objective``). The
+reader itself knows only pages: a drift can start on any page's fetch, mid-phase included. Three
+rules, each with a parameter the chapter sweeps:
 
 1. **Attention decays with the goal's distance from the tail.** Before each action the reader
    drifts with probability ``drift * (1 - exp(-d / half_life))``, where ``d`` is how many tokens
@@ -41,6 +43,15 @@ def reference_objective(n: int) -> str:
     return f"Read https://docs.example/page/{n} and save a summary to notes/page-{n}.md"
 
 
+def phase_objective(first: int, count: int) -> str:
+    """The objective of a phase of ``count`` pages from ``first``: every page and note it names."""
+    if count == 1:
+        return reference_objective(first)
+    pages = range(first, first + count)
+    return (f"Read {', '.join(f'https://docs.example/page/{n}' for n in pages)} and save a summary of each to "
+            f"{', '.join(f'notes/page-{n}.md' for n in pages)}")
+
+
 class Url(BaseModel):
     url: str
 
@@ -74,6 +85,7 @@ class DriftingReader:
         self.first, self.last, self.drift, self.half_life, self.copy, self.k = first, last, drift, half_life, copy, k
         self.stay = stay
         self.rng = random.Random(seed)
+        self._sizes: dict[int, tuple[dict, int]] = {}  # a message's characters, by id (messages repeat call to call)
 
     def __call__(self, request: dict) -> Turn:
         done = exchanges(request["messages"])
@@ -112,8 +124,7 @@ class DriftingReader:
             return 10_000 + self.rng.randrange(10_000)  # a page outside the task
         return min(self.last, n + 1 + self.rng.randrange(3))  # a page of a later phase
 
-    @staticmethod
-    def _distance(request: dict, notes: dict[str, str]) -> float:
+    def _distance(self, request: dict, notes: dict[str, str]) -> float:
         """Tokens after the last statement of the goal: 0 when this call's batch states it."""
         if any(GOAL_LINE in t or TASK_LINE in t for t in notes.values()):
             return 0.0
@@ -121,7 +132,10 @@ class DriftingReader:
         for message in reversed(messages):
             if message is messages[0]:
                 break  # the task itself
-            chars += len(str(message["content"]))
+            cached = self._sizes.get(id(message))
+            if cached is None or cached[0] is not message:
+                cached = self._sizes[id(message)] = (message, len(str(message["content"])))
+            chars += cached[1]
         return chars / 4
 
     def _similarity(self, done: list) -> float:
@@ -152,10 +166,24 @@ def reader_agent(workdir, reader: DriftingReader, *, fetch: FunctionTool | None 
     return agent, emulator
 
 
-def current_page(reader: DriftingReader):
-    """The current phase of the reader's task, from its own history: the first page without a note."""
+def current_page(reader: DriftingReader, per_phase: int = 1):
+    """The current phase of the reader's task, from its own history: the phase (of ``per_phase``
+    pages) of the first page without a note. The history is read once: an append-only history is
+    scanned from where the last call stopped, a replaced one from the start."""
+    seen: dict = {"messages": None, "scanned": 0, "noted": set()}
+
     def current(agent) -> int | None:
-        noted = {int(m.group(1)) for name, args, _, error in exchanges(agent.messages) if name == "write_file" and not error
-                 for m in [re.fullmatch(r"notes/page-(\d+)\.md", args.get("path", ""))] if m}
-        return next((k - reader.first for k in range(reader.first, reader.last + 1) if k not in noted), None)
+        messages = agent.messages
+        n = seen["scanned"]
+        if seen["messages"] is not messages or len(messages) < n or (n and messages[n - 1] is not seen["last"]):
+            seen.update(messages=messages, noted=set())
+            n = 0
+        start = max(0, n - 1)  # the last message seen may hold the call whose result is new
+        for name, args, _, error in exchanges(messages[start:]):
+            m = re.fullmatch(r"notes/page-(\d+)\.md", args.get("path", "")) if name == "write_file" and not error else None
+            if m:
+                seen["noted"].add(int(m.group(1)))
+        seen.update(scanned=len(messages), last=messages[-1] if messages else None)
+        page = next((k - reader.first for k in range(reader.first, reader.last + 1) if k not in seen["noted"]), None)
+        return None if page is None else page // per_phase
     return current

@@ -18,7 +18,10 @@ gets two bullets about what the note should keep. Anything else: nothing (most r
 
 ``quote_rate``: with that probability a guidance run also tries to pass a sentence of the page it
 read straight into a bullet, as a careless KM would; the board must refuse it (chapter 07 counts
-the attempts and the refusals). ``delay``: seconds each answer takes, a slow KM model.
+the attempts and the refusals). ``paraphrase_rate``: with that probability a guidance run restates
+what the page asks in its own word order instead (``paraphrase``), as a KM taken in by an injected
+instruction would: no six words in a row are the page's, so the board's quote filter cannot see it
+(chapter 07 measures what gets through). ``delay``: seconds each answer takes, a slow KM model.
 """
 
 from __future__ import annotations
@@ -55,11 +58,31 @@ def _site(url: str) -> str:
     return url.split("//", 1)[-1].split("/", 1)[0]
 
 
+def paraphrase(page: str, words: int = 16) -> str:
+    """What a page asks, restated: its first ``words`` words, tags aside, in runs of at most four
+    words joined by "then" (so no six consecutive words are the page's), as a plain statement of the
+    next steps."""
+    chunks, chunk, count = [], [], 0
+    for token in re.findall(r"\S+", re.sub(r"<[^>]+>", " ", page)):
+        n = len(re.findall(r"\w+", token))
+        if chunk and count + n > 4:
+            chunks.append(" ".join(chunk))
+            chunk, count = [], 0
+        chunk.append(token)
+        count += n
+        words -= n
+        if words <= 0:
+            break
+    chunks.append(" ".join(chunk))
+    return "Next, in order, " + ", then ".join(c.strip(".") for c in chunks if c) + "."
+
+
 class SimulatedKM:
-    def __init__(self, seed: int = 0, quote_rate: float = 0.0, delay: float = 0.0):
-        self.rng, self.quote_rate, self.delay = random.Random(seed), quote_rate, delay
+    def __init__(self, seed: int = 0, quote_rate: float = 0.0, paraphrase_rate: float = 0.0, delay: float = 0.0):
+        self.rng, self.quote_rate, self.paraphrase_rate, self.delay = random.Random(seed), quote_rate, paraphrase_rate, delay
         self.said: set[str] = set()
         self.quotes: list[str] = []  # the pastes it tried
+        self.paraphrases: list[str] = []  # the restated instructions it tried
 
     def __call__(self, request: dict) -> Turn:
         if self.delay:
@@ -132,6 +155,9 @@ class SimulatedKM:
             words = re.findall(r"\S+", page)
             self.quotes.append(" ".join(words[:14]))
             bullets.append(self.quotes[-1])  # a careless KM pastes the page itself
+        if self.paraphrase_rate and self.rng.random() < self.paraphrase_rate:
+            self.paraphrases.append(paraphrase(page))
+            bullets.append(self.paraphrases[-1])  # a KM taken in by the page restates its instruction
         if not bullets:
             return {}
         return {"executor": bullets, "planner": bullets[:1]}

@@ -92,13 +92,16 @@ def placeholder(content: str, path: str, head: int, tail: int) -> str:
             f"--- last {tail} characters ---\n{_printable(content[-tail:])}")
 
 
-NAIVE_RULES = "I persist important state to disk."
+# Both read as statements of fact: on the current models the batch is a turn-scoped system entry
+# (operator authority), where the provider advises stating facts; in the 2025 layout they were the
+# last user turn's tail, where a plain fact reads as well as a first-person note.
+NAIVE_RULES = "Important state is persisted to disk."
 
-REFINED_RULES = """How I use the filesystem:
-- What goes to disk: search results, fetched pages, findings from images or PDFs, long command output. Content I just read from the workspace does not: writing it again makes a duplicate under a new name.
-- Before I re-read a file I saved, I look at my recent messages: I call read_file on my own output only when I really can no longer see it, not as a reflex because this note made me doubt my context.
-- A file I wrote in this conversation is not worth re-reading on the next turn or the one after; it is once it has scrolled out of my recent history.
-- Images and PDFs are the exception: after viewing one I write down what I found at once. The pixels will not stay; the notes will."""
+REFINED_RULES = """Filesystem rules for this run:
+- What goes to disk: search results, fetched pages, findings from images or PDFs, long command output. Content just read from the workspace does not: writing it again makes a duplicate under a new name.
+- A saved file is read back with read_file only when it is no longer in the recent messages, never as a reflex because this note raised a doubt about the context.
+- A file written in this conversation is not worth re-reading on the next turn or the one after; it is once it has scrolled out of the recent history.
+- Images and PDFs are the exception: what one shows is written down right after viewing it. The pixels do not stay in context; the notes do."""
 
 
 class FilesystemRules:

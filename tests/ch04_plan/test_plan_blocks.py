@@ -76,7 +76,7 @@ def test_the_block_names_the_goal_the_current_phase_and_the_progress(impl, state
 def test_the_map_marks_the_current_phase_and_only_it(impl, state):
     plan = make_plan(impl, STATES[state])
     block = impl.render_plan_block(plan)
-    lines, residues = map_lines(block, plan), marked(block, plan)[1]
+    lines = map_lines(block, plan)
     assert len(set(lines)) == 4, "each phase needs its own line in the map"
     assert marked(block, plan)[0] == [plan.current], f"the mark should be on phase {plan.current + 1} only: {lines}"
 
