@@ -18,7 +18,8 @@ def main(argv: list[str] | None = None) -> None:
     rep.add_argument("--jobs", type=int, default=None, help="a folder: worker processes (default: one per core)")
     rep.add_argument("--csv", default=None, help="a folder: write one row per run and strategy to this file")
     rep.add_argument("--model", default=None, help="price the replay as this model (default: the log's, if known)")
-    rep.add_argument("--plot", default=None, help="where to write the plot (default: a new temporary file, printed)")
+    rep.add_argument("--plot", default=None, help="where to write the plot (default: a new temporary file, printed; "
+                                                  "'none' for no plot)")
     add_serve(commands)
     args = parser.parse_args(argv)
     if args.command == "demo":
@@ -90,14 +91,15 @@ def replay_command(args) -> None:
                 print(f"{name}:", file=sys.stderr)
             results.append(replay(run, name, model=args.model, progress=progress, calibration=calibration))
         print(table(run, results) + "\n")
-        if args.plot:
-            target = args.plot if len(runs) == 1 else f"{Path(args.plot).with_suffix('')}-{k + 1}.png"
-        else:
-            target = tempfile.NamedTemporaryFile(prefix="replay-", suffix=".png", delete=False).name
-        figure = plot(run, results, target)
-        import matplotlib.pyplot as plt  # imported after plot() chose its backend
-        plt.close(figure)
-        print(f"plot: {target}")
+        if args.plot != "none":
+            if args.plot:
+                target = args.plot if len(runs) == 1 else f"{Path(args.plot).with_suffix('')}-{k + 1}.png"
+            else:
+                target = tempfile.NamedTemporaryFile(prefix="replay-", suffix=".png", delete=False).name
+            figure = plot(run, results, target)
+            import matplotlib.pyplot as plt  # imported after plot() chose its backend
+            plt.close(figure)
+            print(f"plot: {target}")
         stopped += [r for r in results if not r.finished]
     if stopped and len(names) == 1:  # the one strategy asked for could not replay the run: say so by the status
         raise SystemExit(1)
