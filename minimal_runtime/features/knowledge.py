@@ -23,11 +23,15 @@ commands, which is also what the provider advises for system messages.
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
 import re
 import threading
-from concurrent.futures import Executor, Future, ThreadPoolExecutor
+import weakref
+from collections import deque
+from concurrent.futures import Executor, Future
+from concurrent.futures import wait as wait_for
 from dataclasses import dataclass
 from typing import Callable, Literal
 
@@ -43,6 +47,8 @@ Role = Literal["planner", "executor", "other"]
 MAX_BULLETS = 6  # guidance lines per role, counted here rather than asked for in a prompt
 MAX_AGE = 90.0  # seconds a guidance block may be injected after it was made
 CONTENT_TOOLS = frozenset({"web_search", "fetch", "browse", "page_snapshot", "analyze_image"})
+MAX_QUEUED = 8  # KM runs waiting for the worker; past it the oldest snapshot is dropped (it is the stalest)
+SHUTDOWN_WAIT = 2.0  # seconds closing the KM (or the interpreter's exit) waits for the run in flight, at most
 
 
 def role_of(name: str) -> Role:
@@ -313,21 +319,88 @@ def parse_output(response) -> KmOutput:
     return KmOutput()
 
 
+class KmWorker(Executor):
+    """The KM's worker: one daemon thread, one job at a time in arrival order, from a bounded queue.
+
+    One at a time, so KM runs queue rather than pile up. Past ``max_queued`` waiting jobs the oldest
+    is dropped (its future cancelled, ``dropped`` counted): a newer snapshot says all it said. The
+    thread is a daemon, started when a job arrives and gone when the queue is empty, so nothing it
+    does can hold the process: a ``ThreadPoolExecutor``'s workers are joined at interpreter exit
+    with no bound, and a KM call that never returns then keeps the process alive for good."""
+
+    def __init__(self, max_queued: int = MAX_QUEUED):
+        self.max_queued, self.dropped = max_queued, 0
+        self._queue: deque[tuple[Future, Callable, tuple, dict]] = deque()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    def submit(self, fn, /, *args, **kwargs) -> Future:
+        future: Future = Future()
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the KM worker is shut down")
+            self._queue.append((future, fn, args, kwargs))
+            while len(self._queue) > self.max_queued:
+                self._queue.popleft()[0].cancel()
+                self.dropped += 1
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._drain, name="km", daemon=True)
+                self._thread.start()
+        return future
+
+    def _drain(self) -> None:
+        while True:
+            with self._lock:
+                if not self._queue:
+                    self._thread = None
+                    return
+                future, fn, args, kwargs = self._queue.popleft()
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(fn(*args, **kwargs))
+                except BaseException as e:  # noqa: BLE001  (the future carries it to whoever waits)
+                    future.set_exception(e)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """No more jobs; ``cancel_futures``: the queued ones are dropped. Never joins the thread:
+        the caller waits on the futures it cares about, with its own bound."""
+        with self._lock:
+            self._closed = True
+            queued = list(self._queue) if cancel_futures else []
+            if cancel_futures:
+                self._queue.clear()
+        for future, *_ in queued:
+            future.cancel()
+
+
 class KnowledgeManager:
     """The feature: install it on the planner and the executors. It owns the board, the triggers and
-    a one-worker pool; ``client``/``model`` are the KM's own model (role ``other``)."""
+    a one-worker queue (``KmWorker``); ``client``/``model`` are the KM's own model (role ``other``).
+
+    ``close()`` (and the interpreter's exit, for a KM never closed) cancels the queued runs and
+    waits for the run in flight at most ``shutdown_wait`` seconds: a hung KM model costs its notes,
+    never the process."""
 
     def __init__(self, client, model: str, clock: Callable[[], float], *, max_tokens: int = 1024,
-                 pool: Executor | None = None, board: Board | None = None, triggers: Triggers | None = None):
+                 pool: Executor | None = None, board: Board | None = None, triggers: Triggers | None = None,
+                 max_queued: int = MAX_QUEUED, shutdown_wait: float = SHUTDOWN_WAIT):
         self.client, self.model, self.max_tokens, self.clock = client, model, max_tokens, clock
         self.board, self.triggers = board or Board(clock), triggers or Triggers(clock)
-        # One worker: runs queue rather than pile up. A test or a deterministic measurement may pass
-        # a pool that runs each job as it is submitted (``SerialPool``); the hooks do not change.
-        self.pool = pool or ThreadPoolExecutor(max_workers=1, thread_name_prefix="km")
+        # A test or a deterministic measurement may pass a pool that runs each job as it is
+        # submitted (``SerialPool``); the hooks do not change.
+        self.pool = pool or KmWorker(max_queued)
+        self.shutdown_wait = shutdown_wait
         self.runs: list[dict] = []  # (when, why, produced anything) per run, for measurement
         self.calls: list[CallRecord] = []  # the KM's own calls, priced
         self._pending: list[Future] = []
         self._lock = threading.Lock()
+        _OPEN.add(self)
+
+    @property
+    def dropped(self) -> int:
+        """Scheduled runs dropped unrun because the queue was full (the oldest snapshot goes first)."""
+        return getattr(self.pool, "dropped", 0)
 
     def install(self, hooks: HookRegistry) -> None:
         hooks.register(Point.PRE_LLM_CALL, self.inject)
@@ -367,10 +440,9 @@ class KnowledgeManager:
     # the run (on the worker thread) ---------------------------------------------------------------
 
     def schedule(self, why: str, request: dict) -> Future:
-        snapshot = json.loads(json.dumps(request))  # the request as sent, frozen: later edits cannot reach it
-        future = self.pool.submit(self._run, why, snapshot)
+        future = self.pool.submit(self._run, why, snapshot(request))
         with self._lock:
-            self._pending.append(future)
+            self._pending = [f for f in self._pending if not f.done()] + [future]
         return future
 
     def _run(self, why: str, snapshot: dict) -> None:
@@ -393,15 +465,45 @@ class KnowledgeManager:
         self.runs.append({"at": started, "why": why, "output": bool(output.nudges or output.guidance)})
 
     def wait(self) -> None:
-        """For measurement and tests only: let every scheduled run finish."""
+        """For measurement and tests only: let every scheduled run finish (a dropped one is not run)."""
         with self._lock:
             pending, self._pending = self._pending, []
         for future in pending:
-            future.result()
+            if not future.cancelled():
+                future.result()
 
     def close(self) -> None:
-        self.wait()
-        self.pool.shutdown()
+        """Stop: the queued runs are cancelled, the one in flight gets at most ``shutdown_wait``
+        seconds. ``wait()`` first to let every run finish."""
+        wait_for(self._stop(), timeout=self.shutdown_wait)
+
+    def _stop(self) -> list[Future]:
+        """No more runs; the queued ones cancelled. Returns the run still in flight, if any."""
+        _OPEN.discard(self)
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        with self._lock:
+            pending, self._pending = self._pending, []
+        return [f for f in pending if not f.done()]
+
+
+def snapshot(request: dict) -> dict:
+    """The request as sent, frozen for a later KM run without a deep copy: the agent's later calls
+    append to the history and build a new request each time, and never edit a message already sent
+    (the history is append-only; a layout marks its own copies, a compaction builds new messages),
+    so copying the containers that do change, the request and its lists, is enough."""
+    return {key: list(value) if isinstance(value, list) else value for key, value in request.items()}
+
+
+_OPEN: "weakref.WeakSet[KnowledgeManager]" = weakref.WeakSet()  # not yet closed
+
+
+@atexit.register
+def _close_at_exit() -> None:
+    """The KMs left open when the interpreter exits are closed together: one wait, at most the
+    longest ``shutdown_wait``, however many there are."""
+    kms = list(_OPEN)
+    in_flight = [future for km in kms for future in km._stop()]
+    wait_for(in_flight, timeout=max((km.shutdown_wait for km in kms), default=0.0))
 
 
 class Ticker:
