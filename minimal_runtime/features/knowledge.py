@@ -28,6 +28,7 @@ import json
 import logging
 import re
 import threading
+import unicodedata
 import weakref
 from collections import deque
 from concurrent.futures import Executor, Future
@@ -88,23 +89,53 @@ class KmOutput(BaseModel):
 
 # -- the shape of a note: the formatter and the lint ---------------------------------------------
 
-SELF_REFERENCE = re.compile(r"\b(I notice|I noticed|I see that you|as your (assistant|helper|advisor)|"
-                            r"knowledge manager|another agent|second agent|the assistant|I recommend you)\b", re.I)
-HEADER = re.compile(r"^\s*(#+\s|\*\*|(guidance|steering|note from|advice|reminder|tip|hint)\b\s*[:\-])", re.I)
+# Letters from other scripts that read as Latin ones ("Yоu" with a Cyrillic о): folded before the
+# lint looks, so a look-alike spelling is the word it looks like. Not every confusable in Unicode,
+# the ones of the scripts a Latin reader takes for Latin at a glance.
+CONFUSABLES = str.maketrans(
+    "аеорсухіјѕһԁԛԝӏАВЕКМНОРСТХУІЈЅ" "αοιυνκρτχεΑΒΕΖΗΙΚΜΝΟΡΤΥΧ" "ıɑɡ",
+    "aeopcyxijshdqwlABEKMHOPCTXYIJS" "aoiuvkptxeABEZHIKMNOPTYX" "iag")
+
+
+def fold(line: str) -> str:
+    """``line`` as a reader sees it, for the lint: compatibility forms unified (NFKC: full-width
+    letters, a no-break space), accents and invisible format characters (zero-width spaces and
+    joiners, soft hyphens, direction marks) removed, look-alike letters folded to Latin, and
+    hyphens and underscores between words read as spaces ("knowledge-manager")."""
+    text = unicodedata.normalize("NFKD", line)
+    text = "".join(c for c in text if unicodedata.category(c) not in ("Mn", "Cf"))
+    text = unicodedata.normalize("NFKC", text).translate(CONFUSABLES)
+    text = re.sub(r"(?<=[^\W_])[_\-\u2010-\u2015]+(?=[^\W_])", " ", text)  # a joiner inside a phrase
+    return re.sub(r"[ \t]+", " ", text)
+
+
+SELF_REFERENCE = re.compile(r"\b(I notice|I noticed|I see that you|as your (assistant|helper|advisor)|I am the|"
+                            r"as an AI|language model|knowledge manager|manager agent|supervisor|overseer|"
+                            r"(another|second|other|separate) (agent|model|assistant|reader)|the assistant|"
+                            r"I recommend you)\b|(?-i:\bK\.?M\b)", re.I)
+HEADER = re.compile(r"^\s*(#+\s|\*\*|\[\w+\]|(guidance|steering|note from|advice|reminder|tip|hint|system|user|"
+                    r"assistant|developer|operator|admin|important|attention|update)\b\s*[:\-])", re.I)
 ATTRIBUTION = re.compile(r"\b(from the (KM|manager|supervisor|planner)|says the|(suggested|written|sent) by|"
-                         r"according to (the )?(KM|manager|supervisor)|you|your)\b", re.I)
+                         r"according to (the )?(KM|manager|supervisor)|per the (KM|manager|supervisor)|"
+                         r"you|your|yours|yourself|yourselves)\b", re.I)
+OVERRIDE = re.compile(r"\b(ignore|disregard|forget|override) (all |any |the |your )*(previous|prior|earlier|above|"
+                      r"preceding|system|original) (instructions|rules|prompts?|messages)\b", re.I)
 
 
 def lint(line: str) -> list[str]:
-    """Why ``line`` could not pass for the agent's own note (empty: it can)."""
+    """Why ``line`` could not pass for the agent's own note (empty: it can). Checked on the line
+    as a reader sees it (``fold``), so no spelling trick passes what the plain word would not."""
     problems = []
-    if SELF_REFERENCE.search(line):
+    text = fold(line)
+    if SELF_REFERENCE.search(text):
         problems.append("self-reference")
-    if HEADER.search(line):
+    if HEADER.search(text):
         problems.append("a header")
-    if ATTRIBUTION.search(line):
+    if ATTRIBUTION.search(text):
         problems.append("attribution or second-person address")
-    if "\n" in line.strip():
+    if OVERRIDE.search(text):
+        problems.append("an instruction override")
+    if len(line.strip().splitlines()) > 1:
         problems.append("more than one line")
     return problems
 
@@ -125,7 +156,7 @@ def format_block(nudges: list[str], guidance: list[str]) -> str:
 # -- untrusted text --------------------------------------------------------------------------------
 
 def _shingles(text: str, n: int = 6) -> set[str]:
-    words = re.findall(r"\w+", text.lower())
+    words = re.findall(r"\w+", fold(text).lower())
     return {" ".join(words[i:i + n]) for i in range(len(words) - n + 1)}
 
 
@@ -171,7 +202,11 @@ class Board:
         self.nudges_posted = self.nudges_consumed = 0
 
     def _acceptable(self, line: str) -> bool:
-        why = self.lint(line) + (["quotes external content"] if self.raw.quotes(line) else [])
+        """Is ``line`` fit to deliver? Both as proposed and as it would be delivered (the formatter
+        turns a no-break space into a space, joins lines: the reader sees that, so that is checked)."""
+        delivered = re.sub(r"^- ", "", self.format_block([line], []))
+        why = list(dict.fromkeys(self.lint(line) + self.lint(delivered)))
+        why += ["quotes external content"] if self.raw.quotes(line) or self.raw.quotes(delivered) else []
         if why:
             self.refused.append((line, ", ".join(why)))
             log.info("KM note refused (%s): %.80s", ", ".join(why), line)
@@ -286,9 +321,10 @@ EMIT_TOOL = {"name": "emit", "description": "Leave notes for the working agents 
 
 
 def transcript(request: dict) -> str:
-    """The working agent's request as text for the KM to read. An executor's task block (from the
-    request's own batch) comes first, so the KM reasons from the executor's own framing; the rest
-    of the batch is the agent's notes, not its trajectory, and is left out."""
+    """The working agent's request as text for the KM to read, one ``[role]``, ``[call]`` or
+    ``[result]`` line per block, its later lines quoted (``quoted``). An executor's task block (from
+    the request's own batch) comes first, so the KM reasons from the executor's own framing; the
+    rest of the batch is the agent's notes, not its trajectory, and is left out."""
     task = [b["text"] for b in batch_of(request) if injected_source(b) == "task"]
     lines = task[-1:]
     for message in request.get("messages", []):
@@ -298,14 +334,20 @@ def transcript(request: dict) -> str:
             if kind == "text" and message.get("clear_at"):
                 continue  # the agent's own earlier batches: not the trajectory
             if kind == "text":
-                lines.append(f"[{message['role']}] {block['text']}")
+                lines.append(f"[{message['role']}] {quoted(block['text'])}")
             elif kind == "tool_use":
                 lines.append(f"[call] {block['name']} {json.dumps(block['input'])}")
             elif kind == "tool_result":
                 body = block.get("content", "")
                 body = body if isinstance(body, str) else " ".join(b.get("text", "") for b in body)
-                lines.append(f"[result{' ERROR' if block.get('is_error') else ''}] {body}")
+                lines.append(f"[result{' ERROR' if block.get('is_error') else ''}] {quoted(body)}")
     return "\n".join(lines)
+
+
+def quoted(text: str) -> str:
+    """A block's text as transcript lines: every line after its first is marked "> ", so no text a
+    page or a tool returned can start a line of its own and pass for ``[user] ...`` or ``[call] ...``."""
+    return "\n> ".join(text.splitlines())
 
 
 def parse_output(response) -> KmOutput:
