@@ -39,6 +39,7 @@ CHILD = textwrap.dedent("""
     from minimal_runtime.example import long_agent
     run_dir, life, kill_at, where, turns = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
     attempt, disk, threads, per_thread = int(sys.argv[6]), sys.argv[7] == "1", int(sys.argv[8]), int(sys.argv[9])
+    intruded = sys.argv[10] == "1"
     rng = random.Random(life * 10 + attempt)
     agent, emu = long_agent(run_dir, turns, model="claude-sonnet-5-5", store=RunStore(run_dir / "run"))
     log, log_lock = open(run_dir / "soak.jsonl", "a"), threading.Lock()
@@ -96,6 +97,17 @@ CHILD = textwrap.dedent("""
             resource.setrlimit(resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
             note(kind="disk free")
 
+    held = []
+
+    def hold_for_the_intruder(event):  # once, mid-life, the store open: a second process tries it now
+        if not held:
+            held.append(True)
+            (run_dir / "intrude.ready").write_text(str(os.getpid()))
+            for _ in range(6000):
+                if (run_dir / "intrude.done").exists():
+                    break
+                time.sleep(0.02)
+
     def die(event):
         if len(event.agent.calls) + (where == "pre_llm_call") == kill_at:
             os.kill(os.getpid(), signal.SIGKILL)
@@ -106,6 +118,8 @@ CHILD = textwrap.dedent("""
     agent.hooks.register("post_tool_call", counters)
     if disk and attempt == 0:
         agent.hooks.register("pre_llm_call", full_disk)
+    if intruded and attempt == 0:
+        agent.hooks.register("post_llm_call", hold_for_the_intruder)
     if kill_at:
         agent.hooks.register(where, die)
     for t in range(threads):
@@ -164,15 +178,20 @@ def events(tmp_path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
-def intrude(tmp_path: Path, child: subprocess.Popen, life: int) -> dict | None:
-    """Once the life has been billed for a call, a second process tries to open the store."""
-    while child.poll() is None:
-        if any(e["kind"] == "billed" and e["life"] == life for e in events(tmp_path)):
-            answer = subprocess.run([sys.executable, "-c", INTRUDER, str(tmp_path / "run")], cwd=ROOT,
-                                    capture_output=True, text=True, timeout=120)
-            return {**json.loads(answer.stdout or '{"opened": null}'), "pid": child.pid, "alive": child.poll() is None}
-        time.sleep(0.05)
-    return None
+def intrude(tmp_path: Path, child: subprocess.Popen) -> dict | None:
+    """Once the life holds still after a call (its store open), a second process tries to open the store."""
+    ready, done = tmp_path / "intrude.ready", tmp_path / "intrude.done"
+    try:
+        while child.poll() is None:
+            if ready.exists():
+                answer = subprocess.run([sys.executable, "-c", INTRUDER, str(tmp_path / "run")], cwd=ROOT,
+                                        capture_output=True, text=True, timeout=120)
+                alive = child.poll() is None
+                return {**json.loads(answer.stdout or '{"opened": null}'), "pid": child.pid, "alive": alive}
+            time.sleep(0.02)
+        return None
+    finally:
+        done.write_text("")
 
 
 @pytest.mark.slow
@@ -188,12 +207,14 @@ def test_soak_300_calls_faults_kills_steers_a_full_disk_and_a_second_process(tmp
         for attempt in range(4):  # a life can end on an API error the SDK's retries could not absorb, or a full disk
             child = subprocess.Popen([sys.executable, "-c", CHILD, str(tmp_path), str(life), str(kill_at), where,
                                       str(TURNS), str(attempt), "1" if life in disk_lives else "0", str(THREADS),
-                                      str(STEERS_PER_THREAD)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      str(STEERS_PER_THREAD), "1" if life in intruder_lives else "0"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      text=True)
             if life in intruder_lives and attempt == 0:
-                found = intrude(tmp_path, child, life)
+                found = intrude(tmp_path, child)
                 if found:
                     intrusions.append(found)
+                for name in ("intrude.ready", "intrude.done"):
+                    (tmp_path / name).unlink(missing_ok=True)
             _, stderr = child.communicate(timeout=600)
             endings[{-9: "killed", 0: "ended", DISK_FULL: "disk full"}.get(child.returncode, "crashed")] += 1
             saved, why = load(tmp_path / "run")
