@@ -12,7 +12,7 @@ The server is built to be poked at: the token is checked from the headers before
 read; a body needs a length, a positive one under the cap, before a byte of it is read; a whole
 request (headers and body) must arrive within ``deadline`` seconds however slowly it trickles in;
 the number of connections served at once is bounded (extra ones get a 503 at once instead of a
-thread each) and the listen backlog is sized to that bound, so a burst waits instead of being
+thread each) and the listen backlog is sized from that bound, so a burst waits instead of being
 reset. Every answer is delivered: after it the server stops writing and reads what the client
 still sends until it hangs up (``_Drain``), because closing a socket with unread input resets the
 connection and the client loses the answer it was about to read.
@@ -65,7 +65,9 @@ class _SteeringServer(ThreadingHTTPServer):
         self.agent, self.token, self.max_bytes, self.client_timeout = agent, token, max_bytes, client_timeout
         self.deadline = deadline
         self.slots = threading.BoundedSemaphore(max_connections)
-        self.request_queue_size = max_connections  # the listen backlog: a burst up to the cap waits, unreset
+        # the listen backlog, from the cap: a burst of four times the cap waits for its answer (a 503
+        # at worst) instead of finding the queue full (the default is 5, whatever the cap)
+        self.request_queue_size = 4 * max_connections
         self.drain = _Drain(deadline, limit=4 * max_connections)
         super().__init__(address, _SteerHandler)
 

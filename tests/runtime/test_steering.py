@@ -203,7 +203,7 @@ def test_the_listen_backlog_is_sized_to_the_connection_cap():
 
     server = _SteeringServer(("127.0.0.1", 0), _Agent(True), TOKEN, 64, 1.0, 1.0, 40)
     try:
-        assert server.request_queue_size == 40
+        assert server.request_queue_size == 160  # four times the cap
     finally:
         server.server_close()
 
