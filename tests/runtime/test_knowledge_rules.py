@@ -121,6 +121,7 @@ def test_a_snapshot_is_frozen_against_later_appends_without_copying_the_messages
     request["system"].append({"type": "text", "text": "more"})
     assert len(frozen["messages"]) == 1 and len(frozen["system"]) == 1
     assert frozen["messages"][0] is history[0]  # a reference: the history never edits a message it holds
+    assert frozen["model"] == "m"
 
 
 # item 11: the board's rules ----------------------------------------------------------------------
@@ -227,7 +228,7 @@ def test_the_lint_accepts_the_agent_s_own_kind_of_note(line):
 def test_the_board_checks_the_line_it_would_deliver_not_only_the_one_proposed():
     """A lint that knows only plain spaces (a learner's) still refuses a no-break-space spelling:
     the board checks the bullet it would deliver, where the formatter has made it a space."""
-    plain = lambda line: ["names the KM"] if "Knowledge Manager" in line else []  # noqa: E731
+    plain = lambda line: ["names the KM"] if line.startswith("Knowledge Manager") else []  # noqa: E731
     board = Board(FakeClock(), lint=plain)
     board.post(KmOutput(nudges=[Nudge(text="Knowledge\u00a0Manager here: stop.", role="both")],
                         guidance={"executor": ["Knowledge \n Manager here: stop.", "Globex is next."]}))
@@ -290,9 +291,11 @@ def test_the_transcript_reads_the_trajectory_not_the_agent_s_earlier_batches():
         {"role": "assistant", "content": [{"type": "text", "text": "Reading."},
                                           {"type": "tool_use", "id": "t", "name": "fetch", "input": {"url": "u"}}]},
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "is_error": True,
-                                      "content": [{"type": "text", "text": "404"}, {"type": "text", "text": "gone"}]}]}]}
+                                      "content": [{"type": "text", "text": "404"}, {"type": "image"},
+                                                  {"type": "text", "text": "gone"}]},
+                                     {"type": "tool_result", "tool_use_id": "t"}]}]}
     assert transcript(request).splitlines() == ["[user] Find the prices.", "[assistant] Reading.",
-                                                '[call] fetch {"url": "u"}', "[result ERROR] 404 gone"]
+                                                '[call] fetch {"url": "u"}', "[result ERROR] 404  gone", "[result] "]
 
 
 class _Recorded:
@@ -324,11 +327,15 @@ def test_a_km_run_reads_the_snapshot_records_its_cost_and_posts_what_it_emitted(
     km = KnowledgeManager(model, "claude-haiku-5-5", FakeClock(5.0), pool=SerialPool(), max_tokens=77)
     page = "Acme plans start at twelve dollars a month for teams"
     km.schedule("prefetch", {"messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t",
-                                                                         "content": page}]}]})
+                                                                         "content": page},
+                                                                        {"type": "tool_result", "tool_use_id": "u",
+                                                                         "content": [{"type": "text", "text": "x"}]}]}]})
     asked = model.asked[0]
     assert (asked["model"], asked["max_tokens"], asked["system"], asked["tools"][0]["name"]) == \
         ("claude-haiku-5-5", 77, KM_SYSTEM, "emit")
-    assert asked["messages"][0]["content"][0]["text"] == f"[result] {page}"
+    assert asked["messages"][0]["content"][0]["text"] == f"[result] {page}\n[result] x"
+    assert km.calls[0].input_tokens == 100
+    assert KnowledgeManager(model, "m", FakeClock()).max_tokens == 1024
     assert km.board.raw.quotes(page)  # what it read is in the raw section
     assert km.runs == [{"at": 5.0, "why": "prefetch", "output": True}] and len(km.calls) == 1
     assert km.board.take("executor") == "- Globex is next."
@@ -391,3 +398,116 @@ def test_wait_lets_every_run_finish_and_skips_a_dropped_one():
     km.wait()
     assert futures[2].done() and len(km.runs) == 1
     km.close()
+
+
+def test_triggers_restart_their_count_after_every_run():
+    from minimal_runtime.features.knowledge import Triggers
+    clock = FakeClock(0.0)
+    triggers = Triggers(clock, min_new_messages=100)
+    assert [triggers.after_call(10, ["fetch"]) for _ in range(3)] == [None, None, "content burst"]
+    assert [triggers.after_call(10, ["fetch"]) for _ in range(2)] == [None, None]  # the streak starts again at 0
+    triggers.min_new_messages = 4
+    clock.now = 1.0
+    assert triggers.after_call(20, []) is None  # the burst was a run: 10 s must pass ...
+    clock.now = 10.0
+    assert triggers.after_call(13, []) is None  # ... and 4 messages since the burst's 10
+    assert triggers.after_call(14, []) == "prefetch"
+    clock.now = 30.0
+    assert triggers.tick(20) == "ticker"
+    clock.now = 40.0
+    assert triggers.after_call(23, []) is None and triggers.after_call(24, []) == "prefetch"  # counted from the tick's 20
+    assert triggers.executor_done(30) == "executor done"
+    clock.now = 50.0
+    assert triggers.after_call(33, []) is None and triggers.after_call(34, []) == "prefetch"
+
+
+def test_a_delegation_counts_messages_from_the_request_it_scheduled_on():
+    from types import SimpleNamespace as NS
+
+    from minimal_runtime.features.knowledge import SerialPool, Triggers
+    clock = FakeClock(100.0)
+    km = KnowledgeManager(_Recorded(), "claude-haiku-5-5", clock, pool=SerialPool(), triggers=Triggers(clock))
+    km.after_delegation(NS(agent=NS(name="planner", last_request={"messages": [{"role": "user", "content": "x"}] * 5})))
+    clock.now += 10
+    fetchless = NS(content=[])
+    km.after_call(NS(agent=NS(name="planner"), request={"messages": [{"role": "user", "content": "x"}] * 8}, response=fetchless))
+    assert [r["why"] for r in km.runs] == ["executor done"]  # 3 new messages since the delegation's 5
+    km.after_delegation(NS(agent=NS(name="planner", last_request=None)))
+    clock.now += 10
+    km.after_call(NS(agent=NS(name="planner"), request={"messages": [{"role": "user", "content": "x"}] * 4}, response=fetchless))
+    assert [r["why"] for r in km.runs] == ["executor done", "prefetch"]  # none known: counted from 0
+    km.tick(NS(name="planner", last_request={"messages": [{"role": "user", "content": "x"}] * 6}))
+    clock.now += 30
+    km.tick(NS(name="planner", last_request={"messages": [{"role": "user", "content": "x"}] * 6}))
+    km.after_call(NS(agent=NS(name="planner"), request={"messages": [{"role": "user", "content": "x"}] * 9}, response=fetchless))
+    assert [r["why"] for r in km.runs][-1] == "ticker"  # 3 since the tick's 6: no prefetch
+    burst = NS(content=[NS(type="tool_use", name="fetch")] * 3)
+    km.after_call(NS(agent=NS(name="executor"), request={"messages": [{"role": "user", "content": "x"}] * 9}, response=burst))
+    assert [r["why"] for r in km.runs][-1] == "content burst"
+
+
+def test_the_worker_restarts_after_it_went_idle_and_passes_arguments_and_errors_through():
+    from minimal_runtime.features.knowledge import SerialPool
+    worker = KmWorker()
+    assert worker.submit(lambda x, y=0: x + y, 1, y=2).result(timeout=10) == 3
+    first = worker._thread
+    if first is not None:
+        first.join(10)
+    assert worker.submit(lambda: "again").result(timeout=10) == "again"  # a new thread for new work
+    with pytest.raises(ZeroDivisionError):
+        worker.submit(lambda: 1 / 0).result(timeout=10)
+    assert SerialPool().submit(lambda x, y=0: x + y, 1, y=2).result() == 3
+    with pytest.raises(ZeroDivisionError):
+        SerialPool().submit(lambda: 1 / 0).result()
+
+
+def test_the_worker_and_the_ticker_run_on_daemon_threads():
+    from types import SimpleNamespace as NS
+
+    from minimal_runtime.features.knowledge import Ticker
+    worker, release = KmWorker(), threading.Event()
+    future = worker.submit(release.wait, 10)
+    thread = worker._thread
+    assert thread is not None and thread.daemon
+    release.set()
+    future.result(timeout=10)
+    assert Ticker(NS(), NS(), period=1.0)._thread.daemon
+
+
+def test_shutdown_without_cancelling_lets_the_queued_jobs_run():
+    worker, started, release, ran = KmWorker(), threading.Event(), threading.Event(), []
+    first = worker.submit(lambda: (started.set(), release.wait(10)))
+    assert started.wait(10)
+    queued = worker.submit(ran.append, 1)
+    worker.shutdown()
+    release.set()
+    first.result(timeout=10)
+    queued.result(timeout=10)
+    assert ran == [1]
+
+
+def test_close_waits_for_the_run_in_flight_when_it_ends_within_the_bound():
+    started, release = threading.Event(), threading.Event()
+
+    class Brief:
+        class messages:
+            @staticmethod
+            def create(**request):
+                started.set()
+                release.wait(10)
+                raise RuntimeError("done")
+    km = KnowledgeManager(Brief(), "claude-haiku-5-5", FakeClock(), shutdown_wait=10.0)
+    future = km.schedule("test", {"messages": []})
+    assert started.wait(10)
+    threading.Timer(0.05, release.set).start()
+    km.close()
+    assert future.done() and km.runs[0]["error"] == "done"
+
+
+def test_the_board_checks_quotes_in_the_delivered_form_too():
+    raw = RawSection()
+    raw.add("alpha beta gamma delta epsilon zeta")
+    spaced = lambda nudges, guidance: "\n".join("- " + x.replace("_", " ") for x in [*nudges, *guidance])  # noqa: E731
+    board = Board(FakeClock(), raw, format_block=spaced)
+    board.post(KmOutput(guidance={"executor": ["alpha_beta_gamma_delta_epsilon_zeta"]}))
+    assert board.take("executor") == "" and board.refused[0][1] == "quotes external content"
