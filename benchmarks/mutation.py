@@ -59,7 +59,8 @@ SCOPES = {
                       ["tests/ch04_plan", "tests/ch05_budget", "tests/ch06_filesystem_first",
                        "tests/ch07_knowledge_manager", "tests/ch08_drift", "tests/ch09_compaction",
                        "tests/runtime/test_feature_checks.py", "tests/runtime/test_budget_and_files.py", "tests/runtime/test_planning.py",
-                       "tests/runtime/test_knowledge.py", "tests/runtime/test_drift.py",
+                       "tests/runtime/test_knowledge.py", "tests/runtime/test_knowledge_rules.py", "tests/runtime/test_drift.py",
+                       "tests/runtime/test_saved_copies.py",
                        "tests/runtime/test_compaction.py", "tests/runtime/test_boundaries.py",
                        "tests/runtime/test_reliability.py"]),
 }

@@ -14,13 +14,108 @@ defend against the reminder itself. Counters in the run record keep both failure
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
+import os
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.hooks import HookEvent, HookRegistry, Point
 
 OBSERVATIONS = ".observations"
+RECORD = f"{OBSERVATIONS}/offloaded.jsonl"  # which tool call's output the offloader saved where
+
+
+def inside(root: Path, relative_path: str) -> Path:
+    """``root / relative_path`` resolved (symlinks followed), refused unless it stays in ``root``."""
+    target = (root / relative_path).resolve()
+    if not target.is_relative_to(root):
+        raise PermissionError(f"{relative_path!r} is outside the workspace")
+    return target
+
+
+def write_whole(target: Path, data: bytes) -> None:
+    """Write ``data`` so that ``target`` is either its old self or all of ``data``, never a part: a
+    kill or a full disk in the middle leaves a stray temporary file, not a truncated copy under a
+    name that promises the whole. Temporary file in the same folder, fsync, rename, fsync the folder."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+    folder = os.open(target.parent, os.O_RDONLY)
+    try:
+        os.fsync(folder)  # the rename itself survives a crash
+    finally:
+        os.close(folder)
+
+
+class OffloadRecord:
+    """The run's own record of what was offloaded: one JSON line per saved output (tool_use id, path,
+    sha256 of the bytes), appended by the offloader after the file is whole. Compaction and
+    ``Produced`` ask it, never the text of a result: a tool can print anything, including a line
+    that looks like a placeholder pointing at ``/etc``. ``.observations`` is read only to the
+    agent's own tools, so only the offloader writes here."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self._saved: dict[str, tuple[str, str]] = {}  # tool_use id -> (path, sha256), the latest
+        self._read_to = 0  # bytes of the record already folded into _saved (it only grows)
+
+    def add(self, tool_use_id: str, relative_path: str, data: bytes) -> None:
+        target = inside(self.root, RECORD)
+        line = json.dumps({"id": tool_use_id, "path": relative_path, "sha256": hashlib.sha256(data).hexdigest()})
+        with open(target, "ab") as f:
+            if f.tell() and not _ends_with_newline(target):  # a line cut by a kill: start a fresh one
+                line = "\n" + line
+            f.write(line.encode() + b"\n")
+            f.flush()
+            os.fsync(f.fileno())
+
+    def saved(self, tool_use_id: str) -> str | None:
+        """The path the offloader saved this call's output at, if it did and the file still holds
+        exactly what it saved (inside the workspace); else None."""
+        self._refresh()
+        found = self._saved.get(tool_use_id)
+        if found is None:
+            return None
+        path, digest = found
+        try:
+            target = inside(self.root, path)
+            return path if target.is_file() and hashlib.sha256(target.read_bytes()).hexdigest() == digest else None
+        except OSError:  # PermissionError included: a path outside is no saved copy
+            return None
+
+    def _refresh(self) -> None:
+        try:
+            with open(inside(self.root, RECORD), "rb") as f:
+                f.seek(self._read_to)
+                new = f.read()
+        except OSError:
+            return
+        whole = new[:new.rfind(b"\n") + 1]  # a line still being written waits for the next look
+        self._read_to += len(whole)
+        for line in whole.splitlines():
+            try:
+                entry = json.loads(line)
+                self._saved[entry["id"]] = (entry["path"], entry["sha256"])
+            except (ValueError, KeyError, TypeError):
+                continue  # a line cut by a kill names nothing
+
+
+def _ends_with_newline(path: Path) -> bool:
+    with open(path, "rb") as f:
+        f.seek(-1, os.SEEK_END)
+        return f.read(1) == b"\n"
 
 
 class Offloader:
@@ -29,6 +124,7 @@ class Offloader:
     def __init__(self, workspace: str | Path, threshold: int = 4000, head: int = 600, tail: int = 300):
         self.root = Path(workspace).resolve()
         self.threshold, self.head, self.tail = threshold, head, tail
+        self.record = OffloadRecord(self.root)
 
     def path_for(self, tool_use_id: str) -> str:
         """A file name per tool call: readable, short, and collision-free (``a/b`` and ``ab``, a
@@ -52,7 +148,9 @@ class Offloader:
         if taken:  # the same id again (a resumed step repeats its tools): a name of its own
             path = self.path_for(f"{tool_use['id']}#{hashlib.sha256(_exact_bytes(content)).hexdigest()}")
         try:
-            return {**result, "content": self.offload(content, path)}
+            note = self.offload(content, path)
+            self.record.add(tool_use["id"], path, _exact_bytes(content))
+            return {**result, "content": note}
         except OSError as e:
             preview = placeholder(content, "(not saved)", self.head, self.tail)
             return {**result, "is_error": True,
@@ -61,19 +159,12 @@ class Offloader:
     def offload(self, content: str, relative_path: str) -> str:
         """Write ``content`` exactly (lone surrogates from undecodable bytes go back to those bytes)
         and return the placeholder."""
-        target = (self.root / relative_path).resolve()
-        if not target.is_relative_to(self.root):
-            raise PermissionError(f"{relative_path!r} is outside the workspace")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(_exact_bytes(content))
+        write_whole(inside(self.root, relative_path), _exact_bytes(content))
         return placeholder(content, relative_path, self.head, self.tail)
 
     def restore(self, relative_path: str) -> str:
         """The content exactly as offloaded; only paths inside the workspace."""
-        target = (self.root / relative_path).resolve()
-        if not target.is_relative_to(self.root):
-            raise PermissionError(f"{relative_path!r} is outside the workspace")
-        return target.read_bytes().decode("utf-8", "surrogateescape")
+        return inside(self.root, relative_path).read_bytes().decode("utf-8", "surrogateescape")
 
 
 def _exact_bytes(text: str) -> bytes:

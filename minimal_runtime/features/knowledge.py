@@ -23,11 +23,16 @@ commands, which is also what the provider advises for system messages.
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
 import re
 import threading
-from concurrent.futures import Executor, Future, ThreadPoolExecutor
+import unicodedata
+import weakref
+from collections import deque
+from concurrent.futures import Executor, Future
+from concurrent.futures import wait as wait_for
 from dataclasses import dataclass
 from typing import Callable, Literal
 
@@ -43,6 +48,8 @@ Role = Literal["planner", "executor", "other"]
 MAX_BULLETS = 6  # guidance lines per role, counted here rather than asked for in a prompt
 MAX_AGE = 90.0  # seconds a guidance block may be injected after it was made
 CONTENT_TOOLS = frozenset({"web_search", "fetch", "browse", "page_snapshot", "analyze_image"})
+MAX_QUEUED = 8  # KM runs waiting for the worker; past it the oldest snapshot is dropped (it is the stalest)
+SHUTDOWN_WAIT = 2.0  # seconds closing the KM (or the interpreter's exit) waits for the run in flight, at most
 
 
 def role_of(name: str) -> Role:
@@ -82,23 +89,53 @@ class KmOutput(BaseModel):
 
 # -- the shape of a note: the formatter and the lint ---------------------------------------------
 
-SELF_REFERENCE = re.compile(r"\b(I notice|I noticed|I see that you|as your (assistant|helper|advisor)|"
-                            r"knowledge manager|another agent|second agent|the assistant|I recommend you)\b", re.I)
-HEADER = re.compile(r"^\s*(#+\s|\*\*|(guidance|steering|note from|advice|reminder|tip|hint)\b\s*[:\-])", re.I)
+# Letters from other scripts that read as Latin ones ("Yоu" with a Cyrillic о): folded before the
+# lint looks, so a look-alike spelling is the word it looks like. Not every confusable in Unicode,
+# the ones of the scripts a Latin reader takes for Latin at a glance.
+CONFUSABLES = str.maketrans(
+    "аеорсухіјѕһԁԛԝӏАВЕКМНОРСТХУІЈЅ" "αοιυνκρτχεΑΒΕΖΗΙΚΜΝΟΡΤΥΧ" "ıɑɡ",
+    "aeopcyxijshdqwlABEKMHOPCTXYIJS" "aoiuvkptxeABEZHIKMNOPTYX" "iag")
+
+
+def fold(line: str) -> str:
+    """``line`` as a reader sees it, for the lint: compatibility forms unified (NFKC: full-width
+    letters, a no-break space), accents and invisible format characters (zero-width spaces and
+    joiners, soft hyphens, direction marks) removed, look-alike letters folded to Latin, and
+    hyphens and underscores between words read as spaces ("knowledge-manager")."""
+    text = unicodedata.normalize("NFKD", line)
+    text = "".join(c for c in text if unicodedata.category(c) not in ("Mn", "Cf"))
+    text = unicodedata.normalize("NFKC", text).translate(CONFUSABLES)
+    text = re.sub(r"(?<=[^\W_])[_\-\u2010-\u2015]+(?=[^\W_])", " ", text)  # a joiner inside a phrase
+    return re.sub(r"[ \t]+", " ", text)
+
+
+SELF_REFERENCE = re.compile(r"\b(I notice|I noticed|I see that you|as your (assistant|helper|advisor)|I am the|"
+                            r"as an AI|language model|knowledge manager|manager agent|supervisor|overseer|"
+                            r"(another|second|other|separate) (agent|model|assistant|reader)|the assistant|"
+                            r"I recommend you)\b|(?-i:\bK\.?M\b)", re.I)
+HEADER = re.compile(r"^\s*(#+\s|\*\*|\[\w+\]|(guidance|steering|note from|advice|reminder|tip|hint|system|user|"
+                    r"assistant|developer|operator|admin|important|attention|update)\b\s*[:\-])", re.I)
 ATTRIBUTION = re.compile(r"\b(from the (KM|manager|supervisor|planner)|says the|(suggested|written|sent) by|"
-                         r"according to (the )?(KM|manager|supervisor)|you|your)\b", re.I)
+                         r"according to (the )?(KM|manager|supervisor)|per the (KM|manager|supervisor)|"
+                         r"you|your|yours|yourself|yourselves)\b", re.I)
+OVERRIDE = re.compile(r"\b(ignore|disregard|forget|override) (all |any |the |your )*(previous|prior|earlier|above|"
+                      r"preceding|system|original) (instructions|rules|prompts?|messages)\b", re.I)
 
 
 def lint(line: str) -> list[str]:
-    """Why ``line`` could not pass for the agent's own note (empty: it can)."""
+    """Why ``line`` could not pass for the agent's own note (empty: it can). Checked on the line
+    as a reader sees it (``fold``), so no spelling trick passes what the plain word would not."""
     problems = []
-    if SELF_REFERENCE.search(line):
+    text = fold(line)
+    if SELF_REFERENCE.search(text):
         problems.append("self-reference")
-    if HEADER.search(line):
+    if HEADER.search(text):
         problems.append("a header")
-    if ATTRIBUTION.search(line):
+    if ATTRIBUTION.search(text):
         problems.append("attribution or second-person address")
-    if "\n" in line.strip():
+    if OVERRIDE.search(text):
+        problems.append("an instruction override")
+    if len(line.strip().splitlines()) > 1:
         problems.append("more than one line")
     return problems
 
@@ -119,7 +156,7 @@ def format_block(nudges: list[str], guidance: list[str]) -> str:
 # -- untrusted text --------------------------------------------------------------------------------
 
 def _shingles(text: str, n: int = 6) -> set[str]:
-    words = re.findall(r"\w+", text.lower())
+    words = re.findall(r"\w+", fold(text).lower())
     return {" ".join(words[i:i + n]) for i in range(len(words) - n + 1)}
 
 
@@ -165,7 +202,11 @@ class Board:
         self.nudges_posted = self.nudges_consumed = 0
 
     def _acceptable(self, line: str) -> bool:
-        why = self.lint(line) + (["quotes external content"] if self.raw.quotes(line) else [])
+        """Is ``line`` fit to deliver? Both as proposed and as it would be delivered (the formatter
+        turns a no-break space into a space, joins lines: the reader sees that, so that is checked)."""
+        delivered = re.sub(r"^- ", "", self.format_block([line], []))
+        why = list(dict.fromkeys(self.lint(line) + self.lint(delivered)))
+        why += ["quotes external content"] if self.raw.quotes(line) or self.raw.quotes(delivered) else []
         if why:
             self.refused.append((line, ", ".join(why)))
             log.info("KM note refused (%s): %.80s", ", ".join(why), line)
@@ -280,9 +321,10 @@ EMIT_TOOL = {"name": "emit", "description": "Leave notes for the working agents 
 
 
 def transcript(request: dict) -> str:
-    """The working agent's request as text for the KM to read. An executor's task block (from the
-    request's own batch) comes first, so the KM reasons from the executor's own framing; the rest
-    of the batch is the agent's notes, not its trajectory, and is left out."""
+    """The working agent's request as text for the KM to read, one ``[role]``, ``[call]`` or
+    ``[result]`` line per block, its later lines quoted (``quoted``). An executor's task block (from
+    the request's own batch) comes first, so the KM reasons from the executor's own framing; the
+    rest of the batch is the agent's notes, not its trajectory, and is left out."""
     task = [b["text"] for b in batch_of(request) if injected_source(b) == "task"]
     lines = task[-1:]
     for message in request.get("messages", []):
@@ -292,14 +334,20 @@ def transcript(request: dict) -> str:
             if kind == "text" and message.get("clear_at"):
                 continue  # the agent's own earlier batches: not the trajectory
             if kind == "text":
-                lines.append(f"[{message['role']}] {block['text']}")
+                lines.append(f"[{message['role']}] {quoted(block['text'])}")
             elif kind == "tool_use":
                 lines.append(f"[call] {block['name']} {json.dumps(block['input'])}")
             elif kind == "tool_result":
                 body = block.get("content", "")
                 body = body if isinstance(body, str) else " ".join(b.get("text", "") for b in body)
-                lines.append(f"[result{' ERROR' if block.get('is_error') else ''}] {body}")
+                lines.append(f"[result{' ERROR' if block.get('is_error') else ''}] {quoted(body)}")
     return "\n".join(lines)
+
+
+def quoted(text: str) -> str:
+    """A block's text as transcript lines: every line after its first is marked "> ", so no text a
+    page or a tool returned can start a line of its own and pass for ``[user] ...`` or ``[call] ...``."""
+    return "\n> ".join(text.splitlines())
 
 
 def parse_output(response) -> KmOutput:
@@ -313,21 +361,88 @@ def parse_output(response) -> KmOutput:
     return KmOutput()
 
 
+class KmWorker(Executor):
+    """The KM's worker: one daemon thread, one job at a time in arrival order, from a bounded queue.
+
+    One at a time, so KM runs queue rather than pile up. Past ``max_queued`` waiting jobs the oldest
+    is dropped (its future cancelled, ``dropped`` counted): a newer snapshot says all it said. The
+    thread is a daemon, started when a job arrives and gone when the queue is empty, so nothing it
+    does can hold the process: a ``ThreadPoolExecutor``'s workers are joined at interpreter exit
+    with no bound, and a KM call that never returns then keeps the process alive for good."""
+
+    def __init__(self, max_queued: int = MAX_QUEUED):
+        self.max_queued, self.dropped = max_queued, 0
+        self._queue: deque[tuple[Future, Callable, tuple, dict]] = deque()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    def submit(self, fn, /, *args, **kwargs) -> Future:
+        future: Future = Future()
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the KM worker is shut down")
+            self._queue.append((future, fn, args, kwargs))
+            while len(self._queue) > self.max_queued:
+                self._queue.popleft()[0].cancel()
+                self.dropped += 1
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._drain, name="km", daemon=True)
+                self._thread.start()
+        return future
+
+    def _drain(self) -> None:
+        while True:
+            with self._lock:
+                if not self._queue:
+                    self._thread = None
+                    return
+                future, fn, args, kwargs = self._queue.popleft()
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(fn(*args, **kwargs))
+                except BaseException as e:  # noqa: BLE001  (the future carries it to whoever waits)
+                    future.set_exception(e)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """No more jobs; ``cancel_futures``: the queued ones are dropped. Never joins the thread:
+        the caller waits on the futures it cares about, with its own bound."""
+        with self._lock:
+            self._closed = True
+            queued = list(self._queue) if cancel_futures else []
+            if cancel_futures:
+                self._queue.clear()
+        for future, *_ in queued:
+            future.cancel()
+
+
 class KnowledgeManager:
     """The feature: install it on the planner and the executors. It owns the board, the triggers and
-    a one-worker pool; ``client``/``model`` are the KM's own model (role ``other``)."""
+    a one-worker queue (``KmWorker``); ``client``/``model`` are the KM's own model (role ``other``).
+
+    ``close()`` (and the interpreter's exit, for a KM never closed) cancels the queued runs and
+    waits for the run in flight at most ``shutdown_wait`` seconds: a hung KM model costs its notes,
+    never the process."""
 
     def __init__(self, client, model: str, clock: Callable[[], float], *, max_tokens: int = 1024,
-                 pool: Executor | None = None, board: Board | None = None, triggers: Triggers | None = None):
+                 pool: Executor | None = None, board: Board | None = None, triggers: Triggers | None = None,
+                 max_queued: int = MAX_QUEUED, shutdown_wait: float = SHUTDOWN_WAIT):
         self.client, self.model, self.max_tokens, self.clock = client, model, max_tokens, clock
         self.board, self.triggers = board or Board(clock), triggers or Triggers(clock)
-        # One worker: runs queue rather than pile up. A test or a deterministic measurement may pass
-        # a pool that runs each job as it is submitted (``SerialPool``); the hooks do not change.
-        self.pool = pool or ThreadPoolExecutor(max_workers=1, thread_name_prefix="km")
+        # A test or a deterministic measurement may pass a pool that runs each job as it is
+        # submitted (``SerialPool``); the hooks do not change.
+        self.pool = pool or KmWorker(max_queued)
+        self.shutdown_wait = shutdown_wait
         self.runs: list[dict] = []  # (when, why, produced anything) per run, for measurement
         self.calls: list[CallRecord] = []  # the KM's own calls, priced
         self._pending: list[Future] = []
         self._lock = threading.Lock()
+        _OPEN.add(self)
+
+    @property
+    def dropped(self) -> int:
+        """Scheduled runs dropped unrun because the queue was full (the oldest snapshot goes first)."""
+        return getattr(self.pool, "dropped", 0)
 
     def install(self, hooks: HookRegistry) -> None:
         hooks.register(Point.PRE_LLM_CALL, self.inject)
@@ -367,10 +482,9 @@ class KnowledgeManager:
     # the run (on the worker thread) ---------------------------------------------------------------
 
     def schedule(self, why: str, request: dict) -> Future:
-        snapshot = json.loads(json.dumps(request))  # the request as sent, frozen: later edits cannot reach it
-        future = self.pool.submit(self._run, why, snapshot)
+        future = self.pool.submit(self._run, why, snapshot(request))
         with self._lock:
-            self._pending.append(future)
+            self._pending = [f for f in self._pending if not f.done()] + [future]
         return future
 
     def _run(self, why: str, snapshot: dict) -> None:
@@ -393,15 +507,45 @@ class KnowledgeManager:
         self.runs.append({"at": started, "why": why, "output": bool(output.nudges or output.guidance)})
 
     def wait(self) -> None:
-        """For measurement and tests only: let every scheduled run finish."""
+        """For measurement and tests only: let every scheduled run finish (a dropped one is not run)."""
         with self._lock:
             pending, self._pending = self._pending, []
         for future in pending:
-            future.result()
+            if not future.cancelled():
+                future.result()
 
     def close(self) -> None:
-        self.wait()
-        self.pool.shutdown()
+        """Stop: the queued runs are cancelled, the one in flight gets at most ``shutdown_wait``
+        seconds. ``wait()`` first to let every run finish."""
+        wait_for(self._stop(), timeout=self.shutdown_wait)
+
+    def _stop(self) -> list[Future]:
+        """No more runs; the queued ones cancelled. Returns the run still in flight, if any."""
+        _OPEN.discard(self)
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        with self._lock:
+            pending, self._pending = self._pending, []
+        return [f for f in pending if not f.done()]
+
+
+def snapshot(request: dict) -> dict:
+    """The request as sent, frozen for a later KM run without a deep copy: the agent's later calls
+    append to the history and build a new request each time, and never edit a message already sent
+    (the history is append-only; a layout marks its own copies, a compaction builds new messages),
+    so copying the containers that do change, the request and its lists, is enough."""
+    return {key: list(value) if isinstance(value, list) else value for key, value in request.items()}
+
+
+_OPEN: "weakref.WeakSet[KnowledgeManager]" = weakref.WeakSet()  # not yet closed
+
+
+@atexit.register
+def _close_at_exit() -> None:
+    """The KMs left open when the interpreter exits are closed together: one wait, at most the
+    longest ``shutdown_wait``, however many there are."""
+    kms = list(_OPEN)
+    in_flight = [future for km in kms for future in km._stop()]
+    wait_for(in_flight, timeout=max((km.shutdown_wait for km in kms), default=0.0))
 
 
 class Ticker:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.hooks import HookEvent, HookRegistry, Point
-from .filesystem import OBSERVATIONS
+from .filesystem import OBSERVATIONS, OffloadRecord, inside, write_whole
 
 RECALL = "read_file"
 APPENDIX_FILE = "appendix"  # a long appendix is saved as .observations/appendix-<hash>.txt
@@ -29,10 +29,12 @@ THINKING = ("thinking", "redacted_thinking")
 
 
 class Keeper:
-    """Where dropped content stays readable, byte for byte: the run's workspace."""
+    """Where dropped content stays readable, byte for byte: the run's workspace, and nowhere else
+    (a ``.observations`` symlinked outside is refused, as the offloader refuses it)."""
 
     def __init__(self, workspace: str | Path):
         self.root = Path(workspace).resolve()
+        self.offloads = OffloadRecord(self.root)  # what the offloader saved, from its own record
 
     def holds(self, path: str, content: str) -> bool:
         """Is the file at ``path`` exactly ``content``?"""
@@ -41,14 +43,21 @@ class Keeper:
                 and target.read_bytes() == content.encode("utf-8", "surrogateescape"))
 
     def keep(self, content: str, kind: str = "compacted") -> str:
-        """Save ``content`` (once: the name is its hash) and return its path in the workspace."""
+        """Save ``content`` (once: the name is its hash) and return its path in the workspace. A file
+        already under that name is reused only if its bytes still match the hash in its name (a
+        copy cut short by a kill or a full disk is written again), and every write is whole
+        (``write_whole``): what the history points at is never a part of what was dropped."""
         data = content.encode("utf-8", "surrogateescape")
-        path = f"{OBSERVATIONS}/{kind}-{hashlib.sha256(data).hexdigest()[:16]}.txt"
-        target = self.root / path
-        if not target.exists():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
+        digest = hashlib.sha256(data).hexdigest()[:16]
+        path = f"{OBSERVATIONS}/{kind}-{digest}.txt"
+        target = inside(self.root, path)
+        if not (target.is_file() and hashlib.sha256(target.read_bytes()).hexdigest()[:16] == digest):
+            write_whole(target, data)
         return path
+
+    def offloaded(self, tool_use_id: str) -> str | None:
+        """Where the offloader saved this call's whole output, if it did (``OffloadRecord``)."""
+        return self.offloads.saved(tool_use_id)
 
 
 def compact_call(tool_use: dict, result: dict, keeper: Keeper) -> tuple[dict, dict]:
@@ -64,7 +73,7 @@ def compact_call(tool_use: dict, result: dict, keeper: Keeper) -> tuple[dict, di
         where = path if keeper.holds(path, written) else keeper.keep(written)
         return {**tool_use, "input": {**args, "content": f"[{len(written):,} characters, in {where}]"}}, result
     content = result_text(result.get("content"))
-    saved = offloaded_path(content) or keeper.keep(content)
+    saved = keeper.offloaded(str(tool_use.get("id"))) or keeper.keep(content)
     source = args.get("url") or args.get("path") or ""
     note = (f"[compacted: {tool_use.get('name')} {source}".rstrip() +
             f"; the full result is saved at {saved}; {RECALL} {saved} to see it again]")
@@ -78,12 +87,6 @@ def is_compacted(tool_use: dict, result: dict) -> bool:
     if tool_use.get("name") == "write_file" and isinstance(written, str):
         return re.fullmatch(r"\[[\d,]+ characters, in \S+\]", written) is not None
     return result_text(result.get("content")).startswith("[compacted: ")
-
-
-def offloaded_path(content: str) -> str | None:
-    """The saved path of a result the offloader (``features.filesystem``) already put on disk."""
-    found = re.match(r"\[[\d,]+ characters; the full output is saved at (\S+);", content)
-    return found.group(1) if found else None
 
 
 # -- the verbatim appendix --------------------------------------------------------------------
@@ -205,7 +208,7 @@ class Produced:
             self.contents[call["id"]] = str((call.get("input") or {}).get("content", ""))
         else:
             content = result_text(result.get("content"))
-            saved = offloaded_path(content)
+            saved = self.keeper.offloaded(call["id"])  # the run's record, never the result's own say-so
             self.contents[call["id"]] = (self.keeper.root / saved).read_bytes().decode("utf-8", "surrogateescape") \
                 if saved else content
 

@@ -92,7 +92,7 @@ def test_every_answer_is_a_complete_json_response():
         (True, *body("go on"), 401, {"error": "missing or wrong token"}),
         (True, *body(5), 400, {"error": 'body must be {"text": "<non-empty string>"}'}),
         (True, *body("  "), 400, {"error": 'body must be {"text": "<non-empty string>"}'}),
-        (True, b"", {**auth}, 400, {"error": 'body must be {"text": "<non-empty string>"}'}),  # no content-length: empty
+        (True, b"", {**auth}, 411, {"error": "a content-length is required"}),  # refused before reading
         (True, b"{}", {**auth, "content-length": "two"}, 400, {"error": "content-length must be a number"}),
         (True, *body("x" * 80), 413, {"error": "the body is over 64 bytes"}),
         (True, *body("x" * 52), 200, {"status": "queued"}),  # exactly the cap: accepted
@@ -129,3 +129,109 @@ def test_a_connection_over_the_limit_gets_a_well_formed_503():
         finally:
             holder.close()
     assert answer == b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+
+
+# issue 27 item 8: slow clients, lying lengths, bursts ---------------------------------------------
+
+def _address(url: str) -> tuple[str, int]:
+    host, port = url.removeprefix("http://").split(":")
+    return host, int(port)
+
+
+def _answer_of(connection) -> bytes:
+    """Everything the server sent until it closed its side."""
+    data = b""
+    while chunk := connection.recv(65536):
+        data += chunk
+    return data
+
+
+def test_slow_clients_cannot_hold_every_slot_past_the_request_deadline():
+    """Three clients take all three slots and send a header byte every 20 ms, each well inside the
+    1 s timeout: the 0.3 s deadline for a whole request ends them, and a real steer then gets in."""
+    import socket
+
+    agent = _Agent(True)
+    with steering_server(agent, TOKEN, max_connections=3, timeout=1.0, deadline=0.3) as url:
+        slow = [socket.create_connection(_address(url), timeout=5) for _ in range(3)]
+        ended = []
+
+        def trickle(connection):
+            connection.sendall(b"POST /steer HTTP/1.1\r\nx-pad: ")
+            for _ in range(150):  # 3 s at most: far past the deadline
+                try:
+                    connection.sendall(b"a")
+                    connection.settimeout(0.02)
+                    if connection.recv(1024) == b"":  # the server gave up on us
+                        ended.append(connection)
+                        return
+                except TimeoutError:
+                    continue
+                except OSError:
+                    ended.append(connection)
+                    return
+        threads = [threading.Thread(target=trickle, args=(c,)) for c in slow]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        status = post(url, {"text": "a real steer"}, TOKEN)
+        for c in slow:
+            c.close()
+    assert len(ended) == 3 and status == 200 and agent.steered == ["a real steer"]
+
+
+def test_a_negative_length_is_refused_before_a_byte_of_the_body_is_read():
+    import socket
+
+    agent = _Agent(True)
+    body = json.dumps({"text": "x" * 100_000}).encode()  # far over the cap
+    with steering_server(agent, TOKEN, max_bytes=1000, deadline=2.0) as url:
+        connection = socket.create_connection(_address(url), timeout=10)
+        connection.sendall(f"POST /steer HTTP/1.1\r\nauthorization: Bearer {TOKEN}\r\ncontent-length: -1\r\n\r\n".encode()
+                           + body)
+        connection.shutdown(socket.SHUT_WR)
+        answer = _answer_of(connection)
+        connection.close()
+    assert answer.startswith(b"HTTP/1.0 400") or answer.startswith(b"HTTP/1.1 400")
+    assert json.loads(answer.split(b"\r\n\r\n", 1)[1]) == {"error": "content-length must not be negative"}
+    assert agent.steered == []
+
+
+def test_the_listen_backlog_is_sized_to_the_connection_cap():
+    from minimal_runtime.core.steering import _SteeringServer
+
+    server = _SteeringServer(("127.0.0.1", 0), _Agent(True), TOKEN, 64, 1.0, 1.0, 40)
+    try:
+        assert server.request_queue_size == 160  # four times the cap
+    finally:
+        server.server_close()
+
+
+def test_a_503_is_delivered_whole_even_to_a_client_still_sending_its_body():
+    """The one slot is taken; twelve clients each send a 1 MB steer. Each reads a whole 503: the
+    server reads what they send after answering instead of resetting the connection under them."""
+    import socket
+
+    agent = _Agent(True)
+    body = json.dumps({"text": "y" * 1_000_000}).encode()
+    request = (f"POST /steer HTTP/1.1\r\nauthorization: Bearer {TOKEN}\r\ncontent-length: {len(body)}\r\n\r\n".encode()
+               + body)
+    answers = []
+    with steering_server(agent, TOKEN, max_connections=1, max_bytes=64_000, timeout=5, deadline=5) as url:
+        holder = socket.create_connection(_address(url), timeout=10)  # takes the slot and says nothing
+        holder.sendall(b"POST /steer HTTP/1.1\r\n")
+        try:
+            for _ in range(12):
+                connection = socket.create_connection(_address(url), timeout=10)
+                try:
+                    connection.sendall(request)
+                    answers.append(_answer_of(connection))
+                except OSError as e:
+                    answers.append(type(e).__name__.encode())
+                finally:
+                    connection.close()
+        finally:
+            holder.close()
+    assert answers == [b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"] * 12
+    assert agent.steered == []
