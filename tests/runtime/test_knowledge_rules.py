@@ -91,17 +91,21 @@ def test_runs_are_serial_one_at_a_time_in_order():
     assert max(overlaps) == 1 and order == list(range(6))
 
 
-def test_close_cancels_the_queued_runs_and_waits_for_the_one_in_flight_within_its_bound():
-    started, release = threading.Event(), threading.Event()
-
-    class Slow:
+def held_model(started: threading.Event, release: threading.Event, error: str = "the KM model failed"):
+    """A KM model whose call says it started, is held until released (10 s at most), then fails with ``error``."""
+    class Held:
         class messages:
             @staticmethod
             def create(**request):
                 started.set()
                 release.wait(10)
-                raise RuntimeError("the KM model failed")
-    km = KnowledgeManager(Slow(), "claude-haiku-5-5", FakeClock(), shutdown_wait=0.05)
+                raise RuntimeError(error)
+    return Held()
+
+
+def test_close_cancels_the_queued_runs_and_waits_for_the_one_in_flight_within_its_bound():
+    started, release = threading.Event(), threading.Event()
+    km = KnowledgeManager(held_model(started, release), "claude-haiku-5-5", FakeClock(), shutdown_wait=0.05)
     futures = [km.schedule("test", {"messages": []}) for _ in range(4)]
     assert started.wait(10)
     km.close()
@@ -488,15 +492,7 @@ def test_shutdown_without_cancelling_lets_the_queued_jobs_run():
 
 def test_close_waits_for_the_run_in_flight_when_it_ends_within_the_bound():
     started, release = threading.Event(), threading.Event()
-
-    class Brief:
-        class messages:
-            @staticmethod
-            def create(**request):
-                started.set()
-                release.wait(10)
-                raise RuntimeError("done")
-    km = KnowledgeManager(Brief(), "claude-haiku-5-5", FakeClock(), shutdown_wait=10.0)
+    km = KnowledgeManager(held_model(started, release, "done"), "claude-haiku-5-5", FakeClock(), shutdown_wait=10.0)
     future = km.schedule("test", {"messages": []})
     assert started.wait(10)
     threading.Timer(0.05, release.set).start()
