@@ -16,7 +16,9 @@ $(STAMP): pyproject.toml
 	@# uv resolves and installs in seconds where pip takes minutes; pip only fetches uv itself
 	@echo "installing uv into $(VENV), then the course with it (anthropic, pydantic, matplotlib, jupyter, pytest, nbval; about 530 MB)"
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv
-	$(BIN)/uv pip install --python $(BIN)/python -e '.[course]'
+	@# compiled at install: each of make test's many processes (workers, kernels, subprocess tests) would
+	@# otherwise compile the SDK's ~1,000 modules itself, every time where PYTHONDONTWRITEBYTECODE is set
+	$(BIN)/uv pip install --compile-bytecode --python $(BIN)/python -e '.[course]'
 	touch $(STAMP)
 
 # make test is four steps, each a target of its own so `make times` can time them apart.

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
+import functools
+import os
+import signal
+import tempfile
+import traceback
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,29 +17,29 @@ from minimal_runtime.core.store import MemoryStore, RunStore, StoreError, load_r
 from minimal_runtime.provider.cost import CallRecord
 from tests.support import TASK, pricing_agent, progress_hooks
 
-ROOT = Path(__file__).resolve().parents[2]
-
-# A child process runs the example with a store and kills itself (SIGKILL: no cleanup, no flush)
-# at a chosen point of a chosen step.
-CHILD = textwrap.dedent("""
-    import os, signal, sys
-    from pathlib import Path
-    from minimal_runtime.core.store import RunStore
-    from tests.support import TASK, pricing_agent, progress_hooks
-    run_dir, point, step, model = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4]
-    agent, emu, _ = pricing_agent(run_dir, store=RunStore(run_dir / "run"), model=model, hooks=progress_hooks())
-    def die(event):
-        if len(event.agent.calls) + (point == "pre_llm_call") == step:
-            os.kill(os.getpid(), signal.SIGKILL)
-    agent.hooks.register(point, die)
-    agent.run(TASK)
-""")
+def killed_child(script: Callable[[], None]) -> int:
+    """Run ``script`` in a forked copy of this process, which kills itself at the point the script
+    chooses (SIGKILL: no cleanup, no flush), and return how it ended (-9 when it was killed). A fork,
+    not a new interpreter: the child starts with the SDK already imported, so each case costs its run
+    and not an interpreter's start, and it is as dead as any process when it dies."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            script()
+        except BaseException:
+            traceback.print_exc()
+        os._exit(3)  # the script returned without dying: never back into pytest
+    _, status = os.waitpid(pid, 0)
+    return -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
 
 
-def reference_history(tmp_path: Path, model: str) -> list[dict]:
-    agent, _, _ = pricing_agent(tmp_path / "reference", model=model, hooks=progress_hooks())
-    agent.run(TASK)
-    return agent.messages
+@functools.cache
+def reference_history(model: str) -> str:
+    """The uninterrupted run's history, once per model."""
+    with tempfile.TemporaryDirectory() as tmp:
+        agent, _, _ = pricing_agent(Path(tmp), model=model, hooks=progress_hooks())
+        agent.run(TASK)
+        return dumps(agent.messages)
 
 
 @pytest.mark.parametrize("model", ["claude-sonnet-4-6", "claude-sonnet-5-5"])
@@ -45,9 +48,15 @@ def reference_history(tmp_path: Path, model: str) -> list[dict]:
 def test_kill_and_resume_loses_and_duplicates_nothing(tmp_path, point, step, model):
     """On a current model the resumed history holds the cleared batch entries verbatim and thinking
     blocks as returned, so the next call passes the prefix check (the run finishes)."""
-    child = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path), point, str(step), model], cwd=ROOT,
-                           capture_output=True, text=True, timeout=120)
-    assert child.returncode == -9, child.stderr  # it really was killed
+    def run_until_killed():
+        agent, _, _ = pricing_agent(tmp_path, store=RunStore(tmp_path / "run"), model=model, hooks=progress_hooks())
+
+        def die(event):
+            if len(event.agent.calls) + (point == "pre_llm_call") == step:
+                os.kill(os.getpid(), signal.SIGKILL)
+        agent.hooks.register(point, die)
+        agent.run(TASK)
+    assert killed_child(run_until_killed) == -9  # it really was killed
     store = RunStore(tmp_path / "run")
     saved = store.load()
     assert saved.status == "new"  # killed: never reached a final status
@@ -59,7 +68,7 @@ def test_kill_and_resume_loses_and_duplicates_nothing(tmp_path, point, step, mod
     assert agent.messages == saved.messages
     result = agent.run()  # resume: no new task, continue the history as it stands
     assert result.status == "done", result.error
-    assert dumps(agent.messages) == dumps(reference_history(tmp_path, model))
+    assert dumps(agent.messages) == reference_history(model)
     if model == "claude-sonnet-5-5":  # the 2025 layout edits the last user turn on every call, by design
         assert agent.edits == []
     assert dumps(load_run(tmp_path / "run").messages) == dumps(agent.messages)
@@ -96,26 +105,17 @@ def test_resuming_a_finished_run_makes_no_call(tmp_path):
     assert emu2.calls == []
 
 
-STEER_THEN_DIE = textwrap.dedent("""
-    import os, signal, sys
-    from pathlib import Path
-    from minimal_runtime.core.store import RunStore
-    from tests.support import TASK, pricing_agent
-    run_dir = Path(sys.argv[1])
-    agent, emu, _ = pricing_agent(run_dir, store=RunStore(run_dir / "run"))
-    def steer_then_die(event):
-        if len(event.agent.calls) == 3:
-            assert event.agent.steer("Also include Umbrella Corp.")  # accepted: the caller got its 200
-            os.kill(os.getpid(), signal.SIGKILL)                      # and the process dies before the next call
-    agent.hooks.register("post_llm_call", steer_then_die)
-    agent.run(TASK)
-""")
-
-
 def test_an_accepted_steer_survives_a_kill_and_lands_once(tmp_path):
-    child = subprocess.run([sys.executable, "-c", STEER_THEN_DIE, str(tmp_path)], cwd=ROOT,
-                           capture_output=True, text=True, timeout=120)
-    assert child.returncode == -9, child.stderr
+    def steer_then_die():
+        agent, _, _ = pricing_agent(tmp_path, store=RunStore(tmp_path / "run"))
+
+        def steer_then_die(event):
+            if len(event.agent.calls) == 3:
+                assert event.agent.steer("Also include Umbrella Corp.")  # accepted: the caller got its 200
+                os.kill(os.getpid(), signal.SIGKILL)                      # and the process dies before the next call
+        agent.hooks.register("post_llm_call", steer_then_die)
+        agent.run(TASK)
+    assert killed_child(steer_then_die) == -9
     store = RunStore(tmp_path / "run")
     assert store.load().pending_steers == ["Also include Umbrella Corp."]
     agent, _, _ = pricing_agent(tmp_path, store=store)
