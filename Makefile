@@ -35,7 +35,7 @@ test-stubs: $(STAMP)
 	$(BIN)/python tests/exercise_check.py stubs
 
 test-notebooks: $(STAMP)
-	COURSE_IMPL=solutions $(BIN)/python -m pytest -q -n auto --dist loadfile --nbval --nbval-current-env --nbval-sanitize-with=chapters/nbval_sanitize.cfg chapters/  # every output
+	COURSE_IMPL=solutions $(BIN)/python -m pytest -q -n auto --dist loadfile -p nbval --nbval --nbval-current-env --nbval-sanitize-with=chapters/nbval_sanitize.cfg chapters/  # every output
 
 progress: $(STAMP)  ## how many tests of each chapter pass on your own exercises/
 	$(BIN)/python tests/exercise_check.py progress

@@ -14,6 +14,7 @@ How long a person takes to read and to solve is not measured here: that needs pe
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import subprocess
 import sys
@@ -45,8 +46,10 @@ def committed(path: Path, root: Path = ROOT) -> str:
     return shown.stdout if shown.returncode == 0 else path.read_text()
 
 
+@functools.cache
 def chapter_tests(root: Path = ROOT) -> Counter:
-    """How many tests each chapter suite has ("01": 10, ...), from one collection of them all."""
+    """How many tests each chapter suite has ("01": 10, ...), from one collection of them all (once
+    per process: the tests asking for it share it)."""
     suites = [str(p.relative_to(root)) for p in sorted((root / "tests").glob("ch*_*"))]
     listed = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
                              *suites], cwd=root, capture_output=True, text=True).stdout

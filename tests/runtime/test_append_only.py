@@ -28,12 +28,19 @@ def recording(hooks: HookRegistry) -> list[dict]:
 
 def read_limit(model: str, requests: list[dict]) -> list[int]:
     """Per call, the tokens a cache could have served at best: the longest rendered prefix this
-    request shares with the previous one (which wrote it), zero for the first."""
-    limits, previous = [0], None
+    request shares with the previous one (which wrote it), zero for the first. Each request is
+    flattened reusing the previous one's rendering up to the messages both share (and no further than
+    its last user message: a turn-scoped entry after it is cleared now), as the emulator does."""
+    limits, previous, before, previous_last_user = [0], None, None, 0
     for request in requests:
         full = {"model": model, **{k: v for k, v in request.items() if k != "betas"}}
         last_user = max(i for i, m in enumerate(full["messages"]) if m["role"] == "user")
-        prompt = flatten(full, render=Render(last_user=last_user))
+        reuse = None
+        if previous is not None:
+            shared = next((i for i, (a, b) in enumerate(zip(before["messages"], full["messages"])) if a != b),
+                          min(len(before["messages"]), len(full["messages"])))
+            reuse = (previous, min(shared, previous_last_user + 1))
+        prompt = flatten(full, reuse=reuse, render=Render(last_user=last_user))
         if previous is not None:
             same = 0
             for a, b in zip(previous.digests, prompt.digests):
@@ -41,7 +48,7 @@ def read_limit(model: str, requests: list[dict]) -> list[int]:
                     break
                 same += 1
             limits.append(prompt.prefix_tokens(same - 1))
-        previous = prompt
+        previous, before, previous_last_user = prompt, full, last_user
     return limits
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -15,17 +16,18 @@ from tests.support import TASK, pricing_agent
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_the_stub_check_reads_the_committed_stubs_not_a_solved_exercise(tmp_path):
+def working_copy(tmp_path: Path) -> Path:
+    """The project as a learner has it: its files and its git history, without .venv or .interop."""
     if subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True).returncode != 0:
         pytest.skip("not a git checkout")
     project = tmp_path / "project"
-    shutil.copytree(ROOT, project, ignore=shutil.ignore_patterns(".venv", "chapters", "mutants", "__pycache__"))
-    shutil.copy(project / "solutions" / "ch01_ephemeral_queue.py", project / "exercises" / "ch01_ephemeral_queue.py")
-    check = [sys.executable, "tests/exercise_check.py"]
-    stubs = subprocess.run([*check, "stubs", "tests/ch01_ephemeral_queue"], cwd=project, capture_output=True, text=True)
-    assert stubs.returncode == 0 and "every test fails on the stubs" in stubs.stdout, stubs.stdout + stubs.stderr
-    progress = subprocess.run([*check, "progress", "tests/ch01_ephemeral_queue"], cwd=project, capture_output=True, text=True)
-    assert "10 of 10" in progress.stdout and "done" in progress.stdout
+    shutil.copytree(ROOT / ".git", project / ".git")
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, capture_output=True, text=True)
+    for name in filter(None, listed.stdout.split("\0")):
+        if (ROOT / name).is_file():
+            (project / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, project / name)
+    return project
 
 
 def test_an_unfinished_stub_in_a_hook_stops_the_run_and_names_itself(tmp_path):
@@ -117,20 +119,21 @@ def test_make_test_fails_on_a_notebook_whose_committed_output_is_stale(tmp_path)
     import nbformat
     line = next(li for li in (ROOT / "Makefile").read_text().splitlines() if "--nbval" in li)
     flags = [f.replace("=", f"={ROOT}/") if "=" in f else f for f in line.split("#")[0].split() if f.startswith("--nbval")]
+    flags = ["-p", "nbval", *flags]  # the pytest settings leave nbval out unless asked
 
-    def notebook(source: str, committed: str):
-        cell = nbformat.v4.new_code_cell(source, execution_count=1, outputs=[
+    def cell(source: str, committed: str):
+        return nbformat.v4.new_code_cell(source, execution_count=1, outputs=[
             nbformat.v4.new_output("stream", name="stdout", text=committed)])
-        return nbformat.v4.new_notebook(cells=[cell])
-    nbformat.write(notebook("print(1 + 1)", "3\n"), tmp_path / "stale.ipynb")
-    nbformat.write(notebook("# NBVAL_IGNORE_OUTPUT\nprint(1 + 1)", "3\n"), tmp_path / "timing.ipynb")
-    nbformat.write(notebook("print(1 + 1)", "2\n"), tmp_path / "fresh.ipynb")
-    nbformat.write(notebook("import os, tempfile; d = tempfile.mkdtemp(dir='/tmp'); os.rmdir(d); print(d)", "/tmp/tmp_on_another_day\n"),
-                   tmp_path / "where.ipynb")  # a temporary folder differs from run to run: sanitized
+    cells = [cell("print(1 + 1)", "2\n"),                                   # fresh
+             cell("print(1 + 1)", "3\n"),                                   # stale
+             cell("# NBVAL_IGNORE_OUTPUT\nprint(1 + 1)", "3\n"),           # a timing
+             cell("import os, tempfile; d = tempfile.mkdtemp(dir='/tmp'); os.rmdir(d); print(d)",
+                  "/tmp/tmp_on_another_day\n")]  # a temporary folder differs from run to run: sanitized
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), tmp_path / "lesson.ipynb")  # one notebook: one kernel
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *flags, str(tmp_path)],
                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert "1 failed, 3 passed" in run.stdout, run.stdout[-2000:]
-    assert "stale.ipynb::Cell 0" in run.stdout
+    assert "lesson.ipynb::Cell 1" in run.stdout
 
 
 def readme_table_mismatches(root: Path = ROOT, tests=None) -> list[str]:
@@ -183,11 +186,9 @@ def test_make_progress_skips_a_damaged_log_line_and_says_so(tmp_path, capsys):
 @pytest.mark.parametrize("exercises", ["every one solved", "one with a syntax error"])
 def test_a_learners_exercises_never_decide_whether_make_test_passes(tmp_path, exercises):
     """What `make test` reads of exercises/ (the stub check, its lint, the README table) is the stubs
-    as committed, so a learner's own work there, finished or broken, leaves it green."""
-    if subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True).returncode != 0:
-        pytest.skip("not a git checkout")
-    project = tmp_path / "project"
-    shutil.copytree(ROOT, project, ignore=shutil.ignore_patterns(".venv", "mutants", "__pycache__", ".interop"))
+    as committed, so a learner's own work there, finished or broken, leaves it green; `make progress`
+    is what reads their code."""
+    project = working_copy(tmp_path)
     for solution in (project / "solutions").glob("ch*.py"):
         shutil.copy(solution, project / "exercises" / solution.name)
     if exercises == "one with a syntax error":
@@ -195,10 +196,16 @@ def test_a_learners_exercises_never_decide_whether_make_test_passes(tmp_path, ex
     lint = next(li for li in (ROOT / "Makefile").read_text().splitlines() if "ruff check" in li).split("#")[0].split()
     run = subprocess.run([str(Path(sys.executable).with_name("ruff")), *lint[1:]], cwd=project, capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
-    check = [sys.executable, "tests/exercise_check.py", "stubs", "tests/ch03_hooks"]
-    run = subprocess.run(check, cwd=project, capture_output=True, text=True)
-    assert run.returncode == 0 and "every test fails on the stubs" in run.stdout, run.stdout + run.stderr
+    check = [sys.executable, "tests/exercise_check.py"]
+    run = subprocess.run([*check, "stubs", "tests/ch01_ephemeral_queue", "tests/ch03_hooks"], cwd=project,
+                         capture_output=True, text=True)
+    assert run.returncode == 0 and run.stdout.count("every test fails on the stubs") == 2, run.stdout + run.stderr
     assert "`make progress` checks your code" in run.stdout
+    if exercises == "every one solved":
+        progress = subprocess.run([*check, "progress", "tests/ch01_ephemeral_queue", "tests/ch03_hooks"], cwd=project,
+                                  capture_output=True, text=True).stdout
+        assert re.search(r"ch01_ephemeral_queue +10 of 10 +done", progress), progress
+        assert re.search(r"ch03_hooks +13 of 13 +done", progress), progress
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from chapter_times import chapter_tests
     assert readme_table_mismatches(project, tests=chapter_tests()) == []  # tests/ is the same: counted once, here
