@@ -397,3 +397,48 @@ def test_redefining_a_tool_under_another_type_is_a_tool_name_conflict():
     assert post(emu, redefine(tools[0]), betas="inline-tools-2026-09-15")[0] == 200
     status, body = post(emu, redefine({"type": "web_search_20250305", "name": "search"}), betas="inline-tools-2026-09-15")
     assert status == 400 and body["error"]["details"]["error_code"] == "tool_name_conflict"
+
+
+# [MCSM], the 2026-09-26 copy: "To change a tool's schema, or to move a server tool to a newer version,
+# send a different definition under the same name. The new definition replaces the earlier one from
+# that position onward. A definition that reuses the name of a different type of tool returns a 400
+# error with `error.details.error_code` set to `tool_name_conflict`. A newer version of the same tool
+# doesn't count as a different type."
+
+def _inline(*definitions: dict) -> dict:
+    """A request that defines each of ``definitions`` by value, one system entry per user turn."""
+    messages: list[dict] = []
+    for n, definition in enumerate(definitions):
+        messages += [{"role": "user", "content": f"turn {n}"}, {"role": "system", "content": [
+            {"type": "tool_addition", "tool": {"type": "tool_definition", "definition": definition}}]}]
+        if n < len(definitions) - 1:
+            messages.append({"role": "assistant", "content": "ok"})
+    tools = [{"name": "get_weather", "description": "Weather.", "input_schema": {"type": "object"}}]
+    return {**hello(), "tools": tools, "messages": messages}
+
+
+CUSTOM = {"name": "lookup", "description": "Look a thing up.", "input_schema": {"type": "object"}}
+
+
+def test_a_second_inline_definition_of_another_tool_type_is_a_tool_name_conflict():
+    emu = Emulator(model="claude-sonnet-5-5")
+    status, body = post(emu, _inline(CUSTOM, {"type": "web_search_20250305", "name": "lookup"}),
+                        betas="inline-tools-2026-09-15")
+    assert status == 400 and body["error"]["details"]["error_code"] == "tool_name_conflict", body
+
+
+def test_a_second_inline_definition_of_the_same_type_replaces_the_first():
+    emu = Emulator(model="claude-sonnet-5-5")
+    changed = {**CUSTOM, "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}}}
+    assert post(emu, _inline(CUSTOM, changed), betas="inline-tools-2026-09-15")[0] == 200
+
+
+def test_a_newer_version_of_the_same_server_tool_is_not_a_conflict():
+    emu = Emulator(model="claude-sonnet-5-5")
+    request = _inline({"type": "web_search_20260209", "name": "web_search"})
+    request["tools"] = [*request["tools"], {"type": "web_search_20250305", "name": "web_search"}]
+    status, body = post(emu, request, betas="inline-tools-2026-09-15")
+    assert status == 200, body
+    both = _inline({"type": "web_search_20250305", "name": "web_search"}, {"type": "web_search_20260209", "name": "web_search"})
+    status, body = post(emu, both, betas="inline-tools-2026-09-15")
+    assert status == 200, body
