@@ -13,7 +13,6 @@ skips the whole module in one line. Logs of the last run: ``.interop/last-run/``
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
