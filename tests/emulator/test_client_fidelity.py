@@ -98,11 +98,16 @@ def test_a_document_in_an_assistant_message_and_citations_on_user_text_are_a_400
 
 
 def test_the_version_header_is_required_and_must_be_a_known_version():
-    """[VER]: anthropic-version is a required header; the emulator knows two values."""
+    """[VER]: anthropic-version is a required header; the emulator knows two values. The messages are
+    the real API's, from its answers quoted in public issues (PipedreamHQ/pipedream 9697,
+    Pasta-Devs/Marinara-Engine 120: "anthropic-version: header is required"; decolua/9router 2357:
+    'anthropic-version: "2023-06-01, 2023-06-01" is not a valid version')."""
     emu = Emulator(model="claude-sonnet-5-5")
     status, body = post(emu, hello(), version=None)
     assert status == 400 and body["error"]["message"] == "anthropic-version: header is required"
-    assert post(emu, hello(), version="2024-01-01")[0] == 400
+    status, body = post(emu, hello(), version="2023-06-01, 2023-06-01")
+    assert status == 400 and body["error"] == {
+        "type": "invalid_request_error", "message": 'anthropic-version: "2023-06-01, 2023-06-01" is not a valid version'}
 
 
 def test_the_key_is_accepted_as_a_bearer_token_and_one_is_required():
