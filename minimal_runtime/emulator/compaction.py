@@ -36,7 +36,13 @@ _PATH = re.compile(r"(?<![\w/.:])(?:\.{0,2}/)?(?:[\w.-]+/)+[\w.-]+\.\w{1,8}\b|(?
 
 
 def threshold_edit(request: dict) -> dict | None:
-    """The request's ``compact_20260112`` edit, validated, or None."""
+    """The request's ``compact_20260112`` edit, validated, or None.
+
+    UNVERIFIED: a threshold edit on a request that resends signed thinking blocks is accepted (and
+    the blocks stay valid: [PT] says threshold compaction "doesn't count as an edit"). Whether the
+    real API refuses or changes anything there is not in a source we found. Searched (2026-12-01):
+    the docs corpus ([CT], [CTB] compaction-thinking-blocks, which covers on-demand compaction only,
+    [PT]), GitHub issues (compact_20260112 with thinking signatures) and the SDKs' code; kept as is."""
     edits = (request.get("context_management") or {}).get("edits") or []
     found = [(k, e) for k, e in enumerate(edits) if isinstance(e, dict) and e.get("type") == EDIT]
     if not found:

@@ -26,6 +26,8 @@ Error texts quoted in [MCSM] are used verbatim; the others are our wording, nami
 
 from __future__ import annotations
 
+import re
+
 from typing import Any
 
 from ..provider.models import (CLEAR_AT_BETA, INLINE_TOOLS_BETA, OUTPUT_CONFIG_BETA, PER_TURN_CONTROL_BETA,
@@ -54,8 +56,8 @@ def last_user_index(messages: list) -> int:
 
 
 def validate_system_message(messages: list, m: int, spec: ModelSpec, betas: set[str], tool_names: dict[str, str],
-                            deferred: set[str], defined: set[str]) -> None:
-    """The checks of one ``role: "system"`` entry; ``defined`` collects inline-defined tool names."""
+                            deferred: set[str], defined: dict[str, str]) -> None:
+    """The checks of one ``role: "system"`` entry; ``defined`` collects inline-defined tools (name -> type)."""
     message = messages[m]
     if spec.system_messages == "no":
         raise bad_request(f"messages.{m}.role: role 'system' is not supported on this model ({spec.id})")
@@ -136,7 +138,7 @@ def _ends_in_server_tool_result(message: dict) -> bool:
 
 
 def _check_tool_change(block: dict, where: str, spec: ModelSpec, betas: set[str], tool_names: dict[str, str],
-                       defined: set[str], messages: list, m: int) -> None:
+                       defined: dict[str, str], messages: list, m: int) -> None:
     if not spec.tool_changes:
         raise bad_request(f"{where}: tool_addition/tool_removal is not supported on this model ({spec.id})")
     if INLINE_TOOLS_BETA not in betas and TOOL_CHANGES_BETA not in betas:
@@ -160,12 +162,17 @@ def _check_tool_change(block: dict, where: str, spec: ModelSpec, betas: set[str]
             raise bad_request(f"{where}.tool.definition.name: Field required")
         if definition.get("defer_loading") and ("cache_control" in block or "cache_control" in definition):
             raise bad_request(f"{where}: a deferred definition cannot carry cache_control")  # [MCSM]
-        declared = tool_names.get(definition["name"])
-        if declared is not None and declared != definition.get("type", "custom"):
-            # [MCSM]: "Redefining a name under a different tool type gives tool_name_conflict"
+        # [MCSM] (2026-09-26): "send a different definition under the same name. The new definition
+        # replaces the earlier one from that position onward. A definition that reuses the name of a
+        # different type of tool returns a 400 error with ... tool_name_conflict. A newer version of the
+        # same tool doesn't count as a different type." The latest definition of the name is what a later
+        # one is compared with: the one in `tools`, or an earlier inline one.
+        kind = definition.get("type", "custom")
+        declared = defined.get(definition["name"], tool_names.get(definition["name"]))
+        if declared is not None and tool_family(declared) != tool_family(kind):
             raise ApiError(400, f"{where}.tool.definition: tool {definition['name']!r} is already declared as a "
                            f"{declared!r} tool", details={"error_code": "tool_name_conflict"})
-        defined.add(definition["name"])
+        defined[definition["name"]] = kind
     elif kind == "tool_reference":
         name = tool.get("name")
         if name not in tool_names and name not in defined:
@@ -175,6 +182,11 @@ def _check_tool_change(block: dict, where: str, spec: ModelSpec, betas: set[str]
         raise bad_request(f"{where}.tool.type: MCP tool references are not emulated offline")
     else:
         raise bad_request(f"{where}.tool.type: must be tool_reference or tool_definition")
+
+
+def tool_family(kind: str) -> str:
+    """A tool type without its version date: ``web_search_20250305`` and ``web_search_20260209`` are one."""
+    return re.sub(r"_\d{8}$", "", kind)
 
 
 def _stop_paused(message: dict) -> bool:

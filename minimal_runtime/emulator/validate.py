@@ -60,16 +60,16 @@ def validate(request: Any, spec: ModelSpec, betas: set[str], *, needs_max_tokens
     # Consecutive same-role messages are one turn, as the API merges them. A tool_result must
     # answer a tool_use of the turn before; each tool_use must be answered in the turn after.
     # System messages sit between turns and are checked on their own.
-    first, state = 0, (None, set(), [], set(), set())
+    first, state = 0, (None, set(), [], set(), frozenset())
     key = (spec.id, frozenset(betas), frozenset(tool_names.items()), version)
     snapshots: list[tuple] = []  # the walk's state after each message
     if resume and resume.get("key") == key and 2 <= shared <= len(resume["after"]) + 1:
         first, state, snapshots = shared - 1, resume["after"][shared - 2], resume["after"][:shared - 1]
-    role, asked, open_ids, answered, defined = state[0], set(state[1]), list(state[2]), set(state[3]), set(state[4])
+    role, asked, open_ids, answered, defined = state[0], set(state[1]), list(state[2]), set(state[3]), dict(state[4])
     for m in range(first, len(messages)):
         message = messages[m]
         if m > first:  # the state after message m - 1
-            snapshots.append((role, frozenset(asked), tuple(open_ids), frozenset(answered), frozenset(defined)))
+            snapshots.append((role, frozenset(asked), tuple(open_ids), frozenset(answered), frozenset(defined.items())))
         if not isinstance(message, dict) or message.get("role") not in ("user", "assistant", "system"):
             raise bad_request(f"messages.{m}.role: must be 'user', 'assistant' or 'system'")
         if "clear_at" in message and message["role"] != "system":
@@ -133,7 +133,7 @@ def validate(request: Any, spec: ModelSpec, betas: set[str], *, needs_max_tokens
                 field = "thinking" if kind == "thinking" else "data"
                 if not isinstance(block.get(field), str):
                     raise bad_request(f"messages.{m}.content.{i}.{field}: Field required (a string)")
-    snapshots.append((role, frozenset(asked), tuple(open_ids), frozenset(answered), frozenset(defined)))
+    snapshots.append((role, frozenset(asked), tuple(open_ids), frozenset(answered), frozenset(defined.items())))
     if role == "user" and asked - answered:
         _unanswered(asked - answered)
     if _ends_in_assistant(messages) and not spec.supports_prefill and not request.get("compaction"):

@@ -39,12 +39,18 @@ FIELDS = frozenset({
 
 
 def api_version(headers: dict[str, str]) -> str:
-    """The version a request speaks (``headers`` lower-cased), or the 400 the API answers."""
+    """The version a request speaks (``headers`` lower-cased), or the 400 the API answers.
+
+    Both messages as the real API words them, quoted from its answers in public issues: a missing
+    header is ``invalid_request_error`` "anthropic-version: header is required" (PipedreamHQ/pipedream
+    issue 9697, 2024; Pasta-Devs/Marinara-Engine issue 120 and envoyproxy/ai-gateway pull 1909, 2026),
+    an unknown value "anthropic-version: \"2023-06-01, 2023-06-01\" is not a valid version"
+    (decolua/9router issues 1475 and 2357, 2026)."""
     version = headers.get("anthropic-version", "").strip()
     if not version:
         raise bad_request("anthropic-version: header is required")
     if version not in (V2023, V2026):
-        raise bad_request(f"anthropic-version: {version!r} is not a valid version; use {V2023} or {V2026}")
+        raise bad_request(f'anthropic-version: "{version}" is not a valid version')
     return version
 
 

@@ -21,7 +21,9 @@ it. Where a log records usage, the replay maps its token counts onto the log's:
 A call's tokens are read in prefix order (cache read, then cache write, then uncached input), so
 the map is applied to prefix positions: a call's read share moves only by the hidden part's weight. Every
 strategy of a log gets the same calibration, so their differences are in the log's own tokens.
-The strategies' own limits (a compaction past 60,000 tokens) still read the emulator's estimate.
+The strategies' own limits (a compaction past 60,000 tokens) are in the log's tokens too: the
+runtime's features measure the emulator's estimate, so a limit is handed to them as the estimate
+that calibrates to it (``Limits``), at the call where the log itself first passed it.
 """
 
 from __future__ import annotations
@@ -62,6 +64,16 @@ class Calibration:
         factor = self.factors[k] if k < len(self.factors) else self.factor
         return round(fixed + factor * (tokens - fixed))
 
+    def estimated(self, k: int, tokens: int) -> int:
+        """The estimated prompt size of call ``k`` that calibrates to ``tokens`` (``position``'s inverse)."""
+        factor = self.factors[k] if k < len(self.factors) else self.factor
+        head, hidden = factor * self.start, self.hidden(k)
+        if tokens <= head:
+            return round(tokens / factor)
+        if tokens <= head + hidden:
+            return round(self.start + tokens - head)
+        return round(self.start + hidden + (tokens - head - hidden) / factor)
+
     def apply(self, k: int, call: CallRecord) -> CallRecord:
         """Call ``k`` of a replay, in the log's tokens."""
         read = self.position(k, call.cache_read_input_tokens)
@@ -82,6 +94,31 @@ class Calibration:
         return (f"replayed tokens calibrated to the log's usage: {self.factor:.2f} log tokens per estimated token "
                 f"of the log's content{spread}; the hidden prompt is sized in the log's tokens; output as logged"
                 + ("; cache writes billed as input (the log reports hits only)" if self.writes_as_input else ""))
+
+
+@dataclass(frozen=True)
+class Limits:
+    """A strategy's token limits, given in the log's tokens, as the runtime's features measure them
+    (the emulator's estimate). The features take one number for the whole run: it is translated at
+    call ``k``, the first the log itself sent past the limit (the point where the limit starts to
+    matter), or the run's last call where it never did."""
+
+    calibration: Calibration
+    run: RecordedRun
+
+    def _call(self, tokens: int) -> int:
+        sizes = [c.usage.prompt_tokens if c.usage else 0 for c in self.run.calls]
+        return next((k for k, n in enumerate(sizes) if n >= tokens), max(0, len(sizes) - 1))
+
+    def prompt(self, tokens: int) -> int:
+        """A prompt size: past it a compaction fires."""
+        return self.calibration.estimated(self._call(tokens), tokens)
+
+    def amount(self, tokens: int, at: int) -> int:
+        """An amount of the log's content (``clear_at_least``), at the limit ``at``."""
+        k = self._call(at)
+        factor = self.calibration.factors[k] if k < len(self.calibration.factors) else self.calibration.factor
+        return round(tokens / factor)
 
 
 def fit(run: RecordedRun, uncalibrated: list[CallRecord], layout: Calibration) -> Calibration:

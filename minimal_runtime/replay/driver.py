@@ -51,7 +51,7 @@ from ..features.recall import Keeper
 from ..features.server_compaction import ServerClearing, ServerCompaction
 from ..provider.cost import CallRecord
 from ..provider.models import ModelSpec, model_spec
-from .calibration import Calibration, fit
+from .calibration import Calibration, Limits, fit
 from .recorded import RecordedRun
 
 
@@ -70,8 +70,9 @@ class Strategy:
     layout: Callable[[ModelSpec], Layout] = _own_layout
     batch: bool = True  # inject a per-call progress note, as a runtime with hooks would
     offload_threshold: int | None = None
-    # a compaction strategy for the run's workspace: a feature (``install``), maybe with ``layout(inner)``
-    compaction: Callable[[Path], object] | None = None
+    # a compaction strategy for the run's workspace: a feature (``install``), maybe with ``layout(inner)``;
+    # its limits, given in the log's tokens, are translated to the estimate the features measure (``Limits``)
+    compaction: Callable[[Path, Limits], object] | None = None
     needs_server_compaction: bool = False  # only models that take compact_20260112 can replay it
     as_logged: bool = False  # reproduce the log's own caching, none included
 
@@ -95,14 +96,15 @@ STRATEGIES = {s.name: s for s in [
     Strategy("offload", "tail, with tool results over 4,000 characters offloaded to files", offload_threshold=4000),
     Strategy("ladder", "tail; past 60,000 tokens the oldest half of the calls compacted (paths kept), summarized "
              "when that stops paying; the rewritten history carries no thinking (it passes the prefix check)",
-             compaction=lambda work: ManusLadder(Keeper(work), 60_000)),
+             compaction=lambda work, limits: ManusLadder(Keeper(work), limits.prompt(60_000))),
     Strategy("simple", "tail; past 60,000 tokens the whole history becomes one summary message (no earlier "
              "turn, so no thinking to fail the prefix check)",
-             compaction=lambda work: SimpleCompaction(Keeper(work), 60_000, handoff=False)),
+             compaction=lambda work, limits: SimpleCompaction(Keeper(work), limits.prompt(60_000), handoff=False)),
     Strategy("clearing", "tail; the server clears old tool results past 60,000 tokens, 30,000 at least",
-             compaction=lambda work: ServerClearing(60_000, keep=3, clear_at_least=30_000)),
+             compaction=lambda work, limits: ServerClearing(limits.prompt(60_000), keep=3,
+                                                   clear_at_least=limits.amount(30_000, at=60_000))),
     Strategy("server-compact", "tail; the server summarizes past 60,000 tokens (compact_20260112)",
-             compaction=lambda work: ServerCompaction(60_000), needs_server_compaction=True),
+             compaction=lambda work, limits: ServerCompaction(limits.prompt(60_000)), needs_server_compaction=True),
 ]}
 
 
@@ -334,7 +336,7 @@ def _replay_in(workdir: Path, run: RecordedRun, strategy: Strategy, model: str,
                      "recorded places none")
     layout = _with_ttl(strategy.layout(model_spec(model)), ttl, uncached)
     if strategy.compaction is not None:
-        compaction = strategy.compaction(workdir)
+        compaction = strategy.compaction(workdir, Limits(calibration, run))
         hooks.install(compaction)
         layout = compaction.layout(layout) if hasattr(compaction, "layout") else layout
     agent = Agent(client, model=model, system=system, layout=layout, hooks=hooks,

@@ -98,11 +98,16 @@ def test_a_document_in_an_assistant_message_and_citations_on_user_text_are_a_400
 
 
 def test_the_version_header_is_required_and_must_be_a_known_version():
-    """[VER]: anthropic-version is a required header; the emulator knows two values."""
+    """[VER]: anthropic-version is a required header; the emulator knows two values. The messages are
+    the real API's, from its answers quoted in public issues (PipedreamHQ/pipedream 9697,
+    Pasta-Devs/Marinara-Engine 120: "anthropic-version: header is required"; decolua/9router 2357:
+    'anthropic-version: "2023-06-01, 2023-06-01" is not a valid version')."""
     emu = Emulator(model="claude-sonnet-5-5")
     status, body = post(emu, hello(), version=None)
     assert status == 400 and body["error"]["message"] == "anthropic-version: header is required"
-    assert post(emu, hello(), version="2024-01-01")[0] == 400
+    status, body = post(emu, hello(), version="2023-06-01, 2023-06-01")
+    assert status == 400 and body["error"] == {
+        "type": "invalid_request_error", "message": 'anthropic-version: "2023-06-01, 2023-06-01" is not a valid version'}
 
 
 def test_the_key_is_accepted_as_a_bearer_token_and_one_is_required():
@@ -397,3 +402,48 @@ def test_redefining_a_tool_under_another_type_is_a_tool_name_conflict():
     assert post(emu, redefine(tools[0]), betas="inline-tools-2026-09-15")[0] == 200
     status, body = post(emu, redefine({"type": "web_search_20250305", "name": "search"}), betas="inline-tools-2026-09-15")
     assert status == 400 and body["error"]["details"]["error_code"] == "tool_name_conflict"
+
+
+# [MCSM], the 2026-09-26 copy: "To change a tool's schema, or to move a server tool to a newer version,
+# send a different definition under the same name. The new definition replaces the earlier one from
+# that position onward. A definition that reuses the name of a different type of tool returns a 400
+# error with `error.details.error_code` set to `tool_name_conflict`. A newer version of the same tool
+# doesn't count as a different type."
+
+def _inline(*definitions: dict) -> dict:
+    """A request that defines each of ``definitions`` by value, one system entry per user turn."""
+    messages: list[dict] = []
+    for n, definition in enumerate(definitions):
+        messages += [{"role": "user", "content": f"turn {n}"}, {"role": "system", "content": [
+            {"type": "tool_addition", "tool": {"type": "tool_definition", "definition": definition}}]}]
+        if n < len(definitions) - 1:
+            messages.append({"role": "assistant", "content": "ok"})
+    tools = [{"name": "get_weather", "description": "Weather.", "input_schema": {"type": "object"}}]
+    return {**hello(), "tools": tools, "messages": messages}
+
+
+CUSTOM = {"name": "lookup", "description": "Look a thing up.", "input_schema": {"type": "object"}}
+
+
+def test_a_second_inline_definition_of_another_tool_type_is_a_tool_name_conflict():
+    emu = Emulator(model="claude-sonnet-5-5")
+    status, body = post(emu, _inline(CUSTOM, {"type": "web_search_20250305", "name": "lookup"}),
+                        betas="inline-tools-2026-09-15")
+    assert status == 400 and body["error"]["details"]["error_code"] == "tool_name_conflict", body
+
+
+def test_a_second_inline_definition_of_the_same_type_replaces_the_first():
+    emu = Emulator(model="claude-sonnet-5-5")
+    changed = {**CUSTOM, "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}}}
+    assert post(emu, _inline(CUSTOM, changed), betas="inline-tools-2026-09-15")[0] == 200
+
+
+def test_a_newer_version_of_the_same_server_tool_is_not_a_conflict():
+    emu = Emulator(model="claude-sonnet-5-5")
+    request = _inline({"type": "web_search_20260209", "name": "web_search"})
+    request["tools"] = [*request["tools"], {"type": "web_search_20250305", "name": "web_search"}]
+    status, body = post(emu, request, betas="inline-tools-2026-09-15")
+    assert status == 200, body
+    both = _inline({"type": "web_search_20250305", "name": "web_search"}, {"type": "web_search_20260209", "name": "web_search"})
+    status, body = post(emu, both, betas="inline-tools-2026-09-15")
+    assert status == 200, body

@@ -3,7 +3,7 @@
     run = generate_claude_code_logs(dest, "claude-sonnet-5-5")
     run.streams    # dest/turn-1.stream.jsonl, dest/turn-2.stream.jsonl (--output-format stream-json --verbose)
     run.sessions   # the session files Claude Code wrote under dest/home/.claude/projects/
-    run.exchanges  # what the emulator was sent and answered, one Exchange per request
+    run.exchanges  # what `python -m minimal_runtime serve` was sent and answered (dest/serve.jsonl)
 
 Turn 1 asks a question the emulator's policy answers with two tool rounds (a ``Read`` of a file in
 the project folder, then a ``Bash`` ``ls``), turn 2 resumes the session with a follow-up (two more
@@ -68,7 +68,7 @@ def generate_claude_code_logs(dest: Path, model: str, claude: Path | None = None
     policy = ToolRounds(rounds=2, prefer={"Read": {"file_path": str(project / "notes.txt")},
                                           "Bash": {"command": "ls", "description": "List the project files"}})
     run = ClaudeCodeRun(model=model, dest=dest)
-    with serve_emulator(policy, model) as (base_url, exchanges):
+    with serve_emulator(policy, model, log=dest / "serve.jsonl") as (base_url, exchanges):
         session = None
         for n, prompt in enumerate((TASK, FOLLOW_UP), start=1):
             command = [str(claude), "-p", prompt, "--output-format", "stream-json", "--verbose", "--model", model,
@@ -96,6 +96,6 @@ def generate_claude_code_logs(dest: Path, model: str, claude: Path | None = None
             if code not in (0, None) or result is None or result.get("is_error"):
                 run.errors.append(f"turn {n}: exit {code}, result {json.dumps(result)[:500] if result else 'missing'}, "
                                   f"stderr {stderr[-500:]!r}")
-        run.exchanges = list(exchanges)
+    run.exchanges = list(exchanges)  # read from serve's log once it has stopped
     run.sessions = sorted((home / ".claude" / "projects").glob("**/*.jsonl"))
     return run

@@ -1,31 +1,47 @@
-"""The emulator as a client sees it over HTTP, with a server-side record of every exchange.
+"""The emulator as a client sees it over HTTP: the ``python -m minimal_runtime serve`` command a user
+runs, with a record of every exchange read back from its ``--log``.
 
-``serve_emulator(policy)`` is the one place that starts the server: today ``Emulator.serve()`` in
-this process; when ``python -m minimal_runtime serve`` exists, only its body changes (start the
-command, read its per-call log into ``Exchange`` records).
+``serve_emulator(policy, model)`` is the one place that starts the server: the command, in its own
+process, on a free loopback port, answering with the suite's policy (``--policy
+tests.interop.policy:Configured``). When the block ends the command is stopped (SIGTERM, as Ctrl-C)
+and its log is read into ``Exchange`` records; the list yielded is filled then.
 
 Each record says what the client sent that matters for fidelity (API version, auth scheme, betas,
 how many signed thinking blocks it resent) and what the emulator did: the status, the error text,
 and the prefix check's verdicts. The verdicts are recomputed here with the emulator's own
 ``binding.check`` for every accepted request, on every model, so a client that edits history
-shows up even on a model where the API does not enforce the check. For a refused request the record
+shows up even on a model where the API does not enforce the check (the strict verdict; ``serve``'s
+own ``prefix`` column reports only what the model enforces). For a refused request the record
 keeps a shape of the request (field paths, block types, headers), never the client's prose.
 """
 
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
-import threading
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any, Iterator
 
 from minimal_runtime.emulator import Emulator, binding
 from minimal_runtime.provider.models import lookup
 
+from .policy import ToolRounds
+
 PREFIX_ERROR = "bound to a different conversation"
 _SCALARS = ("model", "max_tokens", "stream", "temperature", "top_p", "top_k", "thinking", "output_config",
             "tool_choice", "context_management", "compaction", "service_tier", "inference_geo")
+ROOT = Path(__file__).resolve().parents[2]
+ACCOUNT = inspect.signature(Emulator).parameters["account"].default  # the account ``serve`` signs blocks for
+START_TIMEOUT = 120  # seconds for the command to print its address (an import on a busy machine)
+URL_LINE = "export ANTHROPIC_BASE_URL="
 
 
 @dataclass
@@ -53,49 +69,34 @@ class Exchange:
         return asdict(self)
 
 
-class RecordingEmulator(Emulator):
-    """An emulator that keeps an ``Exchange`` for every HTTP request it answers."""
-
-    def __init__(self, *args: Any, **kwargs: Any):
-        super().__init__(*args, **kwargs)
-        self.exchanges: list[Exchange] = []
-        self._record_lock = threading.Lock()
-
-    def handle(self, method: str, path: str, body: bytes, request_headers: dict[str, str] | None = None):
-        status, headers, payload = super().handle(method, path, body, request_headers)
-        with self._record_lock:
-            self.exchanges.append(self._exchange(method, path, body, request_headers or {}, status, payload))
-        return status, headers, payload
-
-    def _exchange(self, method, path, body, request_headers, status, payload) -> Exchange:
-        h = {k.lower(): v for k, v in request_headers.items()}
-        auth = "bearer" if h.get("authorization", "").lower().startswith("bearer") else (
-            "x-api-key" if "x-api-key" in h else None)
-        betas = sorted(b.strip() for b in h.get("anthropic-beta", "").split(",") if b.strip())
-        x = Exchange(method, path, status, version=h.get("anthropic-version"), auth=auth, betas=betas)
+def exchange_of(record: dict) -> Exchange:
+    """An ``Exchange`` from one line of ``serve --log`` (see ``minimal_runtime/serve/exchange.py``).
+    Secret headers are redacted there, so the auth scheme is read from which header was sent."""
+    h = {k.lower(): v for k, v in (record.get("request_headers") or {}).items()}
+    auth = "bearer" if "authorization" in h else ("x-api-key" if "x-api-key" in h else None)
+    betas = sorted(b.strip() for b in h.get("anthropic-beta", "").split(",") if b.strip())
+    path, status, request = record["path"], record["status"], record.get("request")
+    x = Exchange(record["method"], path, status, version=h.get("anthropic-version"), auth=auth, betas=betas)
+    if isinstance(request, dict):
+        x.model, x.stream = record.get("model") or request.get("model"), bool(request.get("stream"))
+        x.keys = sorted(request)
+        x.settings = {k: request[k] for k in _SCALARS if k in request and k not in ("model", "stream")}
+        x.signed_blocks = sum(1 for _, b in _thinking_blocks(request) if b.get("signature"))
+    if status >= 400:
+        response = record.get("response")
         try:
-            request = json.loads(body) if body else None
-        except (ValueError, UnicodeDecodeError):
-            request = None
-        if isinstance(request, dict):
-            x.model, x.stream = request.get("model"), bool(request.get("stream"))
-            x.keys = sorted(request)
-            x.settings = {k: request[k] for k in _SCALARS if k in request and k not in ("model", "stream")}
-            x.signed_blocks = sum(1 for _, b in _thinking_blocks(request) if b.get("signature"))
-        if status >= 400:
-            try:
-                x.error = json.loads(payload)["error"]["message"]
-            except (ValueError, KeyError, TypeError):
-                x.error = payload[:300].decode(errors="replace")
-            x.shape = shape(request, h)
-            if x.error and PREFIX_ERROR in x.error:
-                x.prefix_failures.append(x.error.split(":")[0])
-        elif isinstance(request, dict) and path == "/v1/messages" and x.signed_blocks:
-            spec = lookup(x.model or "")
-            if spec is not None:
-                bound = binding.check(request, spec, self.account, 0, None)
-                x.prefix_failures = [v.path for v in bound.verdicts if v.reason is not None or v.tampered]
-        return x
+            x.error = response["error"]["message"]
+        except (KeyError, TypeError):
+            x.error = (record.get("response_text") or json.dumps(response))[:300]
+        x.shape = shape(request, h)
+        if x.error and PREFIX_ERROR in x.error:
+            x.prefix_failures.append(x.error.split(":")[0])
+    elif isinstance(request, dict) and path == "/v1/messages" and x.signed_blocks:
+        spec = lookup(x.model or "")
+        if spec is not None:
+            bound = binding.check(request, spec, ACCOUNT, 0, None)
+            x.prefix_failures = [v.path for v in bound.verdicts if v.reason is not None or v.tampered]
+    return x
 
 
 def _thinking_blocks(request: dict) -> Iterator[tuple[int, dict]]:
@@ -136,12 +137,72 @@ def _block_shape(block: Any) -> Any:
 
 
 @contextlib.contextmanager
-def serve_emulator(policy, model: str = "claude-sonnet-5-5") -> Iterator[tuple[str, list[Exchange]]]:
-    """Start the emulator over HTTP on loopback; yields (base URL, the list its exchanges land in).
-    The one function to change when the ``serve`` command replaces ``Emulator.serve()``."""
-    emulator = RecordingEmulator(model=model, policy=policy)
-    with emulator.serve() as base_url:
-        yield base_url, emulator.exchanges
+def serve_emulator(policy: ToolRounds, model: str = "claude-sonnet-5-5", *, log: Path | None = None,
+                   account_created: str | None = None) -> Iterator[tuple[str, list[Exchange]]]:
+    """Run ``python -m minimal_runtime serve`` on a free loopback port with ``policy``; yields (base
+    URL, the list its exchanges land in when the block ends). ``log``: where the command's JSONL log
+    goes (its printed lines next to it, ``.out``); default a temporary folder."""
+    logs = {model: log} if log else None
+    with serve_emulators(policy, [model], logs=logs, account_created=account_created) as servers:
+        yield servers[model]
+
+
+@contextlib.contextmanager
+def serve_emulators(policy: ToolRounds, models: list[str], *, logs: dict[str, Path] | None = None,
+                    account_created: str | None = None) -> Iterator[dict[str, tuple[str, list[Exchange]]]]:
+    """One ``serve`` command per model, started together (each takes seconds to import the SDK):
+    yields model -> (base URL, its exchanges, filled when the block ends)."""
+    with contextlib.ExitStack() as stack:
+        if logs is None:
+            folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="interop-serve-")))
+            logs = {m: folder / f"{m}.serve.jsonl" for m in models}
+        env = {**os.environ, "INTEROP_POLICY": json.dumps({"rounds": policy.rounds, "prefer": policy.prefer}),
+               "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+        started = {}
+        for model in models:
+            log = logs[model]
+            log.parent.mkdir(parents=True, exist_ok=True)
+            log.unlink(missing_ok=True)  # the command appends
+            command = [sys.executable, "-m", "minimal_runtime", "serve", "--port", "0", "--model", model,
+                       "--policy", "tests.interop.policy:Configured", "--log", str(log)]
+            if account_created:
+                command += ["--account-created", account_created]
+            out = stack.enter_context(log.with_suffix(".out").open("w"))
+            process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                       stdin=subprocess.DEVNULL)
+            stack.callback(_stop, process)
+            started[model] = process
+        servers = {m: (_address(p, logs[m].with_suffix(".out")), []) for m, p in started.items()}
+        yield servers
+        for model, process in started.items():
+            _stop(process)
+            if logs[model].exists():
+                servers[model][1].extend(exchange_of(json.loads(line))
+                                         for line in logs[model].read_text().splitlines() if line.strip())
+
+
+def _address(process: subprocess.Popen, printed: Path) -> str:
+    """The base URL from the command's banner (``export ANTHROPIC_BASE_URL=...``)."""
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        for line in printed.read_text().splitlines():
+            if line.strip().startswith(URL_LINE):
+                return line.strip()[len(URL_LINE):]
+        if process.poll() is not None:
+            raise RuntimeError(f"serve exited ({process.returncode}) before listening:\n{printed.read_text()[-2000:]}")
+        time.sleep(0.05)
+    raise RuntimeError(f"serve printed no address in {START_TIMEOUT} s:\n{printed.read_text()[-2000:]}")
+
+
+def _stop(process: subprocess.Popen) -> None:
+    """SIGTERM, as a user's Ctrl-C: the command prints its summary and closes its log."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 # -- the summary ----------------------------------------------------------------------------------

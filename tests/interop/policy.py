@@ -12,6 +12,7 @@ schema-conforming JSON text where ``output_config.format`` asks for one.
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 from minimal_runtime.emulator import Turn, text, tool_use
@@ -38,6 +39,15 @@ class ToolRounds:
                         thinking=f"round {done + 1} of {self.rounds}: {tool['name']}")
         turn_text = f"Done after {done} tool rounds; {len(messages)} messages in this conversation."
         return Turn(content=[text(turn_text)], thinking="answering")
+
+
+class Configured(ToolRounds):
+    """``ToolRounds`` as ``serve --policy tests.interop.policy:Configured`` builds it: ``serve``
+    instantiates a policy class with no arguments, so the settings come from ``INTEROP_POLICY``
+    (JSON ``{"rounds": N, "prefer": {...}}``, set by the harness)."""
+
+    def __init__(self):
+        super().__init__(**json.loads(os.environ.get("INTEROP_POLICY") or "{}"))
 
 
 def tool_rounds_in_turn(messages: list[dict]) -> int:

@@ -1,7 +1,7 @@
 """The real-client suite: pinned clients nobody here wrote, against the emulator over HTTP.
 
 Each client holds, on each current model, a conversation of two tool rounds and a follow-up turn
-(two more rounds). A (client, model) passes when the client reports no error, ran at least four
+(two more rounds), against ``python -m minimal_runtime serve`` (the command users run; see harness.py). A (client, model) passes when the client reports no error, ran at least four
 tools, and every request it sent was accepted and passed the prefix check. A refused request fails
 the test with its error and the shape of what was sent (field paths, block types, headers: no
 client prose), so the emulator's owner can see exactly what the client sends.
@@ -13,7 +13,6 @@ skips the whole module in one line. Logs of the last run: ``.interop/last-run/``
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
@@ -21,7 +20,7 @@ import subprocess
 import time
 
 import pytest
-from .harness import Exchange, serve_emulator
+from .harness import Exchange, serve_emulators
 from .install import CACHE, HERE, Unreachable, ensure_clients
 from .policy import ToolRounds
 
@@ -57,10 +56,10 @@ def _closed_network_env() -> dict[str, str]:
 
 
 def _run_driver(client: str) -> None:
-    """One driver process for all models, one emulator (and server) per model."""
+    """One driver process for all models, one ``serve`` command per model."""
     shutil.copy(HERE / "drivers" / "ts_sdk_driver.mjs", CACHE / "npm")  # ESM resolves packages next to the file
-    with contextlib.ExitStack() as stack:
-        servers = {m: stack.enter_context(serve_emulator(ToolRounds(rounds=2), m)) for m in MODELS}
+    logs = {m: LAST_RUN / f"{client}.{m}.serve.jsonl" for m in MODELS}
+    with serve_emulators(ToolRounds(rounds=2), MODELS, logs=logs) as servers:
         command = DRIVERS[client](INSTALLED) + [f"{m}={url}" for m, (url, _) in servers.items()]
         started = time.perf_counter()
         try:
@@ -69,12 +68,13 @@ def _run_driver(client: str) -> None:
             out, stderr = done.stdout, done.stderr
         except subprocess.TimeoutExpired:
             out, stderr = "", f"no answer after {DRIVER_TIMEOUT} s"
-        lines = _lines(out)
-        STARTUP[client] = time.perf_counter() - started - sum(r.get("seconds", 0) for r in lines.values())
-        for model, (_, exchanges) in servers.items():
-            line = lines.get(model) or {"ok": False, "error": f"the driver printed nothing for it; stderr: {stderr[-1500:]}"}
-            errors = [] if line["ok"] else [line["error"] + "\n" + line.get("traceback", "")]
-            _record(client, model, list(exchanges), errors, line.get("tool_calls") or 0, line.get("seconds", 0.0))
+        elapsed = time.perf_counter() - started
+    lines = _lines(out)  # the servers have stopped: their logs are read
+    STARTUP[client] = elapsed - sum(r.get("seconds", 0) for r in lines.values())
+    for model, (_, exchanges) in servers.items():
+        line = lines.get(model) or {"ok": False, "error": f"the driver printed nothing for it; stderr: {stderr[-1500:]}"}
+        errors = [] if line["ok"] else [line["error"] + "\n" + line.get("traceback", "")]
+        _record(client, model, list(exchanges), errors, line.get("tool_calls") or 0, line.get("seconds", 0.0))
 
 
 def _lines(out: str) -> dict[str, dict]:

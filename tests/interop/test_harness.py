@@ -1,15 +1,13 @@
 """The suite's own parts catch what they claim to: a refused request, a prefix failure the API lets
-through, the tool rounds of the policy. Runs with the suite (``make interop``), in a second, with
-the course's own SDK over HTTP; nothing is installed."""
+through, the tool rounds of the policy. Runs with the suite (``make interop``), in seconds, with
+the course's own SDK over HTTP against the ``serve`` command; nothing is installed."""
 
 from __future__ import annotations
-
-from datetime import date
 
 import anthropic
 import pytest
 
-from .harness import RecordingEmulator, serve_emulator
+from .harness import serve_emulator
 from .policy import ToolRounds, instance
 
 MODEL = "claude-sonnet-5-5"
@@ -37,12 +35,11 @@ def test_a_prefix_failure_the_api_refuses_is_recorded_as_refused_and_failed():
 
 
 def test_a_prefix_failure_the_api_lets_through_is_still_recorded():
-    emulator = RecordingEmulator(model=MODEL, account_created=date(2026, 1, 1))  # before enforcement [PT]
-    with emulator.serve() as base_url:
+    with serve_emulator(ToolRounds(), MODEL, account_created="2026-01-01") as (base_url, exchanges):  # before enforcement [PT]
         _edited_resend(anthropic.Anthropic(base_url=base_url, api_key="offline", max_retries=0))
-    assert [x.status for x in emulator.exchanges] == [200, 200]
-    assert emulator.exchanges[1].prefix_failures == ["messages.1.content.0"]
-    assert emulator.exchanges[1].signed_blocks == 1
+    assert [x.status for x in exchanges] == [200, 200]
+    assert exchanges[1].prefix_failures == ["messages.1.content.0"]
+    assert exchanges[1].signed_blocks == 1
 
 
 def test_the_policy_runs_two_tool_rounds_per_turn_then_answers():

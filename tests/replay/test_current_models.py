@@ -86,3 +86,19 @@ def test_recorded_thinking_is_re_issued_and_counted_next_to_the_billed_output(lo
     assert sum(c.output_tokens for c in replayed.calls) == logged_output
     # the re-issued thinking is in every replayed prompt, as the logged thinking was in the log's
     assert [c.prompt_tokens for c in replay(run, "recorded").calls] == [c.usage.prompt_tokens for c in run.calls]
+
+
+def test_the_compaction_limits_are_in_the_logs_own_tokens(logs):
+    """A log whose tokenizer counts 1.5 tokens per estimated token: ``simple`` and ``ladder`` compact
+    before the calibrated prompt would pass 60,000 (the log's tokens), not before the estimate would
+    (90,000 of the log's)."""
+    (run,) = load(logs["claude-sonnet-5-5"]["stream"])[:1]
+    scaled = run.model_copy(update={"calls": [c.model_copy(update={"usage": c.usage.model_copy(update={
+        k: round(getattr(c.usage, k) * 1.5) for k in ("prompt_tokens", "cache_read", "cache_write")
+        if getattr(c.usage, k) is not None})}) for c in run.calls]})
+    calibration = calibrate(scaled)
+    assert 1.3 < calibration.factor < 1.7
+    for name in ("simple", "ladder"):
+        prompts = [c.prompt_tokens for c in replay(scaled, name, calibration=calibration).calls]
+        grown = max(b - a for a, b in zip(prompts, prompts[1:]))  # one call's growth, at most
+        assert max(prompts) < 60_000 <= max(prompts) + grown, (name, prompts)

@@ -1,5 +1,5 @@
-// The TypeScript SDK (@anthropic-ai/sdk): messages.create in a tool loop, the assistant content
-// resent as it came (thinking blocks included). Same contract as common.py: one JSON line per
+// The TypeScript SDK (@anthropic-ai/sdk): models.list() and models.retrieve(), then messages.create
+// in a tool loop, the assistant content resent as it came (thinking blocks included). Same contract as common.py: one JSON line per
 // MODEL=BASE_URL argument, exit 1 if any failed.
 import Anthropic from "@anthropic-ai/sdk";
 
@@ -12,6 +12,12 @@ const TOOLS = [{
 
 async function run(model, baseURL) {
   const client = new Anthropic({ apiKey: "sk-ant-offline-interop", baseURL });
+  // GET /v1/models (paged) and /v1/models/{id}: the listing must name the model the loop uses.
+  const listed = [];
+  for await (const info of client.models.list()) listed.push(info.id);
+  if (!listed.includes(model)) throw new Error(`models.list() does not name ${model}: ${listed.join(", ")}`);
+  const retrieved = await client.models.retrieve(model);
+  if (retrieved.id !== model) throw new Error(`models.retrieve(${model}) answered ${retrieved.id}`);
   const messages = [];
   let calls = 0;
   for (const prompt of [TASK, FOLLOW_UP]) {
