@@ -79,7 +79,7 @@ soak: $(STAMP)  ## 300 calls with faults, 30 kills and random steers; prints its
 
 .PHONY: interop
 interop: $(STAMP)  ## pinned real clients (Claude Code, TS SDK, pydantic-ai, LangChain, LiteLLM) against the emulator over HTTP
-	INTEROP=1 $(BIN)/python -m pytest -q -rs -p no:xdist tests/interop
+	INTEROP=1 $(BIN)/python -m pytest -q -rs -p no:xdist tests/interop tests/replay/test_claude_code_logs.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache mutants .interop

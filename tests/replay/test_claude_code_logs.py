@@ -1,22 +1,26 @@
 """Logs Claude Code itself wrote, made at test time (``tests.interop.fixtures``): Claude Code, headless,
 two turns (the second ``--resume``s the first) against ``python -m minimal_runtime serve`` on Sonnet 5.5,
 Haiku 5.5 and Opus 5.5. Every strategy replays every call of its stream-json output and of its session
-file. Runs only where the real-client suite has installed Claude Code (``make interop``, into
-``.interop/``): this suite installs nothing. Nothing Claude Code wrote is committed."""
+file. Runs with the real-client suite (``make interop``, which installs Claude Code into ``.interop/``),
+not in ``make test``. Nothing Claude Code wrote is committed."""
 
 from __future__ import annotations
 
+import os
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from minimal_runtime.replay import STRATEGIES, calibrate, load, replay
 from minimal_runtime.replay.current import CURRENT_MODELS
-from tests.interop.install import CACHE
+from tests.interop.install import Unreachable, ensure_clients
 
-CLAUDE = CACHE / "npm" / "node_modules" / ".bin" / "claude"
-if not CLAUDE.exists():
-    pytest.skip(f"Claude Code is not installed ({CLAUDE}; make interop installs it)", allow_module_level=True)
+if os.environ.get("INTEROP") != "1":
+    pytest.skip("the real-client suite runs with make interop (INTEROP=1)", allow_module_level=True)
+try:
+    CLAUDE = ensure_clients().claude  # current already when the client suite ran first: nothing to install
+except Unreachable as e:
+    pytest.skip(f"interop: {e}", allow_module_level=True)
 
 
 @pytest.fixture(scope="module")
