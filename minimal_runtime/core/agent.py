@@ -38,7 +38,7 @@ from .hooks import CallEvent, ErrorEvent, HookEvent, HookRegistry, Point, ToolCa
 from .messages import assistant_message, printable, text_block, text_of, tool_uses, user
 from .protocols import Layout, Store, Tool, Tools
 from .steering import SteerTooLarge
-from .store import MemoryStore, load
+from .store import EventLog, MemoryStore, load
 from .tools import ToolBox, ToolOffer
 
 log = logging.getLogger(__name__)
@@ -112,7 +112,7 @@ class Agent:
         self.active = False
         self._lock = threading.Lock()
         self._previous_len: int | None = None
-        saved = load(self.store)
+        saved = load(self.store.events(), getattr(self.store, "where", EventLog.where))  # where: a file, in errors
         self._steering: list[str] = saved.pending_steers  # accepted before a crash: applied on resume
         self.messages: list[dict] = saved.messages
         self.calls: list[CallRecord] = saved.calls

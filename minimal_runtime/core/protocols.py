@@ -80,7 +80,7 @@ class Tools(Protocol):
 class Store(Protocol):
     """The durable run record, as an event log (the kinds: ``store.load``). What is written is what
     the history holds: on the turn-scoped layout, each call's batch too. ``store.EventLog`` adds
-    ``load`` and ``close`` to a backend that implements these two."""
+    ``load`` and ``close`` to a backend that implements these two (and ``where``, its name in errors)."""
 
     def write(self, event: dict[str, Any], sync: bool = True) -> None:
         """Append one event, in order, whole or not at all; with ``sync``, durable before returning."""

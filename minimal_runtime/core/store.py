@@ -32,7 +32,6 @@ from pydantic import BaseModel, Field
 
 from ..provider.cost import CallRecord
 from .messages import dumps
-from .protocols import Store
 
 
 class StoredRun(BaseModel):
@@ -60,14 +59,15 @@ class EventLog:
     where = "the run record"
 
     def load(self) -> StoredRun:
-        return load(self)
+        return load(self.events(), self.where)
 
     def close(self) -> None:
         """Release what the log holds (a lock, a connection); nothing by default."""
 
 
-def load(store: Store) -> StoredRun:
-    """The run a store's events record. The event kinds (``type``), as the agent writes them:
+def load(events: list[dict[str, Any]], where: str = EventLog.where) -> StoredRun:
+    """The run a store's events record (``where`` names the store in errors). The event kinds
+    (``type``), as the agent writes them:
 
         task       the user turn that starts a run (``messages``): the step cap counts from here
         turn       a completed turn (``messages``) with the record of the call that made it (``call``)
@@ -76,8 +76,8 @@ def load(store: Store) -> StoredRun:
         tool_output  a tool's raw output (``tool_use_id``, ``raw``), whatever the history keeps
         compaction the history as rewritten (``messages``)
         counters, status   the latest ``counters`` dict, the run's ``status``"""
-    where, run, billed = getattr(store, "where", EventLog.where), StoredRun(), None
-    for number, event in enumerate(store.events(), start=1):
+    run, billed = StoredRun(), None
+    for number, event in enumerate(events, start=1):
         if not isinstance(event, dict):
             raise StoreError(f"{where}:{number}: not an event object")
         kind = event.get("type")
