@@ -67,14 +67,14 @@ SCOPES = {
 
 # (file, the line as written, the line mutated): every module-level constant of the accounting.
 CONSTANTS = [
-    ("minimal_runtime/provider/models.py", "MAX_BREAKPOINTS = 4", "MAX_BREAKPOINTS = 5"),
-    ("minimal_runtime/provider/models.py", "MAX_BREAKPOINTS = 4", "MAX_BREAKPOINTS = 3"),
+    ("minimal_runtime/emulator/models.py", "MAX_BREAKPOINTS = 4", "MAX_BREAKPOINTS = 5"),
+    ("minimal_runtime/emulator/models.py", "MAX_BREAKPOINTS = 4", "MAX_BREAKPOINTS = 3"),
     ("minimal_runtime/provider/models.py", "LOOKBACK_BLOCKS = 20", "LOOKBACK_BLOCKS = 21"),
     ("minimal_runtime/provider/models.py", "LOOKBACK_BLOCKS = 20", "LOOKBACK_BLOCKS = 19"),
-    ("minimal_runtime/provider/models.py", 'TTL_SECONDS = {"5m": 300,', 'TTL_SECONDS = {"5m": 301,'),
-    ("minimal_runtime/provider/models.py", 'TTL_SECONDS = {"5m": 300,', 'TTL_SECONDS = {"5m": 299,'),
-    ("minimal_runtime/provider/models.py", '"1h": 3600}', '"1h": 3601}'),
-    ("minimal_runtime/provider/models.py", '"1h": 3600}', '"1h": 3599}'),
+    ("minimal_runtime/emulator/models.py", 'TTL_SECONDS = {"5m": 300,', 'TTL_SECONDS = {"5m": 301,'),
+    ("minimal_runtime/emulator/models.py", 'TTL_SECONDS = {"5m": 300,', 'TTL_SECONDS = {"5m": 299,'),
+    ("minimal_runtime/emulator/models.py", '"1h": 3600}', '"1h": 3601}'),
+    ("minimal_runtime/emulator/models.py", '"1h": 3600}', '"1h": 3599}'),
     ("minimal_runtime/provider/models.py", "CACHE_WRITE_5M, CACHE_WRITE_1H, CACHE_READ = 1.25, 2.0, 0.10",
      "CACHE_WRITE_5M, CACHE_WRITE_1H, CACHE_READ = 1.3, 2.0, 0.10"),
     ("minimal_runtime/provider/models.py", "CACHE_WRITE_5M, CACHE_WRITE_1H, CACHE_READ = 1.25, 2.0, 0.10",

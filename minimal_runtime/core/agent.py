@@ -33,13 +33,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..provider.cost import CallRecord
 from ..provider.models import model_spec
-from .context import CallParts, EphemeralQueue, Injection, appended_entries, first_edit, layout_for
-from .hooks import HookEvent, HookRegistry, Point
+from .context import CallParts, CallPlan, EphemeralQueue, Injection, first_edit, layout_for
+from .hooks import CallEvent, ErrorEvent, HookEvent, HookRegistry, Point, ToolCallEvent, ToolResultEvent
 from .messages import assistant_message, printable, text_block, text_of, tool_uses, user
 from .protocols import Layout, Store, Tool, Tools
 from .steering import SteerTooLarge
-from .store import MemoryStore
-from .tools import ToolBox
+from .store import EventLog, MemoryStore, load
+from .tools import ToolBox, ToolOffer
 
 log = logging.getLogger(__name__)
 
@@ -106,25 +106,21 @@ class Agent:
         if forced and self.spec.rejects_forced_tool_choice:
             raise ValueError(f"{self.spec.id} rejects a forced tool_choice ({self.config.tool_choice}); "
                              "use 'auto' and mask the tools instead")
-        # On models that take tool changes, a tool masked before the first call starts deferred, and
-        # masking later is announced with tool_addition / tool_removal: ``tools`` never changes.
-        deferred = set(self.toolbox.masked) if self.spec.tool_changes else set()
-        self.tool_definitions = [{**d, "defer_loading": True} if d["name"] in deferred else d
-                                 for d in self.toolbox.definitions]
 
         self.ephemeral = ephemeral if ephemeral is not None else EphemeralQueue()
         self.last_request: dict | None = None
         self.active = False
         self._lock = threading.Lock()
         self._previous_len: int | None = None
-        saved = self.store.load()
+        saved = load(self.store.events(), getattr(self.store, "where", EventLog.where))  # where: a file, in errors
         self._steering: list[str] = saved.pending_steers  # accepted before a crash: applied on resume
         self.messages: list[dict] = saved.messages
         self.calls: list[CallRecord] = saved.calls
         self.edits: list[str] = []  # what check_append_only found
         self._run_start = saved.run_start
         self.last_batch: list = []  # the injections the last call carried
-        self._offered = _offered({d["name"] for d in self.tool_definitions} - deferred, self.messages)
+        self.offer = ToolOffer(self.toolbox, self.spec.tool_changes, self.messages)  # what the model may call
+        self.tool_definitions = self.offer.definitions
 
     @property
     def model(self) -> str:
@@ -164,7 +160,7 @@ class Agent:
         with self._lock:
             if not self.active:
                 return False
-            self.store.append_steer(text)  # durable first: an accepted steer survives a crash
+            self.store.write({"type": "steer", "text": text})  # durable first: an accepted steer survives a crash
             self._steering.append(text)
             return True
 
@@ -182,148 +178,148 @@ class Agent:
         finally:
             with self._lock:
                 self.active = False
-                late, self._steering = self._steering, []
-            for k, text in enumerate(late):  # accepted but never applied (the cap, an error): kept for the next run
-                try:
-                    self._append([user(text)], steered=True)
-                except OSError:  # still accepted in the store: applied by the next run
-                    self._steering = late[k:] + self._steering
-                    break
+            try:  # accepted but never applied (the cap, an error): kept for the next run
+                self._apply_steering()
+            except OSError:  # still accepted in the store: applied by the next run
+                pass
 
     def _run(self, task: str | None) -> RunResult:
         if task is not None:
-            self._append([user(task)], start=True)
+            self._append("task", [user(task)])
             self._run_start = len(self.calls)
-            self.hooks.run(Point.START, HookEvent(Point.START, self))
+            self._hook(HookEvent(Point.START, self))
         else:
             self._apply_steering()
             if self.messages and self.messages[-1]["role"] == "assistant":  # finished already: nothing to resume
                 return RunResult(status="done", final_text=text_of(self.messages[-1]))
-        outcome = None
         while self.steps < self.max_steps:
             outcome = self._step()
             # A steer that arrived during the final step is answered, not dropped.
             if outcome is not None and not (outcome.status == "done" and self._steering):
-                break
-            outcome = None
+                return outcome.model_copy(update={"steps": self.steps})
         # At the cap there is no final text: the last message is the tool results not yet answered.
-        return (outcome or RunResult(status="max_steps")).model_copy(update={"steps": self.steps})
+        return RunResult(status="max_steps", steps=self.steps)
 
     def _step(self) -> RunResult | None:
         """One call: assemble it, send it, record it, then take the reply (run its tools, decide)."""
         self._apply_steering()
-        self.hooks.run(Point.PRE_LLM_CALL, HookEvent(Point.PRE_LLM_CALL, self))
+        self._hook(HookEvent(Point.PRE_LLM_CALL, self))
         batch = self.ephemeral.drain()  # cleared by this call whatever happens to it
-        offer, request = self._offer(), None
+        plan = None
         try:
-            request = self._assemble(batch, offer)
-            response = self._send(request)
+            plan = self._assemble(batch)
+            response = self._send(plan)
         except BaseException as e:  # the batch never reached the model: back in the queue
             self.ephemeral.requeue(batch)
-            if request is None or not isinstance(e, Exception):
+            if plan is None or not isinstance(e, Exception):
                 raise  # a failing layout is a bug to see; KeyboardInterrupt and the like are the process's
             # The SDK has retried what is retryable (429, 529, 5xx), or the client refused to send:
             # the run stops cleanly, with every completed turn in the history, and can be resumed.
-            self.hooks.run(Point.ERROR, HookEvent(Point.ERROR, self, error=e))
+            self._hook(ErrorEvent(Point.ERROR, self, e))
             return RunResult(status="error", error=_describe(e))
-        record = self._record(request, response, batch)
-        return self._take(request, response, record, offer)
+        record = self._record(plan, response, batch)
+        return self._take(plan, response, record)
 
-    def _take(self, request: dict[str, Any], response: Any, record: CallRecord, offer: set[str]) -> RunResult | None:
+    def _take(self, plan: CallPlan, response: Any, record: CallRecord) -> RunResult | None:
         """What the reply adds to the history (its tools run first), and whether the run goes on (None)."""
         reply = assistant_message(response.content)
         unfinished = _unfinished(response.stop_reason, self.config.max_tokens, text_of(reply))
         if unfinished or not reply["content"]:
             # Nothing to build on: the call is recorded (it was paid for), the history unchanged, and
             # the call's own system entries go (nothing is bound to them).
-            self._append([], record)
+            self._append("turn", [], record)
             return unfinished or RunResult(status="done")
         # The call's own system entries (its turn-scoped batch, its tool changes) are on the wire for
         # good once an answer follows them: they join the history with the turn.
-        entries, self._offered = appended_entries(request), offer
+        entries = plan.entries
+        for entry in entries:
+            self.offer.announced(entry["content"])
         calls = tool_uses(reply)
         if not calls:
-            self._append([*entries, reply], record)
+            self._append("turn", [*entries, reply], record)
             return RunResult(status="done", final_text=text_of(reply))
         results = [self._run_tool(call) for call in calls]
-        self._append([*entries, reply, {"role": "user", "content": results}], record)
+        self._append("turn", [*entries, reply, {"role": "user", "content": results}], record)
         finals = [r for c, r in zip(calls, results) if self.toolbox.is_final(c, r)]
         if finals:  # a final tool (a structured report, say) ends the run with its output as the result
             return RunResult(status="done", final_text=finals[0]["content"])
         return None
 
-    def _assemble(self, batch: list[Injection], offer: set[str]) -> dict[str, Any]:
+    def _assemble(self, batch: list[Injection]) -> CallPlan:
         parts = CallParts(system=self.system, tools=self.tool_definitions, durable=self.messages, batch=batch,
                           prefill_ok=self.spec.supports_prefill, previous_durable_len=self._previous_len,
-                          tool_choice=self.config.tool_choice, tool_changes=_changes(self._offered, offer))
-        request = self.layout(parts)
+                          tool_choice=self.config.tool_choice, tool_changes=self.offer.changes())
+        plan = CallPlan.of(self.layout(parts))
         if self.config.check_append_only and self.last_request is not None:
-            edit = first_edit(self.last_request, request)
+            edit = first_edit(self.last_request, plan.sent())
             if edit:
                 log.warning("request %d is not append-only: %s", len(self.calls) + 1, edit)
                 self.edits.append(edit)
-        return request
+        return plan
 
-    def _send(self, request: dict[str, Any]) -> Any:
-        """The SDK's Message for ``request``: a beta call when the layout asks for betas, streamed
-        when ``max_tokens`` is more than the SDK allows a plain call."""
-        api = self.client.beta.messages if "betas" in request else self.client.messages
-        keywords = dict(model=self.model, max_tokens=self.config.max_tokens, **request)
+    def _send(self, plan: CallPlan) -> Any:
+        """The SDK's Message for ``plan``: a beta call when it has betas, streamed when ``max_tokens``
+        is more than the SDK allows a plain call."""
+        api = self.client.beta.messages if plan.betas else self.client.messages
+        keywords = dict(model=self.model, max_tokens=self.config.max_tokens, **plan.sent())
         if self.config.max_tokens <= STREAM_ABOVE:
             return api.create(**keywords)
         with api.stream(**keywords) as stream:
             return stream.get_final_message()
 
-    def _record(self, request: dict[str, Any], response: Any, batch: list[Injection]) -> CallRecord:
+    def _record(self, plan: CallPlan, response: Any, batch: list[Injection]) -> CallRecord:
         self._previous_len = len(self.messages)
         record = CallRecord.from_usage(response.usage, self.model)
-        self.store.append_billed(record)  # paid for, whatever happens before its turn is written
+        # Paid for, whatever happens before its turn is written (not synced: the turn will be).
+        self.store.write({"type": "billed", "call": record.model_dump()}, sync=False)
         self.calls.append(record)  # in memory now, for hooks; in the store with its turn
-        self.last_request, self.last_batch = request, batch
-        self.hooks.run(Point.POST_LLM_CALL, HookEvent(Point.POST_LLM_CALL, self, request=request, response=response,
-                                                      batch=batch))
+        self.last_request, self.last_batch = plan.sent(), batch
+        self._hook(CallEvent(Point.POST_LLM_CALL, self, self.last_request, response, batch))
         return record
 
     def _run_tool(self, call: dict) -> dict:
-        self.hooks.run(Point.PRE_TOOL_CALL, HookEvent(Point.PRE_TOOL_CALL, self, tool_call=call))
+        self._hook(ToolCallEvent(Point.PRE_TOOL_CALL, self, call))
         result = self.toolbox.call(call)
-        self.store.append_tool_output(call["id"], result["content"])  # the raw output, whatever the history keeps
+        # The raw output, whatever the history keeps.
+        self.store.write({"type": "tool_output", "tool_use_id": call["id"], "raw": result["content"]})
         if self.offloader is not None:  # large outputs: a file, and head, tail and path in the history
             result = self.offloader(call, result)
         if isinstance(result.get("content"), str):  # undecodable bytes: the model reads U+FFFD, the store keeps them
             result = {**result, "content": _capped(printable(result["content"]), self.config.max_tool_output)}
-        self.hooks.run(Point.POST_TOOL_CALL, HookEvent(Point.POST_TOOL_CALL, self, tool_call=call, tool_result=result))
+        self._hook(ToolResultEvent(Point.POST_TOOL_CALL, self, call, result))
         return result
 
-    def _offer(self) -> set[str]:
-        """The tools this call offers: all but the masked ones, where the model takes tool changes
-        (elsewhere masking is only the toolbox's refusal, and the offer never changes)."""
-        if not self.spec.tool_changes:
-            return self._offered
-        return {d["name"] for d in self.tool_definitions} - set(self.toolbox.masked)
+    def _hook(self, event: HookEvent) -> None:
+        event.queue = self.ephemeral  # a failing hook's notes are cut back from it
+        self.hooks.run(event.point, event)
 
     def _apply_steering(self) -> None:
         with self._lock:
             pending, self._steering = self._steering, []
-        for text in pending:
-            self._append([user(text)], steered=True)
+        for k, text in enumerate(pending):
+            try:
+                self._append("steered", [user(text)])
+            except OSError:  # not applied: still pending, here and in the store
+                with self._lock:
+                    self._steering = pending[k:] + self._steering
+                raise
 
     def replace_history(self, messages: list[dict]) -> None:
         """Compaction: the one sanctioned way to rewrite the history (recorded in the store)."""
-        self.store.append_compaction(messages)
+        self.store.write({"type": "compaction", "messages": messages})
         self.messages = list(messages)
         self._previous_len = None  # the old prefix is gone: nothing to mark
 
-    def _append(self, turn: list[dict], call: CallRecord | None = None, start: bool = False,
-                steered: bool = False) -> None:
-        """Append one completed turn (and the call that made it) to the history, and to the store first."""
-        self.store.append_turn(turn, call, start, steered)
+    def _append(self, kind: str, turn: list[dict], call: CallRecord | None = None) -> None:
+        """Append one completed turn (and the call that made it) to the history, and to the store
+        first (``kind``: a new ``task``, a ``turn`` the model made, a ``steered`` user message)."""
+        self.store.write({"type": kind, "messages": turn, **({"call": call.model_dump()} if call else {})})
         self.messages.extend(turn)
 
     def _finish(self, result: RunResult) -> RunResult:
         if result.status == "done":
-            self.hooks.run(Point.FINISHED, HookEvent(Point.FINISHED, self))
-        self.store.set_status(result.status)
+            self._hook(HookEvent(Point.FINISHED, self))
+        self.store.write({"type": "status", "status": result.status})
         return result
 
 
@@ -347,26 +343,6 @@ def _capped(content: str, limit: int) -> str:
         return content
     return (f"{content[:limit]}\n[output cut: {len(content):,} characters, the first {limit:,} shown. Ask for a "
             "smaller part (a range, a filter) to see the rest.]")
-
-
-def _changes(offered: set[str], offer: set[str]) -> list[dict]:
-    """The tool_removal / tool_addition blocks that take the model from ``offered`` to ``offer``."""
-    return ([{"type": "tool_removal", "tool": {"type": "tool_reference", "name": n}} for n in sorted(offered - offer)]
-            + [{"type": "tool_addition", "tool": {"type": "tool_reference", "name": n}} for n in sorted(offer - offered)])
-
-
-def _offered(start: set[str], messages: list[dict]) -> set[str]:
-    """The tools on offer after a (resumed) history: the start, then every change it announced."""
-    offered = set(start)
-    for message in messages:
-        if message.get("role") == "system" and isinstance(message.get("content"), list):
-            for block in message["content"]:
-                name = (block.get("tool") or {}).get("name")
-                if block.get("type") == "tool_addition":
-                    offered.add(name)
-                elif block.get("type") == "tool_removal":
-                    offered.discard(name)
-    return offered
 
 
 def _describe(error: Exception) -> str:

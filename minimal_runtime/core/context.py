@@ -25,6 +25,7 @@ Two generations of the same idea, chosen from the model's facts (``layout_for``)
 from __future__ import annotations
 
 import threading
+from collections.abc import MutableMapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -172,11 +173,73 @@ def request_for(parts: CallParts, messages: list[dict], system: list[dict]) -> d
     return request
 
 
-def tail_layout(parts: CallParts) -> dict[str, Any]:
+@dataclass
+class CallPlan(MutableMapping):
+    """One call, laid out: what is sent, where, and what the history keeps of it.
+
+        request  the ``messages.create`` keywords: system, tools, messages (tool_choice ...)
+        betas    anthropic-beta values; with any, the call goes to the beta endpoint
+        kept     how many of the request's messages are the history's own copy; the system
+                 messages after them (``entries``) join the history with the turn
+
+    A plan also reads and writes as the keywords it sends, ``betas`` included, so a layout that
+    wraps another adds a keyword as it would to a dict (``plan["output_config"] = ...``); a layout
+    may return such a dict too (``of``)."""
+
+    request: dict[str, Any]
+    betas: list[str] = field(default_factory=list)
+    kept: int | None = None  # None: all but the trailing system messages (a history never ends in one)
+
+    @classmethod
+    def of(cls, layout_result: "CallPlan | dict[str, Any]") -> "CallPlan":
+        if isinstance(layout_result, CallPlan):
+            return layout_result
+        request = dict(layout_result)
+        return cls(request, list(request.pop("betas", [])))
+
+    @property
+    def entries(self) -> list[dict]:
+        """The system messages this call carries after the history: on the wire for good once the
+        call is answered. (A 2025 batch rides in a copied user turn or a trailing assistant message.)"""
+        messages = self.request["messages"]
+        kept = self.kept
+        if kept is None:
+            kept = len(messages)
+            while kept and messages[kept - 1].get("role") == "system":
+                kept -= 1
+        return [m for m in messages[kept:] if m.get("role") == "system"]
+
+    def sent(self) -> dict[str, Any]:
+        """The keywords as sent, betas included (what hooks and ``first_edit`` read)."""
+        return {**self.request, "betas": self.betas} if self.betas else self.request
+
+    def __getitem__(self, key: str) -> Any:
+        return self.sent()[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        if key == "betas":
+            self.betas = list(value)
+        else:
+            self.request[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        if key == "betas" and self.betas:
+            self.betas = []
+        else:
+            del self.request[key]
+
+    def __iter__(self):
+        return iter(self.sent())
+
+    def __len__(self) -> int:
+        return len(self.sent())
+
+
+def tail_layout(parts: CallParts) -> CallPlan:
     """The 2025 layout: breakpoints on durable blocks, the batch after them in the call's copy of
     the last user turn (or as a trailing assistant message where prefill is accepted)."""
     messages = append_batch(with_breakpoints(parts.durable, parts.previous_durable_len), parts.batch, parts.prefill_ok)
-    return request_for(parts, messages, system_with_breakpoint(parts.system))
+    return CallPlan(request_for(parts, messages, system_with_breakpoint(parts.system)), kept=len(messages))
 
 
 def batch_entry(batch: list[Injection]) -> dict:
@@ -185,33 +248,19 @@ def batch_entry(batch: list[Injection]) -> dict:
     return {"role": "system", "clear_at": "next_user_message", "content": [i.block() for i in batch]}
 
 
-def turn_scoped_layout(parts: CallParts) -> dict[str, Any]:
+def turn_scoped_layout(parts: CallParts) -> CallPlan:
     """The 2026 layout: breakpoints on durable blocks; after them, this call's tool changes (a plain
     system message: they must last) and its batch (a turn-scoped system message). Both join the
-    durable history with the turn (``appended_entries``), so the next request only appends."""
+    durable history with the turn (``CallPlan.entries``), so the next request only appends."""
     messages = with_breakpoints(parts.durable, parts.previous_durable_len)
+    kept = len(messages)
     if parts.tool_changes:
         messages = [*messages, {"role": "system", "content": list(parts.tool_changes)}]
     if parts.batch:
         messages = [*messages, batch_entry(parts.batch)]
-    request = request_for(parts, messages, system_with_breakpoint(parts.system))
-    # Always both: the history keeps every earlier entry, and each needs its beta on every request.
-    request["betas"] = [CLEAR_AT_BETA, INLINE_TOOLS_BETA]
-    return request
-
-
-def appended_entries(request: dict[str, Any]) -> list[dict]:
-    """The system messages a request carries after the durable history (the trailing ones: a history
-    never ends in one): on the wire for good, so they join the history with the turn they belong
-    to. Found from the end, so a layout that sends a shortened copy of the history (a compaction
-    rung, say) finds them too. (A 2025 batch is inside a copied user turn or a trailing assistant
-    message: never durable.)"""
-    entries = []
-    for message in reversed(request["messages"]):
-        if message.get("role") != "system":
-            break
-        entries.append(message)
-    return entries[::-1]
+    # Always both betas: the history keeps every earlier entry, and each needs its beta on every request.
+    return CallPlan(request_for(parts, messages, system_with_breakpoint(parts.system)), [CLEAR_AT_BETA, INLINE_TOOLS_BETA],
+                    kept)
 
 
 def layout_for(spec: ModelSpec) -> tuple["Layout", str]:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar
 from pydantic import BaseModel
 
 if TYPE_CHECKING:
+    from .context import EphemeralQueue, Injection
     from .protocols import AgentView, Feature, Hook
 
 log = logging.getLogger(__name__)
@@ -39,16 +40,43 @@ class Point(str, Enum):
 
 @dataclass
 class HookEvent:
-    """What a hook sees. ``agent`` is the live agent (read its state, inject into its batch)."""
+    """What every hook sees: its point and the live agent (read its state, inject into its batch).
+    ``queue`` is where this point's injections go: the registry cuts back what a failing hook
+    wrote there. The points that carry more have an event of their own, below."""
 
     point: Point
     agent: "AgentView"
-    request: dict | None = None  # POST_LLM_CALL: the request as sent (system, tools, messages ...)
-    batch: list = field(default_factory=list)  # POST_LLM_CALL: the injections this call carried
-    response: Any = None        # POST_LLM_CALL: the SDK Message
-    tool_call: dict | None = None   # PRE/POST_TOOL_CALL: the tool_use block
-    tool_result: dict | None = None  # POST_TOOL_CALL: the tool_result block
-    error: BaseException | None = None  # ERROR
+    queue: "EphemeralQueue | None" = field(default=None, kw_only=True)
+
+
+@dataclass
+class CallEvent(HookEvent):
+    """POST_LLM_CALL: the request as sent, the SDK Message, and the injections the call carried."""
+
+    request: dict
+    response: Any
+    batch: list["Injection"]
+
+
+@dataclass
+class ToolCallEvent(HookEvent):
+    """PRE_TOOL_CALL: the tool_use block about to run."""
+
+    tool_call: dict
+
+
+@dataclass
+class ToolResultEvent(ToolCallEvent):
+    """POST_TOOL_CALL: the tool_use block and the tool_result block the history keeps."""
+
+    tool_result: dict
+
+
+@dataclass
+class ErrorEvent(HookEvent):
+    """ERROR: what stopped the call (the SDK's retries did not get past it)."""
+
+    error: BaseException
 
 
 class HookFailure(BaseModel):
@@ -83,7 +111,7 @@ class HookRegistry:
         return self
 
     def run(self, point: Point, event: HookEvent) -> None:
-        queue = getattr(event.agent, "ephemeral", None)
+        queue = event.queue
         for reg in self._hooks.get(Point(point), []):
             mark = len(queue) if queue is not None else 0
             try:

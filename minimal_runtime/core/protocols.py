@@ -1,7 +1,7 @@
 """The runtime's interfaces, in one place. Everything that crosses one of them is a Messages API
 dict (messages, content blocks, tool definitions) or a pydantic model.
 
-    Layout    how one call's request is laid out from the durable history and the ephemeral batch
+    Layout    how one call is laid out (a ``CallPlan``) from the durable history and the ephemeral batch
     Hook      a function run at a lifecycle point; it reads the run and may inject into the batch
     Feature   one behaviour (a plan, a budget warning): an object that installs its hooks, each at its point
     Tool      something the model can call; validated input in, text out
@@ -16,17 +16,17 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from ..provider.cost import CallRecord
-    from .context import CallParts, EphemeralQueue
+    from .context import CallParts, CallPlan, EphemeralQueue
     from .hooks import HookEvent, HookRegistry
-    from .store import StoredRun
     from .tools import ToolOutput
 
 
 class Layout(Protocol):
-    """Turns one call's parts into the request's ``system``, ``tools`` and ``messages`` (and any
-    other ``messages.create`` keyword). The durable history it is given must not be modified."""
+    """Turns one call's parts into its plan: the request (``system``, ``tools``, ``messages`` and any
+    other ``messages.create`` keyword), its betas, and what the history keeps. A plain dict of
+    keywords will do too (``CallPlan.of``). The durable history it is given must not be modified."""
 
-    def __call__(self, parts: "CallParts") -> dict[str, Any]: ...
+    def __call__(self, parts: "CallParts") -> "CallPlan | dict[str, Any]": ...
 
 
 class Hook(Protocol):
@@ -78,35 +78,16 @@ class Tools(Protocol):
 
 
 class Store(Protocol):
-    """The durable run record: completed turns, per-call usage, raw tool outputs, compactions,
-    counters, status: what the history holds (on the turn-scoped layout, each call's batch too).
-    A new backend need not write these: it subclasses ``store.EventLog`` and implements two methods."""
+    """The durable run record, as an event log (the kinds: ``store.load``). What is written is what
+    the history holds: on the turn-scoped layout, each call's batch too. ``store.EventLog`` adds
+    ``load`` and ``close`` to a backend that implements these two (and ``where``, its name in errors)."""
 
-    def append_turn(self, messages: list[dict], call: "CallRecord | None" = None, start: bool = False,
-                    steered: bool = False) -> None:
-        """A completed turn, with the record of the model call that produced it: both or neither."""
+    def write(self, event: dict[str, Any], sync: bool = True) -> None:
+        """Append one event, in order, whole or not at all; with ``sync``, durable before returning."""
         ...
 
-    def append_billed(self, call: "CallRecord") -> None:
-        """A paid-for response, written before its turn: a crash in between leaves it as a lost call."""
-        ...
-
-    def append_steer(self, text: str) -> None:
-        """An accepted steer, durable before the caller hears it was accepted."""
-        ...
-
-    def append_tool_output(self, tool_use_id: str, raw: str) -> None: ...
-
-    def append_compaction(self, messages: list[dict]) -> None: ...
-
-    def set_counters(self, counters: dict[str, int]) -> None: ...
-
-    def set_status(self, status: str) -> None: ...
-
-    def load(self) -> "StoredRun": ...
-
-    def close(self) -> None:
-        """Release the record (``RunStore``: its lock) so another process may open it."""
+    def events(self) -> list[dict[str, Any]]:
+        """Every event written, in order."""
         ...
 
 
@@ -117,7 +98,7 @@ class AgentView(Protocol):
     calls: list["CallRecord"]  # one record per model call, provider-reported usage
     store: Store
     toolbox: Tools  # to mask and unmask tools by phase
-    ephemeral: "EphemeralQueue"  # the next call's batch (the registry rolls back a failed hook's notes)
+    ephemeral: "EphemeralQueue"  # the next call's batch
 
     @property
     def max_steps(self) -> int: ...

@@ -53,111 +53,73 @@ class StoreError(ValueError):
 
 
 class EventLog:
-    """A store as an event log: the event kinds, written by ``write`` and folded back into a
-    ``StoredRun`` by ``load``. A new backend (a database, a queue) subclasses it and implements the
-    two methods: ``write`` one event, in order, whole or not at all; ``events`` all of them back."""
+    """A store's common part: ``load`` (the events folded into a ``StoredRun``) and ``close``. A
+    backend implements ``write`` (one event, in order, whole or not at all) and ``events``."""
 
     where = "the run record"
 
-    def write(self, event: dict[str, Any], sync: bool = True) -> None:
-        raise NotImplementedError
-
-    def events(self) -> list[dict[str, Any]]:
-        raise NotImplementedError
+    def load(self) -> StoredRun:
+        return load(self.events(), self.where)
 
     def close(self) -> None:
         """Release what the log holds (a lock, a connection); nothing by default."""
 
-    def append_turn(self, messages: list[dict], call: CallRecord | None = None, start: bool = False,
-                    steered: bool = False) -> None:
-        """A completed turn: the messages it adds to the history and the record of the call that
-        produced it, in one line: a kill can never leave one without the other. ``start``: the turn
-        is a new task, and a new run's step count starts here. ``steered``: it is the oldest
-        accepted steer, now in the history."""
-        event: dict[str, Any] = {"type": "turn", "messages": messages}
-        if call is not None:
-            event["call"] = call.model_dump()
-        if start:
-            event["start"] = True
-        if steered:
-            event["steered"] = True
-        self.write(event)
 
-    def append_billed(self, call: CallRecord) -> None:
-        """A response arrived and was paid for; its turn follows (with the same record) unless the
-        process dies first, in which case ``load`` reports the call as lost."""
-        self.write({"type": "billed", "call": call.model_dump()}, sync=False)
+def load(events: list[dict[str, Any]], where: str = EventLog.where) -> StoredRun:
+    """The run a store's events record (``where`` names the store in errors). The event kinds
+    (``type``), as the agent writes them:
 
-    def append_steer(self, text: str) -> None:
-        """A steer was accepted: from here on it reaches the history, even across a crash."""
-        self.write({"type": "steer", "text": text})
-
-    def append_tool_output(self, tool_use_id: str, raw: str) -> None:
-        self.write({"type": "tool_output", "tool_use_id": tool_use_id, "raw": raw})
-
-    def append_compaction(self, messages: list[dict]) -> None:
-        """The history was rewritten (compaction): from here on it is ``messages``."""
-        self.write({"type": "compaction", "messages": messages})
-
-    def set_counters(self, counters: dict[str, int]) -> None:
-        self.write({"type": "counters", "counters": counters})
-
-    def set_status(self, status: str) -> None:
-        self.write({"type": "status", "status": status})
-
-    def load(self) -> StoredRun:
-        run = StoredRun()
-        self._billed: CallRecord | None = None
-        for number, event in enumerate(self.events(), start=1):
-            kind = event.get("type") if isinstance(event, dict) else None
-            try:
-                self._fold(run, event, number)
-            except StoreError:
-                raise
-            except (KeyError, TypeError, ValueError, AttributeError) as e:
-                raise StoreError(f"{self.where}:{number}: a {kind} event that cannot be read ({type(e).__name__}: {e})") from None
-        if self._billed is not None:  # the log ends between a response and its turn
-            run.lost_calls.append(self._billed)
-        return run
-
-    def _fold(self, run: StoredRun, event: Any, number: int) -> None:
+        task       the user turn that starts a run (``messages``): the step cap counts from here
+        turn       a completed turn (``messages``) with the record of the call that made it (``call``)
+        billed     a paid-for response (``call``), before its turn: without one after it, a lost call
+        steer      an accepted steer (``text``); ``steered``: the oldest one, now in the history
+        tool_output  a tool's raw output (``tool_use_id``, ``raw``), whatever the history keeps
+        compaction the history as rewritten (``messages``)
+        counters, status   the latest ``counters`` dict, the run's ``status``"""
+    run, billed = StoredRun(), None
+    for number, event in enumerate(events, start=1):
         if not isinstance(event, dict):
-            raise StoreError(f"{self.where}:{number}: not an event object")
-        seq = event.pop("seq", None)
-        if seq is not None and seq != number:
-            raise StoreError(f"{self.where}:{number}: event {number} expected, found event {seq} "
+            raise StoreError(f"{where}:{number}: not an event object")
+        kind = event.get("type")
+        if event.get("seq", number) != number:
+            raise StoreError(f"{where}:{number}: event {number} expected, found event {event['seq']} "
                              "(a line was deleted, duplicated or moved)")
-        kind = event.pop("type")
-        if kind == "turn":
-            if not isinstance(event["messages"], list) or not all(isinstance(m, dict) for m in event["messages"]):
-                raise ValueError("its messages are not a list of message objects")
-            run.messages.extend(event["messages"])
-            if event.get("start"):
+        try:
+            if kind in ("task", "turn", "steered"):
+                if not isinstance(event["messages"], list) or not all(isinstance(m, dict) for m in event["messages"]):
+                    raise ValueError("its messages are not a list of message objects")
+                if kind == "steered" and not run.pending_steers:
+                    raise StoreError(f"{where}:{number}: a steered turn without an accepted steer before it")
+                run.messages.extend(event["messages"])
+            if kind == "task":
                 run.run_start = len(run.calls)
-            if "call" in event:
-                run.calls.append(CallRecord(**event["call"]))
-                self._billed = None  # the billed call's turn landed
-            if event.get("steered"):
-                if not run.pending_steers:
-                    raise StoreError(f"{self.where}:{number}: a steered turn without an accepted steer before it")
+            elif kind == "steered":
                 run.pending_steers.pop(0)
-        elif kind == "billed":
-            if self._billed is not None:  # the previous response's turn never landed
-                run.lost_calls.append(self._billed)
-            self._billed = CallRecord(**event["call"])
-        elif kind == "steer":
-            run.pending_steers.append(event["text"])
-        elif kind == "tool_output":
-            run.tool_outputs[event["tool_use_id"]] = event["raw"]
-        elif kind == "compaction":
-            run.messages = list(event["messages"])
-            run.compactions += 1
-        elif kind == "counters":
-            run.counters = event["counters"]
-        elif kind == "status":
-            run.status = event["status"]
-        else:
-            raise StoreError(f"{self.where}:{number}: unknown event type {kind!r}")
+            elif kind == "turn" and "call" in event:
+                run.calls.append(CallRecord(**event["call"]))
+                billed = None  # the billed call's turn landed
+            elif kind == "billed":
+                if billed is not None:  # the previous response's turn never landed
+                    run.lost_calls.append(billed)
+                billed = CallRecord(**event["call"])
+            elif kind == "steer":
+                run.pending_steers.append(event["text"])
+            elif kind == "tool_output":
+                run.tool_outputs[event["tool_use_id"]] = event["raw"]
+            elif kind == "compaction":
+                run.messages = list(event["messages"])
+                run.compactions += 1
+            elif kind in ("counters", "status"):
+                setattr(run, kind, event[kind])
+            elif kind != "turn":
+                raise StoreError(f"{where}:{number}: unknown event type {kind!r}")
+        except StoreError:
+            raise
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise StoreError(f"{where}:{number}: a {kind} event that cannot be read ({type(e).__name__}: {e})") from None
+    if billed is not None:  # the log ends between a response and its turn
+        run.lost_calls.append(billed)
+    return run
 
 
 class MemoryStore(EventLog):

@@ -3,7 +3,9 @@
 Tool definitions sit at the very front of the prompt, so changing the list invalidates every cached
 token after it. Instead the list stays fixed and a tool that should not be used now is *masked*: a
 call to it is refused with an error result (the model learns from it, and it stays in the history
-like every other failed call). ``tool_choice`` can force or forbid tools too, but a change to it
+like every other failed call). On a model that takes tool changes the model is also *told*: a
+masked tool is withdrawn with ``tool_removal`` and offered again with ``tool_addition``, appended
+to the history (``ToolOffer``). ``tool_choice`` can force or forbid tools too, but a change to it
 invalidates the messages cache, so it is a deliberate, occasional lever.
 """
 
@@ -15,7 +17,7 @@ from typing import Any, Callable, Iterable
 from pydantic import BaseModel, ValidationError
 
 from .messages import tool_result_block
-from .protocols import Tool
+from .protocols import Tool, Tools
 
 
 class ToolOutput(BaseModel):
@@ -94,3 +96,41 @@ def _sendable(content: Any) -> bool:
     if isinstance(content, str):
         return True
     return isinstance(content, list) and all(isinstance(b, dict) and isinstance(b.get("type"), str) for b in content)
+
+
+class ToolOffer:
+    """Which tools the model is told it may call: the one place tool availability lives.
+
+    ``definitions`` is what every request sends: the toolbox's, with a tool masked before the first
+    call sent deferred (it starts withdrawn). ``changes()`` gives the blocks that bring the model's
+    offer to the unmasked tools; once the call carrying them is answered, ``announced`` makes them
+    the offer. Where the model takes no tool changes (``announces`` False), masking is the
+    toolbox's refusal alone and the offer never changes."""
+
+    def __init__(self, toolbox: "Tools", announces: bool, history: list[dict]):
+        self.toolbox, self.announces = toolbox, announces
+        deferred = set(toolbox.masked) if announces else set()
+        self.definitions = [{**d, "defer_loading": True} if d["name"] in deferred else d for d in toolbox.definitions]
+        self.offered = {d["name"] for d in self.definitions} - deferred
+        for message in history:  # a resumed history: every change it announced
+            if message.get("role") == "system" and isinstance(message.get("content"), list):
+                self.announced(message["content"])
+
+    def changes(self) -> list[dict]:
+        if not self.announces:
+            return []
+        offer = {d["name"] for d in self.definitions} - set(self.toolbox.masked)
+        return ([_change("tool_removal", n) for n in sorted(self.offered - offer)]
+                + [_change("tool_addition", n) for n in sorted(offer - self.offered)])
+
+    def announced(self, blocks: list[dict]) -> None:
+        for block in blocks:
+            name = (block.get("tool") or {}).get("name")
+            if block.get("type") == "tool_addition":
+                self.offered.add(name)
+            elif block.get("type") == "tool_removal":
+                self.offered.discard(name)
+
+
+def _change(kind: str, name: str) -> dict:
+    return {"type": kind, "tool": {"type": "tool_reference", "name": name}}

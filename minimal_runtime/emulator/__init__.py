@@ -28,7 +28,7 @@ import anthropic
 import httpx2
 
 from ..provider.cost import CallRecord
-from ..provider.models import lookup, model_spec
+from .models import lookup, model_spec
 from . import binding, compaction, messages as pipeline, structured, versions
 from .body import BodyParser
 from .cache import PromptCache

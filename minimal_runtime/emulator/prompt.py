@@ -28,7 +28,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..provider.models import MAX_BREAKPOINTS, TTL_SECONDS
+from .models import MAX_BREAKPOINTS, TTL_SECONDS
 from .errors import bad_request
 from .tokens import block_tokens
 

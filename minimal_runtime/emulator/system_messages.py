@@ -30,8 +30,8 @@ import re
 
 from typing import Any
 
-from ..provider.models import (CLEAR_AT_BETA, INLINE_TOOLS_BETA, OUTPUT_CONFIG_BETA, PER_TURN_CONTROL_BETA,
-                               TOOL_CHANGES_BETA, ModelSpec)
+from ..provider.models import CLEAR_AT_BETA, INLINE_TOOLS_BETA, ModelSpec
+from .models import OUTPUT_CONFIG_BETA, PER_TURN_CONTROL_BETA, TOOL_CHANGES_BETA
 from .errors import ApiError, bad_request
 
 CHANGE_TYPES = ("tool_addition", "tool_removal")

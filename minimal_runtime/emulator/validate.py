@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..provider.models import BINDING_BETA, CACHE_SCOPE_BETA, TASK_BUDGET_BETA, ModelSpec
+from ..provider.models import BINDING_BETA, TASK_BUDGET_BETA, ModelSpec
+from .models import CACHE_SCOPE_BETA
 from . import structured, system_messages
 from .errors import bad_request
 from .versions import V2026, check_fields

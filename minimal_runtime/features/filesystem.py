@@ -227,7 +227,7 @@ class WorkspaceCounters:
         before = self.as_dict()
         self._count(event)
         if self.as_dict() != before:  # into the run record
-            event.agent.store.set_counters(self.as_dict())
+            event.agent.store.write({"type": "counters", "counters": self.as_dict()})
 
     def _count(self, event: HookEvent) -> None:
         call, result = event.tool_call, event.tool_result

@@ -1,4 +1,5 @@
-"""Per-model facts the runtime and the emulator both need, in one table.
+"""Per-model facts the runtime reads, in one table (what only the emulator needs besides is in
+``emulator/models.py``).
 
 Every figure is a published fact with its source and the date we read it. Where sources disagree
 the entry says so ([UNCERTAIN]: the reading we chose, and the other). If a provider changes a
@@ -25,39 +26,23 @@ from __future__ import annotations
 
 import threading
 import warnings
-from datetime import date, datetime, timezone
+from datetime import date
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
 # Prompt-caching rules every model shares [caching].
-MAX_BREAKPOINTS = 4  # "You can define up to 4 cache breakpoints"
 LOOKBACK_BLOCKS = 20  # a read walks back at most 20 block positions from a breakpoint (itself included)
-TTL_SECONDS = {"5m": 300, "1h": 3600}  # default 5 minutes; "ttl": "1h" option
 CACHE_WRITE_5M, CACHE_WRITE_1H, CACHE_READ = 1.25, 2.0, 0.10  # the usual multipliers on base input [pricing]
 
-# The anthropic-beta values of the 2026 features (API-2026.md): one place, read by the runtime and the emulator.
+# The anthropic-beta values of the 2026 features the runtime and the course send (API-2026.md).
 CLEAR_AT_BETA = "mid-conversation-system-clear-at-2026-08-21"  # [MCSM] turn-scoped system messages
 INLINE_TOOLS_BETA = "inline-tools-2026-09-15"  # [MCSM] tool_addition / tool_removal, by reference or value
-TOOL_CHANGES_BETA = "mid-conversation-tool-changes-2026-07-01"  # [MCSM] the same, by reference only
-OUTPUT_CONFIG_BETA = "mid-conversation-output-config-2026-07-01"  # [MCSM] per-message effort
-# The header Claude Code sends for the same per-message output_config on role "system" entries. No
-# first-party page names it; a live probe recorded in github.com/router-for-me/CLIProxyAPI/pull/5563
-# ("direct to api.anthropic.com, with per-turn-control-2026-07-01: 200; without it: 400
-# messages.1.output_config: Extra inputs are not permitted") and issue #5738 show it admits the field.
-PER_TURN_CONTROL_BETA = "per-turn-control-2026-07-01"
-# cache_control.scope: without this value the API answers "system.1.cache_control.ephemeral.scope:
-# Extra inputs are not permitted" (captured in github.com/caozhiyuan/copilot-api/issues/145).
-CACHE_SCOPE_BETA = "prompt-caching-scope-2026-01-05"
 BINDING_BETA = "thinking-binding-controls-2026-08-01"  # [PT] block_binding, input_transformations
 CONTEXT_EDITING_BETA = "context-management-2025-06-27"  # [CE]
 COMPACT_THRESHOLD_BETA = "compact-2026-01-12"  # [CT]
 COMPACT_ON_DEMAND_BETA = "compact-2026-09-04"  # [COD]
 TASK_BUDGET_BETA = "task-budgets-2026-03-13"  # [TB]
-
-# [PT] "enforced by default for accounts created on or after 2026-08-31 00:00 UTC"
-PREFIX_CHECK_ACCOUNTS_FROM = datetime(2026, 8, 31, tzinfo=timezone.utc)
-
 
 class Prices(BaseModel, frozen=True):
     """Dollars per million tokens. ``up_to``: the largest prompt (in tokens) these prices apply to;
@@ -91,58 +76,46 @@ class ModelSpec(BaseModel, frozen=True):
     supports_prefill: bool = Field(description="accepts a request ending in an assistant message [prefill]")
     prefix_check: Literal["none", "new_accounts", "all_accounts"] = Field(
         default="none", description="preserved thinking: for which accounts a failing block is a 400 [PT]")
-    thinking: Literal["on_request", "default_on", "always_on"] = Field(
-        default="on_request", description="adaptive thinking always on, on by default, or only when asked [models]")
-    keeps_prior_thinking: bool = Field(default=True, description="earlier turns' thinking blocks stay in the "
-                                                                 "counted context (Opus 4.5 and later) [CE]")
     system_messages: Literal["no", "ignored", "yes"] = Field(default="no", description="role 'system' entries "
                                                               "in messages: 400, accepted and ignored, or read [MCSM]")
     tool_changes: bool = Field(default=False, description="tool_addition / tool_removal blocks [MCSM]")
     compaction: bool = Field(default=False, description="compact_20260112 and on-demand compaction [CT] [COD]")
-    task_budgets: bool = Field(default=False, description="output_config.task_budget [TB]")
     rejects_forced_tool_choice: bool = Field(default=False, description="tool_choice any/tool is a 400 [PAI]")
-    clear_thinking_keeps_all: bool = Field(default=True, description="clear_thinking_20251015's default keep: "
-                                                                     "all turns, else the last one [CE]")
 
     def price(self, prompt_tokens: int) -> Prices | None:
         """The prices of a call whose prompt (cached or not) is ``prompt_tokens`` long."""
         return next((p for p in self.prices if p.up_to is None or prompt_tokens <= p.up_to), None)
 
-    def enforces_prefix_check(self, account_created: datetime) -> bool:
-        """Is a failing thinking block a 400 when the request leaves ``prefix_mismatch_behavior`` unset? [PT]"""
-        return self.prefix_check == "all_accounts" or (
-            self.prefix_check == "new_accounts" and account_created >= PREFIX_CHECK_ACCOUNTS_FROM)
-
 
 _FIVE = dict(context_window=1_000_000, max_output=128_000, supports_prefill=False)
-_CURRENT = dict(**_FIVE, system_messages="yes", tool_changes=True, compaction=True, task_budgets=True)
+_CURRENT = dict(**_FIVE, system_messages="yes", tool_changes=True, compaction=True)
 
 MODELS: dict[str, ModelSpec] = {m.id: m for m in [
     # -- the current lineup (Nov 2026) ------------------------------------------------------------
     # Fable/Mythos 5.2: min cacheable not found [UNCERTAIN]: we use 512, the value of every other 5.x
-    # model. Prefix check on every account [F52]. Compaction and task budgets: the pages' model lists
-    # (Sep 2026) predate 5.2 and do not name it [UNCERTAIN]; we follow the lists and leave both off.
+    # model. Prefix check on every account [F52]. Compaction: the pages' model lists (Sep 2026)
+    # predate 5.2 and do not name it [UNCERTAIN]; we follow the lists and leave it off.
     # System messages and tool changes: supported per PAI's model lists [INFERRED in API-2026 §2].
     *(ModelSpec(id=f"claude-{name}-5-2", released=date(2026, 11, 9), prices=(_usual(8, 40, read=0.20),),
-                min_cacheable_tokens=512, prefix_check="all_accounts", thinking="always_on",
-                rejects_forced_tool_choice=True, **{**_CURRENT, "compaction": False, "task_budgets": False})
+                min_cacheable_tokens=512, prefix_check="all_accounts",
+                rejects_forced_tool_choice=True, **{**_CURRENT, "compaction": False})
       for name in ("fable", "mythos")),
     # Fable 5.1 runs the check for new accounts [PT]. Mythos 5.1 [UNCERTAIN]: the Sep 2026 PT says it
     # does not run the check (PAI agrees); the current F52 and the prefix-check page's model list
     # (Nov 2026) say it does, on every account. We follow the newer pages.
     ModelSpec(id="claude-fable-5-1", released=date(2026, 9, 1), prices=(_usual(10, 50, read=0.25),),
-              min_cacheable_tokens=512, prefix_check="new_accounts", thinking="always_on",
+              min_cacheable_tokens=512, prefix_check="new_accounts",
               rejects_forced_tool_choice=True, **_CURRENT),
     ModelSpec(id="claude-mythos-5-1", released=date(2026, 9, 1), prices=(_usual(10, 50, read=0.25),),
-              min_cacheable_tokens=512, prefix_check="all_accounts", thinking="always_on",
+              min_cacheable_tokens=512, prefix_check="all_accounts",
               rejects_forced_tool_choice=True, **_CURRENT),
     ModelSpec(id="claude-opus-5-5", released=date(2026, 9, 23), prices=(_usual(4, 20, read=0.20),),
-              min_cacheable_tokens=512, prefix_check="new_accounts", thinking="always_on",
+              min_cacheable_tokens=512, prefix_check="new_accounts",
               rejects_forced_tool_choice=True, **_CURRENT),
     # Sonnet 5.5: min cacheable 512 from secondary sources [UNCERTAIN]; cache read $0.20 per its
     # overview page (two third-party tools say $0.10) [UNCERTAIN].
     ModelSpec(id="claude-sonnet-5-5", released=date(2026, 9, 28), prices=(_usual(2, 10, read=0.20),),
-              min_cacheable_tokens=512, prefix_check="new_accounts", thinking="default_on",
+              min_cacheable_tokens=512, prefix_check="new_accounts",
               rejects_forced_tool_choice=True, **_CURRENT),
     # Haiku 5.5: two price tiers by prompt size [models]; the 1h write above 100k follows the 2x
     # multiplier [INFERRED]; reads per the apidog guide. Min cacheable not found [UNCERTAIN]: 512, as
@@ -150,20 +123,19 @@ MODELS: dict[str, ModelSpec] = {m.id: m for m in [
     ModelSpec(id="claude-haiku-5-5", released=date(2026, 10, 7),
               prices=(Prices(input=0.10, output=0.50, write_5m=0.125, write_1h=0.20, read=0.01, up_to=100_000),
                       Prices(input=0.50, output=2.50, write_5m=0.625, write_1h=1.00, read=0.05)),
-              min_cacheable_tokens=512, prefix_check="new_accounts", thinking="default_on", **_CURRENT),
+              min_cacheable_tokens=512, prefix_check="new_accounts", **_CURRENT),
     # -- legacy, still served [models] -----------------------------------------------------------
     ModelSpec(id="claude-opus-5", status="legacy", released=date(2026, 7, 24), prices=(_usual(5, 25, read=0.50),),
-              min_cacheable_tokens=512, thinking="default_on", **_CURRENT),
+              min_cacheable_tokens=512, **_CURRENT),
     # Sonnet 5 accepts role "system" entries and ignores them [PAI]; rejects tool changes [MCSM].
     ModelSpec(id="claude-sonnet-5", status="legacy", released=date(2026, 6, 30), prices=(_usual(2, 10, read=0.20),),
-              min_cacheable_tokens=1024, thinking="default_on", compaction=True, system_messages="ignored", **_FIVE),
+              min_cacheable_tokens=1024, compaction=True, system_messages="ignored", **_FIVE),
     *(ModelSpec(id=f"claude-{name}-5", status="legacy", released=date(2026, 6, 9), prices=(_usual(10, 50, read=1.0),),
-                min_cacheable_tokens=512, thinking="always_on", **_CURRENT) for name in ("fable", "mythos")),
+                min_cacheable_tokens=512, **_CURRENT) for name in ("fable", "mythos")),
     ModelSpec(id="claude-opus-4-8", status="legacy", prices=(_usual(5, 25),), min_cacheable_tokens=1024,
-              thinking="on_request", system_messages="yes", tool_changes=True, compaction=True, task_budgets=True,
-              **_FIVE),
+              system_messages="yes", tool_changes=True, compaction=True, **_FIVE),
     ModelSpec(id="claude-opus-4-7", status="legacy", prices=(_usual(5, 25),), min_cacheable_tokens=2048,
-              compaction=True, task_budgets=True, **_FIVE),
+              compaction=True, **_FIVE),
     ModelSpec(id="claude-opus-4-6", status="legacy", released=date(2026, 2, 5), prices=(_usual(5, 25),),
               min_cacheable_tokens=4096, compaction=True, **_FIVE),
     ModelSpec(id="claude-sonnet-4-6", status="legacy", released=date(2026, 2, 17), prices=(_usual(3, 15),),
@@ -172,12 +144,10 @@ MODELS: dict[str, ModelSpec] = {m.id: m for m in [
     ModelSpec(id="claude-opus-4-5", status="deprecated", prices=(_usual(5, 25),), context_window=200_000,
               max_output=64_000, min_cacheable_tokens=4096, supports_prefill=True),
     ModelSpec(id="claude-haiku-4-5", status="legacy", prices=(_usual(1, 5),), context_window=200_000,
-              max_output=64_000, min_cacheable_tokens=4096, supports_prefill=True, keeps_prior_thinking=False,
-              clear_thinking_keeps_all=False),
+              max_output=64_000, min_cacheable_tokens=4096, supports_prefill=True),
     # Sonnet 4.5 reaches end of life on 2026-11-30; kept while it is still answered.
     ModelSpec(id="claude-sonnet-4-5", status="deprecated", prices=(_usual(3, 15),), context_window=200_000,
-              max_output=64_000, min_cacheable_tokens=1024, supports_prefill=True, keeps_prior_thinking=False,
-              clear_thinking_keeps_all=False),
+              max_output=64_000, min_cacheable_tokens=1024, supports_prefill=True),
 ]}
 
 

@@ -50,7 +50,8 @@ from ..features.filesystem import Offloader
 from ..features.recall import Keeper
 from ..features.server_compaction import ServerClearing, ServerCompaction
 from ..provider.cost import CallRecord
-from ..provider.models import ModelSpec, model_spec
+from ..emulator.models import model_spec
+from ..provider.models import ModelSpec
 from .calibration import Calibration, Limits, fit
 from .recorded import RecordedRun
 

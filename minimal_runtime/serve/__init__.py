@@ -22,7 +22,7 @@ from ..emulator import Emulator
 from ..emulator import messages as pipeline
 from ..emulator.binding import THINKING_TYPES
 from ..emulator.server import models_answer, serve as serve_http
-from ..provider.models import lookup
+from ..emulator.models import lookup
 from .exchange import Exchange, Log
 from .policy import ToolThenAnswer
 from .proxy import Upstream, predict

@@ -40,16 +40,21 @@ def test_an_accepted_steer_is_stored_as_sent_and_each_task_marks_a_run_start(tmp
     assert sum("check the annual prices" in str(m["content"]) for m in saved.messages) == 1 and saved.pending_steers == []
 
 
-def test_every_hook_point_is_told_where_it_is_and_what_it_is_about(tmp_path):
-    agent, _, _ = pricing_agent(tmp_path)
+def test_every_hook_point_gets_an_event_of_its_own_type_with_only_what_that_point_has(tmp_path):
+    from minimal_runtime.core.hooks import CallEvent, ErrorEvent, HookEvent, ToolCallEvent, ToolResultEvent
+    agent, emu, _ = pricing_agent(tmp_path)
     seen = []
-    for point in (Point.START, Point.PRE_TOOL_CALL, Point.POST_TOOL_CALL, Point.FINISHED):
-        agent.hooks.register(point, lambda e: seen.append((e.point, e.agent is agent, e.tool_call is not None,
-                                                           e.tool_result is not None)))
+    for point in Point:
+        agent.hooks.register(point, lambda e: seen.append((e.point, type(e), e.agent is agent, e.queue is agent.ephemeral)))
     agent.run(TASK)
-    assert seen[0] == (Point.START, True, False, False) and seen[-1] == (Point.FINISHED, True, False, False)
-    assert seen[1] == (Point.PRE_TOOL_CALL, True, True, False) and seen[2] == (Point.POST_TOOL_CALL, True, True, True)
-    assert {s[0] for s in seen} == {Point.START, Point.PRE_TOOL_CALL, Point.POST_TOOL_CALL, Point.FINISHED}
+    emu.inject_fault(529, count=10)
+    agent.run("And once more.")
+    kinds = {point: kind for point, kind, *_ in seen}
+    assert kinds == {Point.START: HookEvent, Point.PRE_LLM_CALL: HookEvent, Point.POST_LLM_CALL: CallEvent,
+                     Point.PRE_TOOL_CALL: ToolCallEvent, Point.POST_TOOL_CALL: ToolResultEvent,
+                     Point.FINISHED: HookEvent, Point.ERROR: ErrorEvent}
+    assert all(mine and queue for *_, mine, queue in seen)  # the live agent, and the queue a failed hook is cut back in
+    assert not hasattr(HookEvent(Point.START, agent), "tool_result")  # no field a point does not fill
 
 
 def test_an_api_error_is_described_by_its_type_status_and_the_api_message():

@@ -86,7 +86,7 @@ def test_a_failing_hook_is_logged_and_recorded_with_its_name_point_and_error(cap
     hooks = HookRegistry()
     hooks.register(Point.PRE_LLM_CALL, half_written)
     with caplog.at_level(logging.WARNING):
-        hooks.run(Point.PRE_LLM_CALL, HookEvent(Point.PRE_LLM_CALL, View()))
+        hooks.run(Point.PRE_LLM_CALL, HookEvent(Point.PRE_LLM_CALL, View(), queue=View.ephemeral))
     assert [r.getMessage() for r in caplog.records] == ["hook half_written failed at pre_llm_call: ValueError: boom"]
     assert hooks.failures[0].hook == "half_written" and hooks.failures[0].error == "ValueError: boom"
     assert len(View.ephemeral) == 0  # its half-written note is not delivered
@@ -111,7 +111,7 @@ def test_a_failing_hook_rolls_back_only_its_own_notes_and_a_condition_sees_the_e
     hooks.register(Point.PRE_LLM_CALL, Counter(), when=lambda e: e.agent.phase == "execute")
     hooks.register(Point.PRE_LLM_CALL, failing)
     hooks.register(Point.PRE_LLM_CALL, lambda e: e.agent.ephemeral.inject("plan", "p"), when=lambda e: e.agent.phase == "plan")
-    hooks.run(Point.PRE_LLM_CALL, HookEvent(Point.PRE_LLM_CALL, View()))
+    hooks.run(Point.PRE_LLM_CALL, HookEvent(Point.PRE_LLM_CALL, View(), queue=View.ephemeral))
     assert [i.source for i in View.ephemeral.drain()] == ["count"]  # before the failure: kept; the false condition: skipped
     assert hooks.names(Point.PRE_LLM_CALL)[:2] == ["Counter", "failing"] and hook_name(Counter()) == "Counter"
 

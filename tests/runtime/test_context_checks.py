@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from minimal_runtime.core.context import (CallParts, Injection, appended_entries, batch_of, first_edit, injected_source,
+from minimal_runtime.core.context import (CallParts, CallPlan, Injection, batch_of, first_edit, injected_source,
                                           layout_for, system_with_breakpoint, tail_layout, turn_scoped_layout,
                                           with_breakpoints)
 from minimal_runtime.provider.models import LOOKBACK_BLOCKS, model_spec
@@ -84,7 +84,27 @@ def test_the_batch_is_found_in_both_layouts_in_order():
         assert [injected_source(b) for b in batch_of(request)] == ["plan", "budget"]
     assert [injected_source(b) for b in batch_of(old, size=1)] == ["budget"]
     assert batch_of(old, size=0) == [] and batch_of({"messages": []}) == []
-    assert [m.get("clear_at") for m in appended_entries(new)] == [None, "next_user_message"]  # tool changes, then batch
+    assert [m.get("clear_at") for m in new.entries] == [None, "next_user_message"]  # tool changes, then batch
+    assert old.entries == []  # the 2025 batch rides in the call's copy of the user turn: never durable
+
+
+def test_a_plan_is_typed_and_reads_and_writes_as_the_keywords_it_sends():
+    durable = [{"role": "user", "content": [text("task")]}]
+    parts = CallParts(system=[text("s")], tools=[], durable=durable, batch=[Injection(source="plan", text="p")])
+    old, new = tail_layout(parts), turn_scoped_layout(parts)
+    assert old.betas == [] and "betas" not in old and old.get("betas", []) == []
+    assert set(new.betas) == set(new["betas"]) and len(new.betas) == 2 and new.sent()["betas"] == new.betas
+    new["output_config"] = {"effort": "low"}  # a wrapping layout adds a keyword as to a dict
+    new["betas"] = [*new["betas"], "x-beta"]
+    assert new.request["output_config"] == {"effort": "low"} and new.betas[-1] == "x-beta" and "betas" not in new.request
+    # A wrapper that appends an entry after the history's copy: it is kept with the turn.
+    plain = turn_scoped_layout(CallParts(system=[], tools=[], durable=durable))
+    plain["messages"] = [*plain["messages"], {"role": "system", "content": [text("late")]}]
+    assert [m["content"][0]["text"] for m in plain.entries] == ["late"]
+    # A layout written as a dict of keywords: betas from its key, entries its trailing system messages.
+    as_dict = CallPlan.of({**new})
+    assert as_dict.betas == new.betas and as_dict.entries == new.entries and "betas" not in as_dict.request
+    assert CallPlan.of(new) is new
 
 
 def test_a_turn_without_a_batch_has_none():

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from minimal_runtime.core.context import EphemeralQueue
-from minimal_runtime.core.hooks import HookEvent, HookRegistry, Point
+from minimal_runtime.core.hooks import HookEvent, HookRegistry, Point, ToolResultEvent
 from minimal_runtime.features.budget import MaxStepsWarning
 from minimal_runtime.features.filesystem import OBSERVATIONS, Offloader, WorkspaceCounters
 from minimal_runtime.features.plan import PLAN_TOOL_DESCRIPTION, Phase, Plan, PlanEdit, PlanHook, PlanState, plan_tool
@@ -93,13 +93,13 @@ class _Agent:
     def __init__(self):
         self.calls: list = []
         self.store = SimpleNamespace(saved=[])
-        self.store.set_counters = self.store.saved.append
+        self.store.write = lambda event: self.store.saved.append(event["counters"])
 
 
 def _tool(counters: WorkspaceCounters, agent: _Agent, name: str, is_error: bool = False, **input) -> None:
     call = {"type": "tool_use", "id": "t", "name": name, "input": input}
-    counters.count(HookEvent(Point.POST_TOOL_CALL, agent, tool_call=call,
-                             tool_result={"type": "tool_result", "tool_use_id": "t", "content": "ok", "is_error": is_error}))
+    counters.count(ToolResultEvent(Point.POST_TOOL_CALL, agent, call,
+                                   {"type": "tool_result", "tool_use_id": "t", "content": "ok", "is_error": is_error}))
 
 
 def test_counters_count_every_duplicate_and_reread_and_store_only_changes():

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 from minimal_runtime.core.agent import Agent
 from minimal_runtime.core.hooks import HookRegistry, Point
 from minimal_runtime.core.messages import dumps, tool_result_block, tool_uses
-from minimal_runtime.core.store import RunStore
+from minimal_runtime.core.store import MemoryStore, RunStore
 from minimal_runtime.core.tools import FunctionTool
 from minimal_runtime.emulator import Emulator, ScriptedPolicy, tool_use
 from minimal_runtime.emulator.policies import Turn
@@ -179,3 +179,61 @@ def test_a_production_hook_raising_not_implemented_is_isolated_like_any_other(mo
     agent.hooks.register(Point.PRE_LLM_CALL, unsupported)
     assert agent.run("Go.").status == "done"
     assert [f.hook for f in agent.hooks.failures] == ["unsupported"]
+
+
+# the loop's parts: a typed plan, one tool offer, a store of two methods -----------------------------
+
+def test_a_store_of_two_methods_runs_and_resumes_a_run_and_its_events_carry_no_flags():
+    class ListStore:  # a new backend: write and events, nothing else
+        def __init__(self):
+            self.log: list[dict] = []
+
+        def write(self, event: dict, sync: bool = True) -> None:
+            self.log.append(dumps(event))
+
+        def events(self) -> list[dict]:
+            import json
+            return [json.loads(line) for line in self.log]
+    store = ListStore()
+    agent, _ = agent_on(ScriptedPolicy([[tool_use("read_page", {"n": 1})], "Read."]), store=store)
+    assert agent.run("Read page 1.").status == "done"
+    again, _ = agent_on(ScriptedPolicy(["unused"]), store=store)
+    assert again.messages == agent.messages and again.calls == agent.calls and again.steps == 2
+    kinds = [e["type"] for e in store.events()]
+    assert kinds[0] == "task" and "turn" in kinds and kinds[-1] == "status"
+    assert not any("start" in e or "steered" in e for e in store.events())
+
+
+def test_tool_availability_is_one_offer_that_announces_masking_and_survives_a_resume():
+    store = MemoryStore()
+    masked_after_first = [tool_use("read_page", {"n": 1})]
+
+    def policy(request):
+        if not any(m["role"] == "assistant" for m in request["messages"]):
+            return Turn.of(masked_after_first)
+        return Turn.of("Done.")
+    agent, _ = agent_on(policy, store=store)
+    agent.hooks.register(Point.POST_TOOL_CALL, lambda e: e.agent.toolbox.mask("read_page"))
+    assert agent.offer.changes() == []  # nothing to announce before anything is masked
+    assert agent.run("Read page 1.").status == "done"
+    removal = {"type": "tool_removal", "tool": {"type": "tool_reference", "name": "read_page"}}
+    assert {"role": "system", "content": [removal]} in agent.messages and agent.offer.offered == set()
+    assert agent.offer.changes() == []  # announced once, with the turn that carried it
+    resumed, _ = agent_on(ScriptedPolicy(["unused"]), store=store)
+    resumed.toolbox.mask("read_page")
+    assert resumed.offer.offered == set() and resumed.offer.changes() == []
+    resumed.toolbox.unmask("read_page")
+    assert resumed.offer.changes() == [{**removal, "type": "tool_addition"}]
+
+
+def test_the_layout_says_what_the_call_sends_and_what_the_history_keeps():
+    from minimal_runtime.core.context import CallPlan
+    plans = []
+    agent, emu = agent_on(ScriptedPolicy([[tool_use("read_page", {"n": 1})], "Read."]))
+    layout = agent.layout
+    agent.layout = lambda parts: plans.append(layout(parts)) or plans[-1]
+    agent.hooks.register(Point.PRE_LLM_CALL, lambda e: e.agent.inject_ephemeral("plan", "I read page 1."))
+    assert agent.run("Read page 1.").status == "done"
+    assert all(isinstance(p, CallPlan) and p.betas for p in plans)  # a current model: the beta endpoint
+    assert [m for m in agent.messages if m["role"] == "system"] == [e for p in plans for e in p.entries]
+    assert all("betas" not in p.request for p in plans) and agent.last_request["betas"] == plans[-1].betas  # as sent

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from minimal_runtime.core.hooks import HookEvent, Point
+from minimal_runtime.core.hooks import Point, ToolResultEvent
 from minimal_runtime.features.filesystem import Offloader
 from minimal_runtime.features.recall import Keeper, Produced, appendix, compact_call
 
@@ -46,7 +46,7 @@ def call(tool_id: str, content: str) -> tuple[dict, dict]:
 
 def produced(keeper: Keeper, tool_use: dict, result: dict) -> str:
     seen = Produced(keeper)
-    seen.record(HookEvent(Point.POST_TOOL_CALL, None, tool_call=tool_use, tool_result=result))
+    seen.record(ToolResultEvent(Point.POST_TOOL_CALL, None, tool_use, result))
     return seen.contents[tool_use["id"]]
 
 

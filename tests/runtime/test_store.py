@@ -76,13 +76,13 @@ def test_kill_and_resume_loses_and_duplicates_nothing(tmp_path, point, step, mod
 
 def test_a_torn_last_line_is_cut_on_open(tmp_path):
     store = RunStore(tmp_path)
-    store.append_turn([{"role": "user", "content": [{"type": "text", "text": "hello"}]}])
+    store.write({"type": "turn", "messages": [{"role": "user", "content": [{"type": "text", "text": "hello"}]}]})
     store.close()
     with open(tmp_path / "events.jsonl", "ab") as f:
         f.write(b'{"type":"turn","messages":[{"role":"assis')  # a write cut short by a kill
     reopened = RunStore(tmp_path)
     assert len(reopened.load().messages) == 1
-    reopened.append_turn([{"role": "assistant", "content": [{"type": "text", "text": "hi"}]}])
+    reopened.write({"type": "turn", "messages": [{"role": "assistant", "content": [{"type": "text", "text": "hi"}]}]})
     assert [m["role"] for m in load_run(tmp_path).messages] == ["user", "assistant"]
 
 
@@ -127,21 +127,21 @@ def test_an_accepted_steer_survives_a_kill_and_lands_once(tmp_path):
 
 def _every_event(store) -> None:
     call = lambda n: CallRecord(model="claude-sonnet-5-5", input_tokens=n, output_tokens=1)  # noqa: E731
-    store.append_turn([{"role": "user", "content": "first task"}], start=True)
-    store.append_billed(call(10))
-    store.append_turn([{"role": "assistant", "content": "a"}], call=call(10))
-    store.append_tool_output("t1", "raw output")
-    store.append_compaction([{"role": "user", "content": "summary"}])
-    store.append_steer("look at the pricing page")
-    store.append_turn([{"role": "user", "content": "look at the pricing page"}], steered=True)
-    store.append_turn([{"role": "user", "content": "second task"}], start=True)
-    store.append_billed(call(20))
-    store.append_turn([{"role": "assistant", "content": "b"}], call=call(20))
-    store.append_compaction([{"role": "user", "content": "summary 2"}])
-    store.append_steer("not yet delivered")
-    store.set_counters({"pages": 3})
-    store.set_status("done")
-    store.append_billed(call(30))  # the process died before this call's turn
+    store.write({"type": "task", "messages": [{"role": "user", "content": "first task"}]})
+    store.write({"type": "billed", "call": call(10).model_dump()})
+    store.write({"type": "turn", "messages": [{"role": "assistant", "content": "a"}], "call": call(10).model_dump()})
+    store.write({"type": "tool_output", "tool_use_id": "t1", "raw": "raw output"})
+    store.write({"type": "compaction", "messages": [{"role": "user", "content": "summary"}]})
+    store.write({"type": "steer", "text": "look at the pricing page"})
+    store.write({"type": "steered", "messages": [{"role": "user", "content": "look at the pricing page"}]})
+    store.write({"type": "task", "messages": [{"role": "user", "content": "second task"}]})
+    store.write({"type": "billed", "call": call(20).model_dump()})
+    store.write({"type": "turn", "messages": [{"role": "assistant", "content": "b"}], "call": call(20).model_dump()})
+    store.write({"type": "compaction", "messages": [{"role": "user", "content": "summary 2"}]})
+    store.write({"type": "steer", "text": "not yet delivered"})
+    store.write({"type": "counters", "counters": {"pages": 3}})
+    store.write({"type": "status", "status": "done"})
+    store.write({"type": "billed", "call": call(30).model_dump()})  # the process died before this call's turn
 
 
 @pytest.mark.parametrize("make", [lambda tmp: MemoryStore(), lambda tmp: RunStore(tmp / "run")], ids=["memory", "file"])
@@ -167,7 +167,7 @@ def test_lines_without_a_sequence_number_still_load(tmp_path):
 @pytest.mark.parametrize("line, message", [
     ('{"type": "turn", "seq": 1, "messages": [1, 2]}', "1: a turn event that cannot be read (ValueError: its messages are "
                                                          "not a list of message objects)"),
-    ('{"type": "turn", "seq": 1, "messages": [], "steered": true}', "1: a steered turn without an accepted steer before it"),
+    ('{"type": "steered", "seq": 1, "messages": []}', "1: a steered turn without an accepted steer before it"),
     ('{"type": "note", "seq": 1}', "1: unknown event type 'note'"),
     ('{"type": "status", "seq": 2, "status": "done"}', "1: event 1 expected, found event 2 (a line was deleted, duplicated or moved)"),
 ])
@@ -181,16 +181,16 @@ def test_each_fault_is_named(tmp_path, line, message):
 
 def test_two_responses_without_their_turns_are_both_lost_calls(tmp_path):
     store = MemoryStore()
-    store.append_billed(CallRecord(model="claude-sonnet-5-5", input_tokens=1))
-    store.append_billed(CallRecord(model="claude-sonnet-5-5", input_tokens=2))
-    store.append_turn([{"role": "assistant", "content": "b"}], call=CallRecord(model="claude-sonnet-5-5", input_tokens=2))
+    store.write({"type": "billed", "call": CallRecord(model="claude-sonnet-5-5", input_tokens=1).model_dump()})
+    store.write({"type": "billed", "call": CallRecord(model="claude-sonnet-5-5", input_tokens=2).model_dump()})
+    store.write({"type": "turn", "messages": [{"role": "assistant", "content": "b"}], "call": CallRecord(model="claude-sonnet-5-5", input_tokens=2).model_dump()})
     assert [c.input_tokens for c in store.load().lost_calls] == [1]
 
 
 def test_the_memory_store_numbers_its_events_too():
     store = MemoryStore()
     for status in ("a", "b", "c"):
-        store.set_status(status)
+        store.write({"type": "status", "status": status})
     del store._log[1]
     with pytest.raises(StoreError, match="event 2 expected, found event 3"):
         store.load()
@@ -200,7 +200,7 @@ def test_a_store_folder_is_created_with_its_parents_and_the_file_is_private_to_w
     import os
     import stat
     store = RunStore(tmp_path / "a" / "b" / "run")
-    store.set_status("running")
+    store.write({"type": "status", "status": "running"})
     umask = os.umask(0)
     os.umask(umask)
     assert stat.S_IMODE(store.path.stat().st_mode) == 0o644 & ~umask

@@ -26,13 +26,13 @@ def test_steers_from_another_thread_never_put_the_record_out_of_sequence(tmp_pat
         def steers():
             start.wait()
             for k in range(150):
-                store.append_steer(f"steer {k}")
+                store.write({"type": "steer", "text": f"steer {k}"})
 
         thread = threading.Thread(target=steers)
         thread.start()
         start.wait()
         for k in range(150):
-            store.append_tool_output(f"toolu_{k}", "x" * 2048)
+            store.write({"type": "tool_output", "tool_use_id": f"toolu_{k}", "raw": "x" * 2048})
         thread.join()
     finally:
         sys.setswitchinterval(0.005)
@@ -61,16 +61,16 @@ def failing_write(fail_on: int, short: bool):
 
 def test_a_short_write_is_finished_and_a_full_disk_is_cut_back_to_the_last_whole_line(tmp_path, monkeypatch):
     store = RunStore(tmp_path / "run")
-    store.set_status("running")
+    store.write({"type": "status", "status": "running"})
     monkeypatch.setattr(store_module.os, "write", failing_write(1, short=True))
-    store.append_steer("written in two parts")  # a short write is not an error: the rest follows
+    store.write({"type": "steer", "text": "written in two parts"})  # a short write is not an error: the rest follows
     monkeypatch.setattr(store_module.os, "write", failing_write(1, short=False))
     before = store.path.read_bytes()
     with pytest.raises(OSError, match="No space left"):
-        store.append_steer("the disk is full")
+        store.write({"type": "steer", "text": "the disk is full"})
     assert store.path.read_bytes() == before  # cut back: no half line
     monkeypatch.undo()
-    store.append_steer("after the disk had room again")
+    store.write({"type": "steer", "text": "after the disk had room again"})
     store.close()
     saved = RunStore(tmp_path / "run").load()
     assert saved.pending_steers == ["written in two parts", "after the disk had room again"]
@@ -83,7 +83,7 @@ def test_a_hooks_write_that_fails_is_isolated_and_leaves_no_trace(tmp_path, monk
         if len(event.agent.calls) == 2:
             monkeypatch.setattr(store_module.os, "write", failing_write(1, short=False))
             try:
-                event.agent.store.set_counters({"reads": 2})
+                event.agent.store.write({"type": "counters", "counters": {"reads": 2}})
             finally:
                 monkeypatch.undo()
     agent.hooks.register(Point.POST_LLM_CALL, counters)
@@ -115,7 +115,7 @@ def test_a_second_opener_is_refused_with_the_holders_pid_until_the_first_closes(
     first = RunStore(tmp_path / "run")
     with pytest.raises(StoreLocked, match=rf"open in process {os.getpid()} \(this one\): close it there first"):
         RunStore(tmp_path / "run")
-    first.append_steer("still mine")
+    first.write({"type": "steer", "text": "still mine"})
     first.close()
     with RunStore(tmp_path / "run") as second:
         assert second.load().pending_steers == ["still mine"]
