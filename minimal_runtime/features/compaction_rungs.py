@@ -5,7 +5,11 @@
    only the request's copy is masked. Their placeholders carry no path, their own stated gap; ours
    name the saved file (``compaction.compact_call``).
 2. **Trim before send**: over ``budget`` tokens, the oldest tool exchanges are left out of the
-   copy; the task and a summary (the first message) are protected.
+   copy; the task and a summary (the first message) are protected. createrole's summary comes from
+   an asynchronous summary model, with every URL and path extracted verbatim into an appendix;
+   here a mechanical summary stands in for the model, and the appendix is the same as the
+   ladder's. Without it, what was left out leaves no trace: a reader that knows only what it sees
+   starts the task again.
 3. **Compact mid-turn**: at 90% of the budget, by the more conservative of the estimate and the
    last measured prompt, only the newest result stays in full.
 4. **Retry on overflow** (``RetryOnOverflow``, between the runtime and the SDK): when the API says
@@ -30,7 +34,7 @@ import anthropic
 from ..core.context import CallParts
 from ..core.hooks import HookEvent, HookRegistry, Point
 from ..core.protocols import Layout
-from .compaction import answered_calls, estimate, strip_thinking
+from .compaction import _task, answered_calls, estimate, mechanical_summary, strip_thinking, summary_message
 from .recall import Keeper, compact_call
 
 
@@ -64,9 +68,26 @@ class CreateroleRungs:
             messages = self.mask(messages, 1)
             self.mid_turn_calls += 1
         if estimate(messages) > self.budget:
-            messages = trim(messages, self.budget)
+            messages = self.trim_with_summary(messages)
             self.trimmed += 1
         return strip_thinking(messages) if self.strip else messages
+
+    def trim_with_summary(self, messages: list[dict]) -> list[dict]:
+        """Rung 2: the oldest exchanges left out, and the first message become the task, the summary
+        of what was left out and its appendix (shown whole up to a quarter of the budget, else saved
+        to a file it names). The summary's own size is made room for once."""
+        room = self.budget
+        for _ in range(2):
+            kept = trim(messages, room)
+            gone = messages[1:len(messages) - len(kept) + 1]
+            if not gone:
+                return kept  # only the last exchange is left: nothing to summarize
+            head = summary_message(_task(messages), gone, mechanical_summary(gone), None, self.keeper,
+                                   appendix_chars=self.budget)
+            if estimate([head, *kept[1:]]) <= self.budget:
+                break
+            room = self.budget - (estimate([head]) - estimate(messages[:1]))
+        return [head, *kept[1:]]
 
     def mask(self, messages: list[dict], keep: int) -> list[dict]:
         calls = answered_calls(messages)

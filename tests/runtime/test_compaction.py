@@ -11,7 +11,7 @@ from minimal_runtime.core.hooks import HookRegistry
 from minimal_runtime.core.messages import user
 from minimal_runtime.emulator import Emulator, Turn
 from minimal_runtime.example import scratch_dir
-from minimal_runtime.example.compaction import LongReader, reader_agent, task_text
+from minimal_runtime.example.compaction import LongReader, code_for, reader_agent, task_text
 from minimal_runtime.features.compaction import SUMMARY_HEAD, ManusLadder, SimpleCompaction, ThinkingLedger, drop_block
 from minimal_runtime.features.recall import Keeper, Produced, appendix, compact_call, grouped_texts, restorable, texts_of
 from minimal_runtime.features.compaction_rungs import CreateroleRungs, RetryOnOverflow, trim
@@ -222,3 +222,13 @@ def test_the_gauge_speaks_in_tenths_and_asks_for_notes_once_per_new_tenth():
     said = view.notes
     assert [n.split("%")[0].split()[-1] for n in said] == ["0", "10", "10", "30", "0", "10"]
     assert [HANDOFF_PATH in n for n in said] == [False, True, False, True, False, True] and gauge.asks == 3
+
+
+def test_the_rungs_trim_leaves_a_summary_naming_what_it_left_out_so_the_reader_never_starts_over():
+    # a budget the 24 pages' masked history passes: rung 2 trims on most calls
+    agent, result, reader, _, _, _, rungs = run("rungs", pages=24, limit=1_500)
+    fetched = [b["input"]["url"] for m in agent.messages if m["role"] == "assistant"
+               for b in m["content"] if b.get("type") == "tool_use" and b["name"] == "fetch"]
+    assert rungs.trimmed > 10 and result.status == "done", result.error
+    assert len(fetched) == len(set(fetched)) == 24  # no page read twice: the summary's appendix names every note
+    assert all(code_for(p) in result.final_text for p in PLANTED)
