@@ -85,7 +85,7 @@ def test_a_claimed_workspace_is_named_in_the_reminder():
 def test_the_notes_count_as_read_only_after_the_last_task_message():
     sandbox = sandbox_of("me", "you")
     done = "I have read it in this conversation; I don't re-read it every turn."
-    assert done in remind(sandbox, [task(), read(), result()])[0]
+    assert remind(sandbox, [task(), read(), result()])[0].split("\n")[1] == f"{NOTES_FILE} is how we coordinate. {done}"
     assert done not in remind(sandbox, [task(), read(), result(), task("next")])[0]  # a new conversation
     # a tool result is a user message too, but not a task: it does not start a conversation
     assert done in remind(sandbox, [task(), read(), result(), read("other.md"), result()])[0]

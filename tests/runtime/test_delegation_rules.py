@@ -31,7 +31,7 @@ class Executor:
         return self.result
 
 
-def delegation(state, result, scope_line=True):
+def delegation(state, result, **settings):
     spawned = []
 
     def spawn(task):
@@ -39,7 +39,7 @@ def delegation(state, result, scope_line=True):
         executor.spawned = task
         spawned.append(executor)
         return executor
-    return delegate_tool(state, spawn, scope_line=scope_line), spawned
+    return delegate_tool(state, spawn, **settings), spawned
 
 
 DONE = RunResult(status="done", final_text=json.dumps({"status": "done", "did": "all of it"}))
@@ -48,7 +48,7 @@ DONE = RunResult(status="done", final_text=json.dumps({"status": "done", "did": 
 def test_delegating_before_a_plan_exists_is_an_error_and_spawns_nothing():
     tool, spawned = delegation(PlanState(), DONE)
     out = tool.run({"objective": "x", "phase": 1})
-    assert out.is_error and "write the plan before delegating" in out.content and spawned == []
+    assert out.is_error and out.content == "delegate failed: ValueError: write the plan before delegating" and spawned == []
 
 
 @pytest.mark.parametrize("phase", [0, 3, -1])
@@ -175,3 +175,9 @@ def test_the_report_tool_is_final_and_returns_the_report_as_json():
     out = tool.run({"status": "partial", "did": "d"})
     assert not out.is_error and json.loads(out.content) == {"status": "partial", "did": "d", "remains": ""}
     assert tool.run({"status": "maybe", "did": "d"}).is_error
+
+
+def test_the_tools_tell_the_planner_the_executor_starts_empty_and_the_executor_how_to_finish():
+    delegate = delegate_tool(PlanState(), lambda task: None).definition()
+    assert "it starts with no context: write the objective in full" in delegate["description"]
+    assert "report status (done or partial), what you did and what remains" in report_tool().definition()["description"]

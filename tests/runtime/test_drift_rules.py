@@ -20,12 +20,14 @@ def test_an_objective_names_its_urls_without_query_or_trailing_punctuation_and_i
         {"https://a.example/p/1", "https://b.example/q", "notes/a.md", "data.csv"}
     assert subjects("Fetch http://c.example/page.md") == {"http://c.example/page.md"}  # not also a path
     assert subjects("think hard") == set()
+    assert subjects("Read https://a.example/X") == {"https://a.example/X"}  # only / . and , are trailing punctuation
 
 
 def test_an_action_touches_its_string_urls_and_file_paths_only():
     assert targets(use(url="https://a.example/p/1/?page=3", path="notes/a.md", note="some text.md here", n=3)) == \
         {"https://a.example/p/1", "notes/a.md"}
     assert targets({"name": "x"}) == set() and targets({"name": "x", "input": None}) == set()
+    assert targets(use(url="https://a.example/X/")) == {"https://a.example/X"}
 
 
 def test_the_verdict_is_phase_goal_or_off():
@@ -55,8 +57,11 @@ def test_a_call_is_judged_by_its_worst_action_and_a_call_without_actions_serves(
     assert meter.adherence() == 0.5 and meter.adherence(last=2) == 1.0 and meter.adherence(last=3) == 2 / 3
 
 
-def test_adherence_of_no_calls_is_zero_not_a_division_error():
-    assert DriftMeter([], current=lambda agent: None).adherence() == 0.0
+def test_adherence_of_no_calls_is_zero_not_a_division_error_and_of_one_call_its_verdict():
+    meter = DriftMeter([], current=lambda agent: None)
+    assert meter.adherence() == 0.0
+    meter.verdicts.append("phase")
+    assert meter.adherence() == 1.0 and meter.adherence(last=1) == 1.0
 
 
 def test_without_a_current_phase_or_past_the_plan_nothing_serves_the_phase():
@@ -147,6 +152,15 @@ def test_nothing_is_erased_without_a_failed_result_after_a_call():
                     [text("user"), call(1), {"role": "user", "content": ["a string block"]}]):
         feature, agent = erase(False, history)
         assert agent.replaced == [] and feature.erased == 0
+    # a failed result first in the history has no call before it, even when the history ends in one
+    feature, agent = erase(True, [result(0, error=True), call(1), result(1), call(2)])
+    assert agent.replaced == [] and feature.erased == 0
+
+
+def test_a_history_that_starts_with_the_call_still_has_its_failure_erased():
+    """After an on-demand compaction the history starts with an assistant message."""
+    feature, agent = erase(False, [call(1), result(1, error=True)])
+    assert agent.messages == [] and feature.erased == 1
 
 
 class Tools:
@@ -162,7 +176,7 @@ class Tools:
         self.masked -= set(names)
 
     def is_final(self, tool_use, result):
-        return tool_use["name"] == "report"
+        return tool_use["name"] == "report" and not result.get("is_error")
 
     def call(self, tool_use):
         self.calls.append(tool_use)
@@ -185,5 +199,27 @@ def test_each_new_result_is_framed_by_a_seeded_draw_and_the_rest_passes_through(
     varied.unmask("fetch")
     assert varied.masked == set()
     assert varied.is_final({"name": "report"}, {}) and not varied.is_final({"name": "fetch"}, {})
+    assert not varied.is_final({"name": "report"}, {"is_error": True})
+    default, zero = VariedResults(Tools()), random.Random(0)
+    assert [default.call({"id": f"t{i}", "name": "f"})["content"] for i in range(5)] == \
+        [zero.choice(FRAMINGS).format(name="f", out="out") for _ in range(5)]
     only = VariedResults(Tools(), framings=("<{name}> {out}",))
     assert only.call({"id": "t", "name": "fetch"})["content"] == "<fetch> out"
+
+
+def test_the_revaried_layout_reframes_every_earlier_result_with_a_fresh_seeded_draw():
+    import random
+
+    from minimal_runtime.core.context import CallParts
+    from minimal_runtime.features.drift import revaried_layout
+    durable = [text("user", "task"), call(1), result(1), call(2),
+               {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2", "content": [text("user")]},
+                                            {"type": "text", "text": "note"}]}]
+    sent = revaried_layout(lambda parts: {"messages": parts.durable}, seed=3)(CallParts(system=[], tools=[], durable=durable))
+    rng = random.Random(3)
+    framed = rng.choice(FRAMINGS).format(name="tool", out="out")
+    assert sent["messages"][2]["content"] == [{"type": "tool_result", "tool_use_id": "t1", "content": framed}]
+    assert sent["messages"][:2] == durable[:2] and sent["messages"][3:] == durable[3:]  # not a string result: as it was
+    assert durable[2] == result(1)  # the history itself is not touched
+    again = revaried_layout(lambda parts: {"messages": parts.durable})(CallParts(system=[], tools=[], durable=durable))
+    assert again["messages"][2]["content"][0]["content"] == random.Random(0).choice(FRAMINGS).format(name="tool", out="out")
