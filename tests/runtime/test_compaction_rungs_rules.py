@@ -200,3 +200,31 @@ def test_another_bad_request_is_never_retried_and_attempts_bound_the_retries():
     with pytest.raises(anthropic.BadRequestError):
         once.messages.create(model="m", messages=[user("v" * 1000)])
     assert len(once.retries) == 1 and once.retries[0].startswith("truncated")  # the last attempt truncates
+
+
+def test_trim_keeps_a_history_exactly_at_its_budget():
+    messages = [user("task"), *exchange(0), *exchange(1), *exchange(2)]
+    exact = sum(estimate([m]) for m in messages)  # trim counts message by message
+    assert trim(messages, exact) == messages
+    assert trim(messages, exact - 1) == [messages[0], *messages[3:]]
+
+
+def test_what_precedes_the_oldest_exchange_is_left_out_with_it():
+    stray = user("s" * 4000)
+    messages = [user("task"), stray, *exchange(0, size=40), *exchange(1, size=40)]
+    budget = sum(estimate([m]) for m in messages) - estimate([stray])
+    assert trim(messages, budget) == [messages[0], *messages[4:]]  # the stray message and exchange 0 together
+
+
+def test_a_system_entry_right_after_a_turn_goes_with_the_next_exchange():
+    turn = {"role": "assistant", "content": [{"type": "text", "text": "t" * 4000}]}
+    system = {"role": "system", "content": [{"type": "text", "text": "s" * 40}]}
+    messages = [user("task"), turn, system, *exchange(1, size=40), *exchange(2, size=40)]
+    budget = sum(estimate([m]) for m in messages) - estimate([turn])
+    assert trim(messages, budget) == [messages[0], system, *messages[3:]]
+
+
+def test_the_largest_message_counts_its_string_tool_results():
+    messages = [user("a" * 300), user([{"type": "tool_result", "tool_use_id": "t", "content": "r" * 1000}])]
+    cut = truncate_largest(messages, 0.5)
+    assert cut[0] == messages[0] and cut[1]["content"][0]["content"].startswith("r" * 350 + "\n[truncated: 650 of 1,000")
