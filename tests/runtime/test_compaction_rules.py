@@ -215,3 +215,9 @@ def test_a_turn_summarized_away_loses_nothing_and_a_dropped_block_is_lost():
     ledger_call(ledger, sent, [], changes=[NS(type="thinking_dropped", path="messages.1.content.0"),
                                            NS(type="other", path="messages.0.content.0")])
     assert ledger.lost == {"s9"}
+
+
+def test_the_gauge_counts_tenths_of_its_window():
+    gauge, agent = ContextGauge(window=100), Agent([user("t")], prompt=95)
+    gauge.tell(HookEvent(Point.PRE_LLM_CALL, agent))
+    assert agent.injected[0][1].startswith("I have used about 90% of my context window.")

@@ -179,3 +179,27 @@ def test_restorable_follows_a_saved_appendix_to_the_copies_it_names(tmp_path):
     plain = keeper.keep(f"- {first}\n", kind="compacted")  # only an appendix file is followed
     seen = [{"role": "user", "content": [{"type": "text", "text": f"see {plain}"}]}]
     assert restorable({"a": "page one"}, seen, keeper) == (0, 1)
+
+
+def test_restorable_follows_an_appendix_and_the_other_paths_in_view_alike(tmp_path):
+    keeper = Keeper(tmp_path)
+    first, second = keeper.keep("page one"), keeper.keep("page two")
+    index = keeper.keep(f"- {second}\n", kind="appendix")
+    seen = [{"role": "user", "content": [{"type": "text", "text": f"see {first}, and the rest at {index}"}]}]
+    assert restorable({"a": "page one", "b": "page two"}, seen, keeper) == (2, 2)
+
+
+def test_an_appendix_with_undecodable_bytes_is_still_followed(tmp_path):
+    keeper = Keeper(tmp_path)
+    copy = keeper.keep("page one")
+    (tmp_path / ".observations/appendix-raw.txt").write_bytes(b"\xff\xfe junk\n- " + copy.encode() + b"\n")
+    seen = [{"role": "user", "content": [{"type": "text", "text": "saved at .observations/appendix-raw.txt"}]}]
+    assert restorable({"a": "page one"}, seen, keeper) == (1, 1)
+
+
+def test_content_with_undecodable_bytes_is_restorable_byte_for_byte(tmp_path):
+    keeper = Keeper(tmp_path)
+    raw = b"binary \xff\xfe tail".decode("utf-8", "surrogateescape")  # how a tool's bytes arrive
+    copy = keeper.keep(raw)
+    seen = [{"role": "user", "content": [{"type": "text", "text": f"saved at {copy}"}]}]
+    assert restorable({"a": raw}, seen, keeper) == (1, 1)

@@ -122,8 +122,10 @@ def usage():
 
 
 def summary(content="the summary"):
-    block = SimpleNamespace(type="compaction", content=content,
-                            model_dump=lambda exclude_none: {"type": "compaction", "content": content})
+    def dump(exclude_none):  # as the SDK's block does: its unset optional fields are None
+        fields = {"type": "compaction", "content": content, "cache_control": None}
+        return {k: v for k, v in fields.items() if v is not None} if exclude_none else fields
+    block = SimpleNamespace(type="compaction", content=content, model_dump=dump)
     return SimpleNamespace(content=[block], usage=usage(), stop_reason="end_turn")
 
 
@@ -132,10 +134,13 @@ class WorkingAgent(Agent):
         super().__init__(messages)
         self.client, self.model = client, "claude-sonnet-5-5"
         self.system, self.tool_definitions = [{"type": "text", "text": "sys"}], []
-        self.spec = SimpleNamespace(supports_prefill=False)
+        self.spec = SimpleNamespace(supports_prefill=True)
         self.calls = [SimpleNamespace(prompt_tokens=tokens)]
+        self.tool_definitions = [{"name": "fetch"}]
+        self.laid_out = []
 
     def layout(self, parts):
+        self.laid_out.append(parts)
         return {"system": parts.system, "messages": list(parts.durable), "context_management": {"edits": []}}
 
 
@@ -162,6 +167,8 @@ def test_on_demand_at_its_trigger_asks_for_a_summary_and_the_history_becomes_the
     assert request["compaction"] == {"type": "summarize"} and "context_management" not in request
     assert request["betas"] == [COMPACT_ON_DEMAND_BETA] and request["max_tokens"] == 4_000
     assert request["model"] == "claude-sonnet-5-5" and request["messages"] == history
+    parts, = agent.laid_out  # the request is the agent's own layout of its whole history
+    assert (parts.system, parts.tools, parts.durable, parts.prefill_ok) == (agent.system, [{"name": "fetch"}], history, True)
     assert agent.messages == [{"role": "assistant", "content": [{"type": "compaction", "content": "the summary"}]},
                               {"role": "user", "content": [{"type": "text", "text": CONTINUE}]}]
     assert len(feature.spent) == 1 and feature.failed == []
