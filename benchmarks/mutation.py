@@ -20,8 +20,8 @@ each: a test to add, or an equivalent mutant (marked ``# pragma: no mutate`` wit
 With ``--minutes``, mutants not reached in time are counted as unchecked, not as survivors.
 
 With ``--keep DIR`` the copy (and mutmut's results) stays in DIR. A later ``--survivors`` run with
-the same DIR copies the checkout's tests/ into it and re-runs only the mutants that survived, so a
-test written for a survivor is checked in minutes; the source is not re-copied, so the mutants are
+the same DIR copies the checkout's tests/ into it and re-runs only the mutants that survived (and
+those a ``--minutes`` limit left unchecked), so a test written for a survivor is checked in minutes; the source is not re-copied, so the mutants are
 the ones first scored. Every score also counts the survivors that change only a logging call's
 line ("log text", shown apart): a reader may judge them equivalent, and the second score does.
 """
@@ -137,8 +137,10 @@ LOG_CALL = re.compile(r"^\s*[-+]\s*(?:log|logger|logging)\.(?:debug|info|warning
 
 
 def survivors(copy: Path) -> list[str]:
+    """The mutants an earlier run left alive, or did not reach (a --minutes run): the ones to run again."""
     out = subprocess.run([str(BIN / "mutmut"), "results"], cwd=copy, capture_output=True, text=True).stdout
-    return [line.split(":")[0].strip() for line in out.splitlines() if line.strip().endswith(": survived")]
+    return [line.split(":")[0].strip() for line in out.splitlines()
+            if line.strip().endswith((": survived", ": not checked"))]
 
 
 SHOW = """
@@ -237,7 +239,7 @@ def main() -> None:
         shutil.copytree(ROOT / "tests", copy / "tests", dirs_exist_ok=True,
                         ignore=shutil.ignore_patterns("__pycache__"))
         names = survivors(copy)
-        print(f"re-running the {len(names)} survivors with the checkout's tests")
+        print(f"re-running the {len(names)} survivors and unchecked mutants with the checkout's tests")
         scores = mutmut(copy, args.minutes, names)
     elif args.keep:
         if (args.keep / "project").exists():

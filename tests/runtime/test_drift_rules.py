@@ -19,6 +19,7 @@ def test_an_objective_names_its_urls_without_query_or_trailing_punctuation_and_i
     assert subjects("Read https://a.example/p/1?x=2, then https://b.example/q/. and notes/a.md, data.csv.") == \
         {"https://a.example/p/1", "https://b.example/q", "notes/a.md", "data.csv"}
     assert subjects("Fetch http://c.example/page.md") == {"http://c.example/page.md"}  # not also a path
+    assert subjects("Fetch https://c.example/docs//page.md") == {"https://c.example/docs//page.md"}  # "//" in a path
     assert subjects("think hard") == set()
     assert subjects("Read https://a.example/X") == {"https://a.example/X"}  # only / . and , are trailing punctuation
 
