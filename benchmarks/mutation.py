@@ -238,7 +238,8 @@ def main() -> None:
             parser.error(f"--survivors needs a --keep directory of an earlier run; {copy / 'mutants'} is absent")
         shutil.copytree(ROOT / "tests", copy / "tests", dirs_exist_ok=True,
                         ignore=shutil.ignore_patterns("__pycache__"))
-        names = survivors(copy)
+        dotted = tuple(f"minimal_runtime.{m[:-3].replace('/', '.')}." for m in modules)
+        names = [name for name in survivors(copy) if name.startswith(dotted)]  # --module narrows the re-run
         print(f"re-running the {len(names)} survivors and unchecked mutants with the checkout's tests")
         scores = mutmut(copy, args.minutes, names)
     elif args.keep:

@@ -228,3 +228,37 @@ def test_the_largest_message_counts_its_string_tool_results():
     messages = [user("a" * 300), user([{"type": "tool_result", "tool_use_id": "t", "content": "r" * 1000}])]
     cut = truncate_largest(messages, 0.5)
     assert cut[0] == messages[0] and cut[1]["content"][0]["content"].startswith("r" * 350 + "\n[truncated: 650 of 1,000")
+
+
+def test_before_any_call_is_measured_only_the_estimate_counts(tmp_path):
+    rungs = CreateroleRungs(Keeper(tmp_path), budget=1)
+    assert rungs.assemble([]) == [] and rungs.mid_turn_calls == 0 and rungs.measured == 0
+
+
+def test_the_measure_is_the_latest_call_s_prompt(tmp_path):
+    rungs = CreateroleRungs(Keeper(tmp_path), budget=10)
+    rungs.measure(HookEvent(Point.POST_LLM_CALL, NS(calls=[NS(prompt_tokens=5), NS(prompt_tokens=7), NS(prompt_tokens=42)])))
+    assert rungs.measured == 42
+
+
+def test_the_rungs_count_every_call_they_acted_on(tmp_path):
+    rungs = CreateroleRungs(Keeper(tmp_path), budget=100)
+    for _ in range(3):
+        rungs.assemble(history(6))
+    assert rungs.mid_turn_calls == 3 and rungs.trimmed == 3
+
+
+def test_masking_leaves_string_messages_and_makes_no_copy_of_a_write(tmp_path):
+    note = {"role": "user", "content": "a plain string message"}
+    messages = [user("t"), *exchange(0, name="write_file", args={"path": "gone.md", "content": "x" * 500}), note,
+                *exchange(1), *exchange(2), *exchange(3)]
+    sent = CreateroleRungs(Keeper(tmp_path), budget=10**6).assemble(messages)
+    assert sent[3] == note and sent[1:3] == messages[1:3]
+    saved = sorted(p.name for p in (tmp_path / ".observations").iterdir())
+    assert len(saved) == 1  # the fetch's copy only: a write's result is one line, its input stays
+
+
+def test_a_message_of_images_has_no_text_to_cut():
+    image = {"type": "image", "source": {}}
+    messages = [user("a" * 3), user([image, image])]
+    assert truncate_largest(messages, 0.5)[1] == messages[1]
