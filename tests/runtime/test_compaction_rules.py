@@ -221,3 +221,49 @@ def test_the_gauge_counts_tenths_of_its_window():
     gauge, agent = ContextGauge(window=100), Agent([user("t")], prompt=95)
     gauge.tell(HookEvent(Point.PRE_LLM_CALL, agent))
     assert agent.injected[0][1].startswith("I have used about 90% of my context window.")
+
+
+def ladder_history(n, size=2_000):
+    messages = [user("the task")]
+    for k in range(n):
+        messages += [said(use(k)), result(k, f"{k}" * size)]
+    return messages
+
+
+def test_the_ladder_compacts_the_oldest_half_first_and_records_what_it_saw(tmp_path):
+    ladder = ManusLadder(Keeper(tmp_path), limit=100, keep_last=2)
+    agent = Agent(ladder_history(6), prompt=0)
+    tokens = context_tokens(agent)
+    before(ladder, agent)
+    compacted = [m["content"][0]["content"].startswith("[compacted") for m in agent.messages[1:] if m["role"] == "user"]
+    assert compacted == [True, True, False, False, False, False]  # half of the 4 compactable, the oldest
+    entry, = ladder.log
+    assert entry.kind == "compact" and entry.seen == (tokens, 4, None) and entry.before == tokens
+    assert entry.after == estimate(agent.messages) < tokens
+    assert ladder.last_gain == 1 - entry.after / entry.before and 0 < ladder.last_gain < 1
+
+
+def test_the_ladder_summarizes_when_compacting_stops_paying_keeping_the_last_calls(tmp_path):
+    ladder = ManusLadder(Keeper(tmp_path), limit=100, keep_last=2, min_gain=0.99)
+    agent = Agent(ladder_history(6), prompt=0)
+    before(ladder, agent)  # compacts, and frees less than 99%
+    before(ladder, agent)
+    assert [e.kind for e in ladder.log] == ["compact", "summary"] and ladder.last_gain is None
+    head, *kept = agent.messages
+    assert head["content"][0]["text"].startswith(f"the task\n\n{SUMMARY_HEAD}")
+    assert [b["id"] for m in kept if m["role"] == "assistant" for b in m["content"]] == ["t4", "t5"]
+    assert ladder.log[1].seen[1] == 2  # two calls were still compactable: the decision was diminishing returns
+
+
+def test_the_ladder_waits_under_its_limit_and_keeps_thinking_only_when_told(tmp_path):
+    ladder = ManusLadder(Keeper(tmp_path), limit=10**6)
+    agent = Agent(ladder_history(6), prompt=0)
+    before(ladder, agent)
+    assert ladder.log == [] and agent.messages == ladder_history(6)
+    thought = {"type": "thinking", "thinking": "x", "signature": "s"}
+    history = ladder_history(6)
+    history[1] = said(thought, use(0))
+    for strip, expected in ((True, [use(0)]), (False, [thought, use(0)])):
+        agent = Agent(history, prompt=0)
+        before(ManusLadder(Keeper(tmp_path), limit=100, keep_last=2, strip_thinking=strip), agent)
+        assert agent.messages[1]["content"] == expected
