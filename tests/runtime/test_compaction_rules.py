@@ -232,13 +232,13 @@ def ladder_history(n, size=2_000):
 
 def test_the_ladder_compacts_the_oldest_half_first_and_records_what_it_saw(tmp_path):
     ladder = ManusLadder(Keeper(tmp_path), limit=100, keep_last=2)
-    agent = Agent(ladder_history(6), prompt=0)
+    agent = Agent(ladder_history(8), prompt=0)
     tokens = context_tokens(agent)
     before(ladder, agent)
     compacted = [m["content"][0]["content"].startswith("[compacted") for m in agent.messages[1:] if m["role"] == "user"]
-    assert compacted == [True, True, False, False, False, False]  # half of the 4 compactable, the oldest
+    assert compacted == [True] * 3 + [False] * 5  # half of the 6 compactable, the oldest
     entry, = ladder.log
-    assert entry.kind == "compact" and entry.seen == (tokens, 4, None) and entry.before == tokens
+    assert entry.kind == "compact" and entry.seen == (tokens, 6, None) and entry.before == tokens
     assert entry.after == estimate(agent.messages) < tokens
     assert ladder.last_gain == 1 - entry.after / entry.before and 0 < ladder.last_gain < 1
 
