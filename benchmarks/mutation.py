@@ -4,6 +4,8 @@
     python benchmarks/mutation.py core                 # the runtime's core and its pricing (make mutate-runtime)
     python benchmarks/mutation.py features             # the chapters' features
     python benchmarks/mutation.py core --module store --minutes 20
+    python benchmarks/mutation.py features --module knowledge --keep /tmp/km      # keep the copy
+    python benchmarks/mutation.py features --module knowledge --keep /tmp/km --survivors
 
 Each scope names the modules to mutate and the suites that should notice. mutmut changes every
 function of those modules (comparisons, constants inside functions, keys, arguments, deleted calls)
@@ -16,6 +18,12 @@ It prints each module's score: mutants killed (a test failed) over mutants check
 the mutants no selected test reaches. Survivors are printed with their diff so a reader can judge
 each: a test to add, or an equivalent mutant (marked ``# pragma: no mutate`` with the reason).
 With ``--minutes``, mutants not reached in time are counted as unchecked, not as survivors.
+
+With ``--keep DIR`` the copy (and mutmut's results) stays in DIR. A later ``--survivors`` run with
+the same DIR copies the checkout's tests/ into it and re-runs only the mutants that survived (and
+those a ``--minutes`` limit left unchecked), so a test written for a survivor is checked in minutes; the source is not re-copied, so the mutants are
+the ones first scored. Every score also counts the survivors that change only a logging call's
+line ("log text", shown apart): a reader may judge them equivalent, and the second score does.
 """
 
 from __future__ import annotations
@@ -62,7 +70,10 @@ SCOPES = {
                        "tests/runtime/test_knowledge.py", "tests/runtime/test_knowledge_rules.py", "tests/runtime/test_drift.py",
                        "tests/runtime/test_saved_copies.py",
                        "tests/runtime/test_compaction.py", "tests/runtime/test_boundaries.py",
-                       "tests/runtime/test_reliability.py"]),
+                       "tests/runtime/test_reliability.py",
+                       *[f"tests/runtime/test_{m}_rules.py" for m in ("coordination", "delegation", "drift", "recall",
+                                                                      "compaction", "compaction_rungs",
+                                                                      "server_compaction")]]),
 }
 
 # (file, the line as written, the line mutated): every module-level constant of the accounting.
@@ -122,25 +133,57 @@ def configure(copy: Path, scope: Scope, modules: list[str]) -> None:
     pyproject.write_text(re.sub(r"\n\[tool\.mutmut\]\n(?:(?!\[).*(?:\n|$))*", "\n", pyproject.read_text()) + "\n" + settings + "\n")
 
 
-def mutmut(copy: Path, minutes: float | None) -> dict[str, Counter]:
+LOG_CALL = re.compile(r"^\s*[-+]\s*(?:log|logger|logging)\.(?:debug|info|warning|error|exception)\(")
+
+
+def survivors(copy: Path) -> list[str]:
+    """The mutants an earlier run left alive, or did not reach (a --minutes run): the ones to run again."""
+    out = subprocess.run([str(BIN / "mutmut"), "results"], cwd=copy, capture_output=True, text=True).stdout
+    return [line.split(":")[0].strip() for line in out.splitlines()
+            if line.strip().endswith((": survived", ": not checked"))]
+
+
+SHOW = """
+import json, sys
+from mutmut.mutation.diff_apply import get_diff_for_mutant
+print(json.dumps({name: get_diff_for_mutant(name) for name in json.load(sys.stdin)}))
+"""
+
+
+def survivor_diffs(copy: Path, names: list[str]) -> dict[str, str]:
+    """Each survivor's diff, from one process (``mutmut show`` per mutant costs a start-up each)."""
+    if not names:
+        return {}
+    import json
+    out = subprocess.run([sys.executable, "-c", SHOW], cwd=copy, input=json.dumps(names), capture_output=True, text=True)
+    return json.loads(out.stdout) if out.returncode == 0 else {}
+
+
+def mutmut(copy: Path, minutes: float | None, names: list[str] | None = None) -> dict[str, Counter]:
+    """Run mutmut (every mutant without a result, or only ``names``; none when ``names`` is empty),
+    then read back every mutant's status."""
     try:
-        subprocess.run([str(BIN / "mutmut"), "run", "--max-children", "2"], cwd=copy, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, timeout=minutes * 60 if minutes else None)
+        if names != []:
+            subprocess.run([str(BIN / "mutmut"), "run", "--max-children", "2", *(names or [])], cwd=copy,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           timeout=minutes * 60 if minutes else None)
     except subprocess.TimeoutExpired:
         print(f"  stopped after {minutes:g} minutes; what was not reached is counted as unchecked")
     out = subprocess.run([str(BIN / "mutmut"), "results", "--all", "true"], cwd=copy,
                          capture_output=True, text=True).stdout
     scores: dict[str, Counter] = {}
+    statuses = []
     for line in out.splitlines():
         match = re.match(r"\s*minimal_runtime\.(\w+)\.(\w+)\.\S+: (.+)$", line)
-        if not match:
-            continue
-        module, status = f"{match.group(1)}/{match.group(2)}.py", match.group(3).strip()
+        if match:
+            statuses.append((line.split(":")[0].strip(), f"{match.group(1)}/{match.group(2)}.py", match.group(3).strip()))
+    diffs = survivor_diffs(copy, [name for name, _, status in statuses if status == "survived"])
+    for name, module, status in statuses:
         scores.setdefault(module, Counter())[status] += 1
         if status == "survived":
-            name = line.split(":")[0].strip()
-            diff = subprocess.run([str(BIN / "mutmut"), "show", name], cwd=copy, capture_output=True, text=True).stdout
-            changed = [d for d in diff.splitlines() if d[:1] in "+-" and d[:3] not in ("+++", "---")]
+            changed = [d for d in diffs.get(name, "").splitlines() if d[:1] in "+-" and d[:3] not in ("+++", "---")]
+            if changed and all(LOG_CALL.match(c) for c in changed):
+                scores[module]["log text"] += 1
             print(f"  survived: {name}: " + " / ".join(c.strip() for c in changed)[:300])
     return scores
 
@@ -163,12 +206,13 @@ def constants() -> Counter:
 
 
 def report(scores: dict[str, Counter]) -> None:
-    print(f"\n{'module':<34} {'killed':>7} {'checked':>8} {'score':>7} {'no test':>8} {'unchecked':>10}")
+    print(f"\n{'module':<34} {'killed':>7} {'checked':>8} {'score':>7} {'no test':>8} {'unchecked':>10} "
+          f"{'log text':>9} {'score without':>14}")
     for module, counts in scores.items():
-        unreached, unchecked = counts["no tests"], counts["not checked"]
-        checked = sum(counts.values()) - unreached - unchecked
+        unreached, unchecked, logged = counts["no tests"], counts["not checked"], counts["log text"]
+        checked = sum(counts.values()) - unreached - unchecked - logged
         print(f"{module:<34} {counts['killed']:>7} {checked:>8} {counts['killed'] / max(1, checked):>7.1%} "
-              f"{unreached:>8} {unchecked:>10}")
+              f"{unreached:>8} {unchecked:>10} {logged:>9} {counts['killed'] / max(1, checked - logged):>14.1%}")
 
 
 def main() -> None:
@@ -177,16 +221,39 @@ def main() -> None:
     parser.add_argument("--module", action="append", default=[],
                         help="only modules whose path contains this (repeatable), e.g. --module store")
     parser.add_argument("--minutes", type=float, help="stop mutmut after this long (unreached mutants: unchecked)")
+    parser.add_argument("--keep", type=Path, help="work in this directory and keep it (for --survivors)")
+    parser.add_argument("--survivors", action="store_true",
+                        help="with --keep DIR of an earlier run: copy tests/ in, re-run only its survivors")
     args = parser.parse_args()
+    if args.survivors and not args.keep:
+        parser.error("--survivors needs --keep DIR")
     scope = SCOPES[args.scope]
     modules = [m for m in scope.modules if not args.module or any(part in m for part in args.module)]
     if not modules:
         parser.error(f"no module of {args.scope} matches {args.module}: {scope.modules}")
     print(f"mutmut over {', '.join(modules)}; tests: {' '.join(scope.tests)}")
-    with tempfile.TemporaryDirectory() as tmp:
-        copy = copy_project(Path(tmp))
+    if args.survivors:
+        copy = args.keep / "project"
+        if not (copy / "mutants").is_dir():
+            parser.error(f"--survivors needs a --keep directory of an earlier run; {copy / 'mutants'} is absent")
+        shutil.copytree(ROOT / "tests", copy / "tests", dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        dotted = tuple(f"minimal_runtime.{m[:-3].replace('/', '.')}." for m in modules)
+        names = [name for name in survivors(copy) if name.startswith(dotted)]  # --module narrows the re-run
+        print(f"re-running the {len(names)} survivors and unchecked mutants with the checkout's tests")
+        scores = mutmut(copy, args.minutes, names)
+    elif args.keep:
+        if (args.keep / "project").exists():
+            parser.error(f"{args.keep / 'project'} exists; remove it or pass --survivors")
+        args.keep.mkdir(parents=True, exist_ok=True)
+        copy = copy_project(args.keep)
         configure(copy, scope, modules)
         scores = mutmut(copy, args.minutes)
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            copy = copy_project(Path(tmp))
+            configure(copy, scope, modules)
+            scores = mutmut(copy, args.minutes)
     if args.scope == "emulator" and not args.module:
         print("module-level constants, changed one at a time")
         scores["module-level constants"] = constants()

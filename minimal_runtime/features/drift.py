@@ -35,7 +35,7 @@ BOOKKEEPING = frozenset({"plan", "report", "message_user", "delegate"})
 def subjects(objective: str) -> set[str]:
     """What an objective names: URLs (without their query) and workspace paths."""
     urls = {u.split("?")[0].rstrip("/.,") for u in re.findall(r"https?://\S+", objective)}
-    paths = set(re.findall(r"\b[\w./-]+\.(?:md|txt|json|csv|py)\b", objective)) - {u.split("//")[-1] for u in urls}
+    paths = set(re.findall(r"\b[\w./-]+\.(?:md|txt|json|csv|py)\b", objective)) - {u.split("//", 1)[1] for u in urls}
     return urls | paths
 
 

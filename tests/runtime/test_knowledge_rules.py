@@ -523,3 +523,140 @@ def test_the_last_five_words_of_a_text_are_no_quote():
     raw = RawSection()
     raw.add("one two three four five six seven")
     assert not raw.quotes("three four five six seven")
+
+
+# survivors of the mutation run after the tests above (issue 27, item 11) -------------------------
+
+def test_only_the_delegate_tool_marks_an_executor_done():
+    """POST_TOOL_CALL of any other tool is no executor completing: the guidance stays, no run."""
+    from types import SimpleNamespace as NS
+
+    from minimal_runtime.core.hooks import HookEvent, HookRegistry, Point
+    from minimal_runtime.features.knowledge import SerialPool
+    clock = FakeClock(100.0)
+    km = KnowledgeManager(_Recorded(), "claude-haiku-5-5", clock, pool=SerialPool())
+    hooks = HookRegistry().install(km)
+    km.board.post(KmOutput(guidance={"planner": ["Globex is next."]}))
+    agent = NS(name="planner", last_request={"messages": [{"role": "user", "content": "x"}]})
+    for name in ("fetch", "Delegate", "report"):
+        hooks.run(Point.POST_TOOL_CALL, HookEvent(Point.POST_TOOL_CALL, agent, tool_call={"name": name, "id": "t"}))
+    assert km.runs == [] and km.board.take("planner") == "- Globex is next." and hooks.failures == []
+    km.board.post(KmOutput(guidance={"planner": ["Globex is next."]}))
+    hooks.run(Point.POST_TOOL_CALL, HookEvent(Point.POST_TOOL_CALL, agent, tool_call={"name": "delegate", "id": "d"}))
+    assert [r["why"] for r in km.runs] == ["executor done"] and km.board.take("planner") == ""
+    assert hooks.failures == []
+
+
+def test_a_ticker_run_restarts_the_new_message_count_from_its_request():
+    from types import SimpleNamespace as NS
+
+    from minimal_runtime.features.knowledge import SerialPool, Triggers
+    fetchless = NS(content=[])
+    clock = FakeClock(100.0)
+    km = KnowledgeManager(_Recorded(), "claude-haiku-5-5", clock, pool=SerialPool(), triggers=Triggers(clock))
+    km.tick(NS(name="planner", last_request={"messages": [{"role": "user", "content": "x"}] * 6}))
+    assert [r["why"] for r in km.runs] == ["ticker"]
+    clock.now += 10  # the prefetch's interval is over: only the message count holds it back
+    km.after_call(NS(agent=NS(name="planner"), request={"messages": [{"role": "user", "content": "x"}] * 9}, response=fetchless))
+    assert [r["why"] for r in km.runs] == ["ticker"]  # 3 new since the tick's 6
+    km.after_call(NS(agent=NS(name="planner"), request={"messages": [{"role": "user", "content": "x"}] * 10}, response=fetchless))
+    assert [r["why"] for r in km.runs] == ["ticker", "prefetch"]
+
+
+def test_the_ticker_offers_nothing_for_the_km_s_own_agent_or_before_a_first_request():
+    from types import SimpleNamespace as NS
+
+    from minimal_runtime.features.knowledge import SerialPool
+    km = KnowledgeManager(_Recorded(), "claude-haiku-5-5", FakeClock(), pool=SerialPool())
+    km.tick(NS(name="knowledge-manager", last_request={"messages": []}))
+    km.tick(NS(name="planner", last_request=None))
+    assert km.runs == []
+
+
+def test_a_request_without_messages_is_still_a_km_run():
+    from minimal_runtime.features.knowledge import SerialPool
+    model = _Recorded()
+    km = KnowledgeManager(model, "claude-haiku-5-5", FakeClock(), pool=SerialPool())
+    km.schedule("ticker", {"model": "m"}).result()
+    assert len(model.asked) == 1 and km.runs == [{"at": 0.0, "why": "ticker", "output": False}]
+
+
+def test_a_shut_down_worker_refuses_new_work_and_says_so():
+    worker = KmWorker()
+    worker.shutdown()
+    with pytest.raises(RuntimeError, match=r"^the KM worker is shut down$"):
+        worker.submit(print)
+
+
+def test_close_never_joins_a_standard_pool_even_with_a_run_in_flight():
+    """A caller's own ``ThreadPoolExecutor`` is shut down without waiting: a hung KM run there
+    costs its notes, and ``close()`` returns within its bound."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    started, release = threading.Event(), threading.Event()
+    pool = ThreadPoolExecutor(1)
+    km = KnowledgeManager(held_model(started, release), "claude-haiku-5-5", FakeClock(), pool=pool, shutdown_wait=0.0)
+    km.schedule("ticker", {"messages": []})
+    assert started.wait(10)
+    closing = threading.Thread(target=km.close, daemon=True)
+    closing.start()
+    closing.join(5)  # a guard shorter than the held call (10 s): a close that joins the pool is still waiting
+    returned = not closing.is_alive()
+    release.set()
+    pool.shutdown(wait=True)
+    assert returned, "close() waited for the pool's hung run"
+
+
+def test_a_line_that_quotes_is_refused_whichever_form_quotes():
+    """The quote check asks of the proposed line *or* its delivered form: a formatter that rewrites
+    the line away from the page (or towards it) does not let a quote through."""
+    page = "Acme plans start at twelve dollars a month for small teams"
+    for line, rewritten in [(page, "- Acme is cheapest."), ("Acme is cheapest.", f"- {page}")]:
+        board = Board(FakeClock(), format_block=lambda nudges, guidance, r=rewritten: r if nudges or guidance else "")
+        board.raw.add(page)
+        board.post(KmOutput(guidance={"planner": [line]}))
+        assert board.take("planner") == "" and board.refused == [(line, "quotes external content")]
+
+
+def test_the_transcript_starts_from_the_executor_s_latest_task_block_only():
+    batch = {"role": "system", "clear_at": "next_user_message", "content": [
+        {"type": "text", "text": "<!-- task -->\nthe old task"}, {"type": "text", "text": "<!-- plan -->\nplan"},
+        {"type": "text", "text": "<!-- task -->\nthe current task"}]}
+    request = {"messages": [{"role": "user", "content": "Go."}, batch]}
+    assert transcript(request).splitlines()[:3] == ["<!-- task -->", "the current task", "[user] Go."]
+
+
+def test_a_nudge_s_title_and_reason_go_to_the_log_only(caplog):
+    """``title`` and ``reason`` are never injected: the log is the one place they are written."""
+    import logging
+    board = Board(FakeClock())
+    with caplog.at_level(logging.INFO, logger="minimal_runtime.features.knowledge"):
+        board.post(KmOutput(nudges=[Nudge(text="Check the date.", role="executor", urgency="high",
+                                          title="stale page", reason="the page is from 2019")]))
+    assert [r.getMessage() for r in caplog.records] == [
+        "KM nudge for executor (high): stale page; the page is from 2019"]
+    assert board.take("executor") == "- Check the date."
+
+
+def test_a_refused_note_is_logged_with_its_reasons_and_its_first_80_characters(caplog):
+    import logging
+    line = "As your knowledge manager, I suggest " + "x" * 100
+    board = Board(FakeClock())
+    with caplog.at_level(logging.INFO, logger="minimal_runtime.features.knowledge"):
+        board.post(KmOutput(guidance={"planner": [line]}))
+    why = board.refused[0][1]
+    assert why and [r.getMessage() for r in caplog.records] == [f"KM note refused ({why}): {line[:80]}"]
+
+
+def test_a_failed_run_and_a_malformed_emit_are_logged_as_warnings(caplog):
+    import logging
+    from types import SimpleNamespace as NS
+
+    from minimal_runtime.features.knowledge import SerialPool, parse_output
+    km = KnowledgeManager(_Recorded(error=RuntimeError("overloaded")), "claude-haiku-5-5", FakeClock(), pool=SerialPool())
+    with caplog.at_level(logging.WARNING, logger="minimal_runtime.features.knowledge"):
+        km.schedule("ticker", {"messages": []})
+        assert parse_output(NS(content=[NS(type="tool_use", name="emit", input={"nudges": "no"})])) == KmOutput()
+    failed, refused = [(r.levelname, r.getMessage()) for r in caplog.records]
+    assert failed == ("WARNING", "KM run (ticker) failed: overloaded")
+    assert refused[0] == "WARNING" and refused[1].startswith("KM emit refused: 1 validation error for KmOutput")

@@ -1,0 +1,269 @@
+"""Compaction's rules, each stated by a test (issue 27: the compaction module scored by mutation):
+the mechanical summary, the one message a summary becomes and its saved appendix, the size
+measures, what is left to compact, the handoff note's patience, the gauge and the thinking ledger."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace as NS
+
+from minimal_runtime.core.hooks import HookEvent, HookRegistry, Point
+from minimal_runtime.core.messages import user
+from minimal_runtime.features.compaction import (APPENDIX_HEAD, HANDOFF_ASK, HANDOFF_PATH, SUMMARY_HEAD, ContextGauge,
+                                                 ManusLadder, SimpleCompaction, ThinkingLedger, _task, answered_calls,
+                                                 context_tokens, drop_block, estimate, mechanical_summary,
+                                                 strip_thinking, summary_message)
+from minimal_runtime.features.recall import Keeper
+from minimal_runtime.provider.models import BINDING_BETA
+
+
+def said(*blocks):
+    return {"role": "assistant", "content": list(blocks)}
+
+
+def text(t):
+    return {"type": "text", "text": t}
+
+
+def use(k, name="fetch", **args):
+    return {"type": "tool_use", "id": f"t{k}", "name": name, "input": args or {"url": f"https://d.example/{k}"}}
+
+
+def result(k, content="r" * 400):
+    return {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{k}", "content": content}]}
+
+
+def test_the_mechanical_summary_counts_tools_by_name_and_quotes_first_lines():
+    messages = [user("task"), said(text("  Reading page one.\nmore detail  "), use(1)), result(1),
+                said(use(2, "write_file", path="a.md", content="x"), use(3)), result(2), {"role": "assistant", "content": "s"},
+                said(text("   "), text("x" * 200))]
+    assert mechanical_summary(messages).split("\n") == [
+        "Tool calls made: 2 fetch, 1 write_file.", "The last steps:", "- Reading page one.", f"- {'x' * 160}"]
+    assert mechanical_summary([user("task")]) == "Tool calls made: nothing.\nThe last steps:"
+
+
+def test_the_mechanical_summary_keeps_the_last_twenty_steps():
+    messages = [said(text(f"step {k}")) for k in range(25)]
+    lines = mechanical_summary(messages).split("\n")
+    assert lines[2:] == [f"- step {k}" for k in range(5, 25)]
+
+
+def test_a_summary_is_one_user_message_task_handoff_summary_appendix(tmp_path):
+    compacted = [user("the task"), said(use(1)), result(1, "saved at notes/p1.md")]
+    message = summary_message("the task", compacted, "what happened", "  my note  ", Keeper(tmp_path))
+    assert message["role"] == "user" and message["content"][0]["text"].split("\n") == [
+        "the task", "", SUMMARY_HEAD, f"My handoff note ({HANDOFF_PATH}):", "my note", "what happened", "",
+        APPENDIX_HEAD, "- https://d.example/1 notes/p1.md", "", "I continue the task from here."]
+    bare = summary_message("t", [], "s", None, Keeper(tmp_path))["content"][0]["text"]
+    assert bare.split("\n") == ["t", "", SUMMARY_HEAD, "s", "", APPENDIX_HEAD, "", "I continue the task from here."]
+
+
+def test_a_long_appendix_is_saved_whole_and_its_newest_lines_shown(tmp_path):
+    keeper = Keeper(tmp_path)
+    compacted = [user(f"see https://d.example/{k:03d}") for k in range(10)]
+    lines = [f"- https://d.example/{k:03d}" for k in range(10)]  # 24 characters each, 25 with the newline
+    message = summary_message("t", compacted, "s", None, keeper, appendix_chars=100)["content"][0]["text"]
+    saved = keeper.keep("\n".join(lines) + "\n", kind="appendix")
+    shown = message.split(APPENDIX_HEAD + "\n")[1].split("\n\n")[0].split("\n")
+    assert shown == [f"- (all 10 lines are saved at {saved}; read_file it to see every one; the newest follow)", *lines[-4:]]
+    assert (tmp_path / saved).read_text() == "\n".join(lines) + "\n"
+    exact = summary_message("t", compacted[:4], "s", None, Keeper(tmp_path / "b"), appendix_chars=100)["content"][0]["text"]
+    assert "are saved at" not in exact and all(line in exact for line in lines[:4])  # 100 characters: it fits
+
+
+def test_the_size_is_four_characters_a_token_and_the_larger_of_estimate_and_measure():
+    assert estimate([user("x" * 401)]) == 100 and estimate([]) == 0
+    agent = NS(messages=[user("x" * 400)], calls=[])
+    assert context_tokens(agent) == 100 and context_tokens(agent, system_tokens=50) == 150
+    agent.calls = [NS(prompt_tokens=90), NS(prompt_tokens=120)]
+    assert context_tokens(agent) == 120 and context_tokens(agent, system_tokens=50) == 150
+
+
+def test_thinking_is_stripped_and_everything_else_kept():
+    thought = said({"type": "thinking", "thinking": "t", "signature": "s"}, {"type": "redacted_thinking", "data": "d"}, text("ok"))
+    messages = [user("u"), thought, {"role": "assistant", "content": "plain"}]
+    assert strip_thinking(messages) == [user("u"), said(text("ok")), messages[2]]
+    assert thought["content"][0]["type"] == "thinking"  # the original is untouched
+
+
+def test_drop_block_asks_for_dropped_thinking_with_its_beta():
+    request = drop_block(lambda parts: {"betas": ["b1"], "messages": []})(None)
+    assert request["thinking"] == {"type": "adaptive", "block_binding": {"prefix_mismatch_behavior": "drop_block"}}
+    assert request["betas"] == ["b1", BINDING_BETA]
+    assert drop_block(lambda parts: {})(None)["betas"] == [BINDING_BETA]
+
+
+def test_answered_calls_pair_each_result_with_its_call_and_skip_the_unanswered():
+    messages = [user("t"), said(text("x"), use(1), use(2)), {"role": "user", "content": "s"},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2"}, {"type": "tool_result", "tool_use_id": "zz"}]},
+                result(1)]
+    assert answered_calls(messages) == [(1, 2, 3, 0), (1, 1, 4, 0)]
+
+
+def test_the_task_is_the_first_message_or_what_precedes_a_summary_s_head():
+    assert _task([user("the task")]) == "the task"
+    assert _task([user(f"the task\n\n{SUMMARY_HEAD}\nsummary")]) == "the task"
+    assert _task([{"role": "user", "content": "a string task"}]) == "a string task"
+    assert _task([]) == ""
+
+
+def history(n, size=400):
+    messages = [user("the task")]
+    for k in range(n):
+        messages += [said(use(k)), result(k, f"{k}" * size)]
+    return messages
+
+
+def test_what_is_left_to_compact_all_but_the_last_calls_big_enough_and_not_yet_compact(tmp_path):
+    ladder = ManusLadder(Keeper(tmp_path), limit=10, keep_last=2, min_chars=300)
+    messages = history(5)
+    messages[2] = result(0, "short")  # 5 + the input's JSON: under 300 characters
+    messages[4] = result(1, "[compacted: fetch u; saved]" + "x" * 400)
+    assert [c[0] for c in ladder.compactable(messages)] == [5]  # t2; t3 and t4 are the last two
+    assert ManusLadder(Keeper(tmp_path), limit=10, keep_last=0).compactable(history(2)) != []
+    assert ManusLadder(Keeper(tmp_path), limit=10, keep_last=9).compactable(history(5)) == []
+
+
+class Agent:
+    def __init__(self, messages, prompt=0):
+        self.messages, self.calls, self.injected = list(messages), [NS(prompt_tokens=prompt)], []
+
+    def inject_ephemeral(self, source, text):
+        self.injected.append((source, text))
+
+    def replace_history(self, messages):
+        self.messages = list(messages)
+
+
+def before(feature, agent):
+    hooks = HookRegistry().install(feature)
+    hooks.run(Point.PRE_LLM_CALL, HookEvent(Point.PRE_LLM_CALL, agent))
+    assert hooks.failures == []
+
+
+def test_simple_compaction_waits_for_its_limit_then_summarizes_everything(tmp_path):
+    feature = SimpleCompaction(Keeper(tmp_path), limit=1_000, handoff=False)
+    agent = Agent(history(3), prompt=999)
+    before(feature, agent)
+    assert len(agent.messages) == 7 and feature.log == []
+    agent.calls.append(NS(prompt_tokens=1_000))
+    before(feature, agent)
+    assert len(agent.messages) == 1 and agent.messages[0]["content"][0]["text"].startswith(f"the task\n\n{SUMMARY_HEAD}")
+    entry, = feature.log
+    assert (entry.call, entry.kind, entry.before, entry.after) == (2, "summary", estimate(history(3)), estimate(agent.messages))
+
+
+def test_with_handoff_the_note_is_asked_for_once_and_waited_for_three_calls_at_most(tmp_path):
+    feature = SimpleCompaction(Keeper(tmp_path), limit=10)  # handoff by default
+    agent = Agent(history(2), prompt=100)
+    for _ in range(3):
+        before(feature, agent)
+    assert agent.injected == [("handoff", HANDOFF_ASK)] and len(agent.messages) == 5
+    before(feature, agent)  # the third call waited: summarize without the note
+    assert len(agent.messages) == 1 and "My handoff note" not in agent.messages[0]["content"][0]["text"]
+
+
+def test_a_note_written_ends_the_wait_and_is_merged_verbatim(tmp_path):
+    feature = SimpleCompaction(Keeper(tmp_path), limit=10)
+    agent = Agent(history(2), prompt=100)
+    before(feature, agent)
+    (tmp_path / "notes").mkdir()
+    (tmp_path / HANDOFF_PATH).write_text("Confirmed: Acme is 12 dollars.\n")
+    before(feature, agent)
+    assert len(agent.messages) == 1
+    assert f"My handoff note ({HANDOFF_PATH}):\nConfirmed: Acme is 12 dollars." in agent.messages[0]["content"][0]["text"]
+
+
+def test_the_gauge_caps_at_a_hundred_percent_and_drops_after_a_compaction():
+    gauge, agent = ContextGauge(window=100), Agent([user("t")], prompt=250)
+    hooks = HookRegistry().install(gauge)
+    hooks.run(Point.PRE_LLM_CALL, HookEvent(Point.PRE_LLM_CALL, agent))
+    agent.calls.append(NS(prompt_tokens=10))
+    hooks.run(Point.PRE_LLM_CALL, HookEvent(Point.PRE_LLM_CALL, agent))
+    assert [source for source, _ in agent.injected] == ["context", "context"]
+    first, second = [t for _, t in agent.injected]
+    assert first.startswith("I have used about 100% of my context window. I just passed 100%")
+    assert second == "I have used about 10% of my context window." and gauge.asks == 1
+
+
+def block(kind, **fields):
+    return NS(type=kind, **fields)
+
+
+def ledger_call(ledger, sent, response_blocks, changes=None):
+    ledger.count(HookEvent(Point.POST_LLM_CALL, NS(), request={"messages": sent},
+                           response=NS(content=response_blocks, input_transformations=changes)))
+
+
+def test_the_ledger_counts_thinking_produced_and_lost_while_its_turn_was_sent():
+    ledger = ThinkingLedger()
+    ledger_call(ledger, [user("t")], [block("thinking", signature="s1"), block("tool_use", id="a")])
+    ledger_call(ledger, [user("t")], [block("thinking", signature="s2")])  # no tool use: not tracked by turn
+    turn = said({"type": "thinking", "thinking": "x", "signature": "s1"}, use(0) | {"id": "a"})
+    ledger_call(ledger, [user("t"), turn], [])
+    assert ledger.produced == 2 and ledger.lost == set()
+    stripped = said(use(0) | {"id": "a"})
+    ledger_call(ledger, [user("t"), stripped], [])
+    assert ledger.lost == {"s1"}
+
+
+def test_a_turn_summarized_away_loses_nothing_and_a_dropped_block_is_lost():
+    ledger = ThinkingLedger()
+    ledger_call(ledger, [user("t")], [block("thinking", signature="s1"), block("tool_use", id="a")])
+    ledger_call(ledger, [user("summary")], [])
+    assert ledger.lost == set()
+    sent = [user("t"), said({"type": "thinking", "thinking": "x", "signature": "s9"}, text("y"))]
+    ledger_call(ledger, sent, [], changes=[NS(type="thinking_dropped", path="messages.1.content.0"),
+                                           NS(type="other", path="messages.0.content.0")])
+    assert ledger.lost == {"s9"}
+
+
+def test_the_gauge_counts_tenths_of_its_window():
+    gauge, agent = ContextGauge(window=100), Agent([user("t")], prompt=95)
+    gauge.tell(HookEvent(Point.PRE_LLM_CALL, agent))
+    assert agent.injected[0][1].startswith("I have used about 90% of my context window.")
+
+
+def ladder_history(n, size=2_000):
+    messages = [user("the task")]
+    for k in range(n):
+        messages += [said(use(k)), result(k, f"{k}" * size)]
+    return messages
+
+
+def test_the_ladder_compacts_the_oldest_half_first_and_records_what_it_saw(tmp_path):
+    ladder = ManusLadder(Keeper(tmp_path), limit=100, keep_last=2)
+    agent = Agent(ladder_history(8), prompt=0)
+    tokens = context_tokens(agent)
+    before(ladder, agent)
+    compacted = [m["content"][0]["content"].startswith("[compacted") for m in agent.messages[1:] if m["role"] == "user"]
+    assert compacted == [True] * 3 + [False] * 5  # half of the 6 compactable, the oldest
+    entry, = ladder.log
+    assert entry.kind == "compact" and entry.seen == (tokens, 6, None) and entry.before == tokens
+    assert entry.after == estimate(agent.messages) < tokens
+    assert ladder.last_gain == 1 - entry.after / entry.before and 0 < ladder.last_gain < 1
+
+
+def test_the_ladder_summarizes_when_compacting_stops_paying_keeping_the_last_calls(tmp_path):
+    ladder = ManusLadder(Keeper(tmp_path), limit=100, keep_last=2, min_gain=0.99)
+    agent = Agent(ladder_history(6), prompt=0)
+    before(ladder, agent)  # compacts, and frees less than 99%
+    before(ladder, agent)
+    assert [e.kind for e in ladder.log] == ["compact", "summary"] and ladder.last_gain is None
+    head, *kept = agent.messages
+    assert head["content"][0]["text"].startswith(f"the task\n\n{SUMMARY_HEAD}")
+    assert [b["id"] for m in kept if m["role"] == "assistant" for b in m["content"]] == ["t4", "t5"]
+    assert ladder.log[1].seen[1] == 2  # two calls were still compactable: the decision was diminishing returns
+
+
+def test_the_ladder_waits_under_its_limit_and_keeps_thinking_only_when_told(tmp_path):
+    ladder = ManusLadder(Keeper(tmp_path), limit=10**6)
+    agent = Agent(ladder_history(6), prompt=0)
+    before(ladder, agent)
+    assert ladder.log == [] and agent.messages == ladder_history(6)
+    thought = {"type": "thinking", "thinking": "x", "signature": "s"}
+    history = ladder_history(6)
+    history[1] = said(thought, use(0))
+    for strip, expected in ((True, [use(0)]), (False, [thought, use(0)])):
+        agent = Agent(history, prompt=0)
+        before(ManusLadder(Keeper(tmp_path), limit=100, keep_last=2, strip_thinking=strip), agent)
+        assert agent.messages[1]["content"] == expected
