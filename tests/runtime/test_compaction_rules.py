@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace as NS
 
-from minimal_runtime.core.hooks import HookEvent, HookRegistry, Point
+from minimal_runtime.core.hooks import CallEvent, HookEvent, HookRegistry, Point
 from minimal_runtime.core.messages import user
 from minimal_runtime.features.compaction import (APPENDIX_HEAD, HANDOFF_ASK, HANDOFF_PATH, SUMMARY_HEAD, ContextGauge,
                                                  ManusLadder, SimpleCompaction, ThinkingLedger, _task, answered_calls,
@@ -190,8 +190,8 @@ def block(kind, **fields):
 
 
 def ledger_call(ledger, sent, response_blocks, changes=None):
-    ledger.count(HookEvent(Point.POST_LLM_CALL, NS(), request={"messages": sent},
-                           response=NS(content=response_blocks, input_transformations=changes)))
+    ledger.count(CallEvent(Point.POST_LLM_CALL, NS(), request={"messages": sent},
+                           response=NS(content=response_blocks, input_transformations=changes), batch=[]))
 
 
 def test_the_ledger_counts_thinking_produced_and_lost_while_its_turn_was_sent():

@@ -4,7 +4,6 @@ but not their holder, and the reminder's wording for one or several others."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 
 import pytest
 

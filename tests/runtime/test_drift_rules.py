@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace as NS
 
-from minimal_runtime.core.hooks import HookEvent, HookRegistry, Point
+from minimal_runtime.core.hooks import CallEvent, HookEvent, HookRegistry, Point
 from minimal_runtime.features.drift import (FRAMINGS, DriftMeter, ErasedErrors, EventRecitation, RecitationTrigger,
                                             VariedResults, serves, subjects, targets)
 
@@ -45,7 +45,7 @@ def response(*blocks):
 
 
 def record(meter, *blocks, agent=None):
-    meter.record(HookEvent(Point.POST_LLM_CALL, agent or NS(), response=response(*blocks)))
+    meter.record(CallEvent(Point.POST_LLM_CALL, agent or NS(), request={}, response=response(*blocks), batch=[]))
 
 
 def test_a_call_is_judged_by_its_worst_action_and_a_call_without_actions_serves():
@@ -78,7 +78,7 @@ def test_without_a_current_phase_or_past_the_plan_nothing_serves_the_phase():
 def test_the_meter_records_after_every_call():
     meter = DriftMeter(["Read https://a.example/1"], current=lambda agent: 0)
     hooks = HookRegistry().install(meter)
-    hooks.run(Point.POST_LLM_CALL, HookEvent(Point.POST_LLM_CALL, NS(), response=response(use(url="https://z.example/"))))
+    hooks.run(Point.POST_LLM_CALL, CallEvent(Point.POST_LLM_CALL, NS(), request={}, response=response(use(url="https://z.example/")), batch=[]))
     assert meter.verdicts == ["off"] and hooks.failures == []
 
 

@@ -531,7 +531,7 @@ def test_only_the_delegate_tool_marks_an_executor_done():
     """POST_TOOL_CALL of any other tool is no executor completing: the guidance stays, no run."""
     from types import SimpleNamespace as NS
 
-    from minimal_runtime.core.hooks import HookEvent, HookRegistry, Point
+    from minimal_runtime.core.hooks import HookRegistry, Point, ToolResultEvent
     from minimal_runtime.features.knowledge import SerialPool
     clock = FakeClock(100.0)
     km = KnowledgeManager(_Recorded(), "claude-haiku-5-5", clock, pool=SerialPool())
@@ -539,10 +539,10 @@ def test_only_the_delegate_tool_marks_an_executor_done():
     km.board.post(KmOutput(guidance={"planner": ["Globex is next."]}))
     agent = NS(name="planner", last_request={"messages": [{"role": "user", "content": "x"}]})
     for name in ("fetch", "Delegate", "report"):
-        hooks.run(Point.POST_TOOL_CALL, HookEvent(Point.POST_TOOL_CALL, agent, tool_call={"name": name, "id": "t"}))
+        hooks.run(Point.POST_TOOL_CALL, ToolResultEvent(Point.POST_TOOL_CALL, agent, tool_call={"name": name, "id": "t"}, tool_result={}))
     assert km.runs == [] and km.board.take("planner") == "- Globex is next." and hooks.failures == []
     km.board.post(KmOutput(guidance={"planner": ["Globex is next."]}))
-    hooks.run(Point.POST_TOOL_CALL, HookEvent(Point.POST_TOOL_CALL, agent, tool_call={"name": "delegate", "id": "d"}))
+    hooks.run(Point.POST_TOOL_CALL, ToolResultEvent(Point.POST_TOOL_CALL, agent, tool_call={"name": "delegate", "id": "d"}, tool_result={}))
     assert [r["why"] for r in km.runs] == ["executor done"] and km.board.take("planner") == ""
     assert hooks.failures == []
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 from types import SimpleNamespace as NS
 
-from minimal_runtime.core.hooks import HookEvent, HookRegistry, Point
+from minimal_runtime.core.hooks import HookRegistry, Point, ToolResultEvent
 from minimal_runtime.features.recall import (Keeper, Produced, appendix, appendix_lines, compact_call, grouped_texts,
                                              is_compacted, restorable, result_text, texts_of)
 
@@ -148,7 +148,7 @@ def produced(tmp_path, *events):
     feature = Produced(keeper)
     hooks = HookRegistry().install(feature)
     for tool_call, tool_result in events:
-        hooks.run(Point.POST_TOOL_CALL, HookEvent(Point.POST_TOOL_CALL, NS(), tool_call=tool_call, tool_result=tool_result))
+        hooks.run(Point.POST_TOOL_CALL, ToolResultEvent(Point.POST_TOOL_CALL, NS(), tool_call=tool_call, tool_result=tool_result))
     assert hooks.failures == []
     return feature
 

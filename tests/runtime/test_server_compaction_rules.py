@@ -8,7 +8,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from minimal_runtime.core.context import CallParts
-from minimal_runtime.core.hooks import HookEvent, HookRegistry, Point
+from minimal_runtime.core.hooks import CallEvent, HookEvent, HookRegistry, Point
 from minimal_runtime.provider.models import COMPACT_ON_DEMAND_BETA, COMPACT_THRESHOLD_BETA, CONTEXT_EDITING_BETA
 from minimal_runtime.features.server_compaction import (CONTINUE, OnDemandCompaction, ServerClearing,
                                                         ServerCompaction)
@@ -46,7 +46,7 @@ def test_clearing_defaults_and_clear_at_least_only_when_given():
 
 
 def count(feature, response):
-    feature.count(HookEvent(Point.POST_LLM_CALL, SimpleNamespace(), response=response))
+    feature.count(CallEvent(Point.POST_LLM_CALL, SimpleNamespace(), request={}, response=response, batch=[]))
 
 
 def test_clearing_counts_what_the_server_cleared_per_call_and_zero_when_it_said_nothing():
@@ -63,7 +63,7 @@ def test_clearing_counts_what_the_server_cleared_per_call_and_zero_when_it_said_
 def test_clearing_counts_after_each_call():
     feature, agent = ServerClearing(), SimpleNamespace()
     hooks = HookRegistry().install(feature)
-    hooks.run(Point.POST_LLM_CALL, HookEvent(Point.POST_LLM_CALL, agent, response=SimpleNamespace(
+    hooks.run(Point.POST_LLM_CALL, CallEvent(Point.POST_LLM_CALL, agent, request={}, batch=[], response=SimpleNamespace(
         context_management=SimpleNamespace(applied_edits=[SimpleNamespace(cleared_tool_uses=4)]))))
     assert feature.cleared == [4] and hooks.failures == []
 
