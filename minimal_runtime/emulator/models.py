@@ -8,6 +8,7 @@ Sources as in ``provider.models`` ([models], [CE], [PT], [TB], [caching]; read 2
 
 from __future__ import annotations
 
+import warnings
 from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Literal
@@ -88,4 +89,12 @@ def lookup(model: str) -> EmulatedSpec | None:
 
 def model_spec(model: str) -> EmulatedSpec:
     """``provider.models.model_spec`` (a model not in the table warns once), with the emulator's facts."""
-    return lookup(model) or emulated(table.model_spec(model))
+    found = lookup(model)
+    if found is not None:
+        return found
+    with warnings.catch_warnings(record=True) as caught:  # re-issued below so they name our caller's line
+        warnings.simplefilter("always")
+        spec = table.model_spec(model)
+    for w in caught:
+        warnings.warn(w.message, w.category, stacklevel=2)
+    return emulated(spec)
