@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test test-lint test-checks test-suites test-stubs test-notebooks demo lab notebooks bench times mutate mutate-runtime soak progress clean
+.PHONY: test test-lint test-suites test-stubs test-notebooks demo lab notebooks bench times mutate mutate-runtime soak progress clean
 
 NEW_ENOUGH := -c 'import sys; sys.exit(sys.version_info < (3, 11))'
 
@@ -21,17 +21,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/uv pip install --compile-bytecode --python $(BIN)/python -e '.[course]'
 	touch $(STAMP)
 
-# make test is three steps, each a target of its own so `make times` can time them apart. The suites
-# and the notebooks share one two-worker session: apart, each ended with one worker idle on its longest
-# file. COURSE_IMPL is pinned: the suites and notebooks check the solutions whatever your shell says.
-NBVAL := -p nbval --nbval --nbval-current-env --nbval-sanitize-with=chapters/nbval_sanitize.cfg
-test: test-lint test-stubs test-checks  ## lint; every chapter suite fails on the stubs; every suite on the solutions and every notebook
+# make test is four steps, each a target of its own so `make times` can time them apart.
+# COURSE_IMPL is pinned: the suites and notebooks check the solutions whatever your shell says.
+test: test-lint test-suites test-stubs test-notebooks  ## lint; every suite on the solutions; every chapter suite fails on the stubs; notebooks
 
 test-lint: $(STAMP)  # exercises/ is yours: the stub check lints the stubs as committed instead
 	$(BIN)/ruff check --quiet minimal_runtime tests benchmarks solutions
-
-test-checks: $(STAMP)  # a notebook's cells stay on one worker (loadfile); notebooks go out first, the short suite files fill in behind them
-	COURSE_IMPL=solutions $(BIN)/python -m pytest -q -n auto --dist loadfile $(NBVAL) chapters/ tests/  # every output
 
 test-suites: $(STAMP)
 	COURSE_IMPL=solutions $(BIN)/python -m pytest -q -n auto
@@ -40,7 +35,7 @@ test-stubs: $(STAMP)
 	$(BIN)/python tests/exercise_check.py stubs
 
 test-notebooks: $(STAMP)
-	COURSE_IMPL=solutions $(BIN)/python -m pytest -q -n auto --dist loadfile $(NBVAL) chapters/
+	COURSE_IMPL=solutions $(BIN)/python -m pytest -q -n auto --dist loadfile -p nbval --nbval --nbval-current-env --nbval-sanitize-with=chapters/nbval_sanitize.cfg chapters/  # every output
 
 progress: $(STAMP)  ## how many tests of each chapter pass on your own exercises/
 	$(BIN)/python tests/exercise_check.py progress

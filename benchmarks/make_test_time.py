@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-STEPS = ["test-lint", "test-stubs", "test-checks"]  # what `make test` runs, in order
+STEPS = ["test-lint", "test-suites", "test-stubs", "test-notebooks"]  # what `make test` runs, in order
 BEFORE = "9 min 35 s (fresh clone, pip install, one make test recipe; November 2026)"
 
 
