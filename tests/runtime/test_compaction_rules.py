@@ -223,16 +223,9 @@ def test_the_gauge_counts_tenths_of_its_window():
     assert agent.injected[0][1].startswith("I have used about 90% of my context window.")
 
 
-def ladder_history(n, size=2_000):
-    messages = [user("the task")]
-    for k in range(n):
-        messages += [said(use(k)), result(k, f"{k}" * size)]
-    return messages
-
-
 def test_the_ladder_compacts_the_oldest_half_first_and_records_what_it_saw(tmp_path):
     ladder = ManusLadder(Keeper(tmp_path), limit=100, keep_last=2)
-    agent = Agent(ladder_history(8), prompt=0)
+    agent = Agent(history(8, size=2_000), prompt=0)
     tokens = context_tokens(agent)
     before(ladder, agent)
     compacted = [m["content"][0]["content"].startswith("[compacted") for m in agent.messages[1:] if m["role"] == "user"]
@@ -245,7 +238,7 @@ def test_the_ladder_compacts_the_oldest_half_first_and_records_what_it_saw(tmp_p
 
 def test_the_ladder_summarizes_when_compacting_stops_paying_keeping_the_last_calls(tmp_path):
     ladder = ManusLadder(Keeper(tmp_path), limit=100, keep_last=2, min_gain=0.99)
-    agent = Agent(ladder_history(6), prompt=0)
+    agent = Agent(history(6, size=2_000), prompt=0)
     before(ladder, agent)  # compacts, and frees less than 99%
     before(ladder, agent)
     assert [e.kind for e in ladder.log] == ["compact", "summary"] and ladder.last_gain is None
@@ -257,13 +250,13 @@ def test_the_ladder_summarizes_when_compacting_stops_paying_keeping_the_last_cal
 
 def test_the_ladder_waits_under_its_limit_and_keeps_thinking_only_when_told(tmp_path):
     ladder = ManusLadder(Keeper(tmp_path), limit=10**6)
-    agent = Agent(ladder_history(6), prompt=0)
+    agent = Agent(history(6, size=2_000), prompt=0)
     before(ladder, agent)
-    assert ladder.log == [] and agent.messages == ladder_history(6)
+    assert ladder.log == [] and agent.messages == history(6, size=2_000)
     thought = {"type": "thinking", "thinking": "x", "signature": "s"}
-    history = ladder_history(6)
-    history[1] = said(thought, use(0))
+    thinking = history(6, size=2_000)
+    thinking[1] = said(thought, use(0))
     for strip, expected in ((True, [use(0)]), (False, [thought, use(0)])):
-        agent = Agent(history, prompt=0)
+        agent = Agent(thinking, prompt=0)
         before(ManusLadder(Keeper(tmp_path), limit=100, keep_last=2, strip_thinking=strip), agent)
         assert agent.messages[1]["content"] == expected
