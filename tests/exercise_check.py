@@ -54,18 +54,25 @@ def pristine_exercises(into: Path) -> bool:
     return True
 
 
+def copy_own_files(copy: Path, skip: str | None = None) -> bool:
+    """Copy the project's own files (tracked, or new and not ignored: no .venv, .interop or .git) to
+    ``copy``, leaving out those under ``skip``; False when this is not a git checkout."""
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, capture_output=True, text=True)
+    if listed.returncode != 0:
+        return False
+    for name in filter(None, listed.stdout.split("\0")):
+        if not (skip and name.startswith(skip)) and (ROOT / name).is_file():
+            (copy / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, copy / name)
+    return True
+
+
 def pristine_project(into: Path) -> Path:
     """A copy of the project at ``into`` whose exercises/ are the stubs as committed: the tests import
     from where they run, so a learner's solved (or half-written) exercise never reaches them. Only the
     project's own files are copied (not .venv, .interop, .git or the notebooks)."""
     copy = into / "project"
-    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, capture_output=True, text=True)
-    if listed.returncode == 0:
-        for name in listed.stdout.split("\0"):
-            if name and not name.startswith("chapters/") and (ROOT / name).is_file():
-                (copy / name).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(ROOT / name, copy / name)
-    else:
+    if not copy_own_files(copy, skip="chapters/"):
         shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(".*", "chapters", "mutants", "__pycache__"))
     if pristine_exercises(copy):
         print("checking the exercise stubs as committed (git HEAD)")

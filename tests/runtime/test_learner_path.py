@@ -20,13 +20,12 @@ def working_copy(tmp_path: Path) -> Path:
     """The project as a learner has it: its files and its git history, without .venv or .interop."""
     if subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True).returncode != 0:
         pytest.skip("not a git checkout")
+    sys.path.insert(0, str(ROOT / "tests"))
+    from exercise_check import copy_own_files
+
     project = tmp_path / "project"
     shutil.copytree(ROOT / ".git", project / ".git")
-    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, capture_output=True, text=True)
-    for name in filter(None, listed.stdout.split("\0")):
-        if (ROOT / name).is_file():
-            (project / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, project / name)
+    copy_own_files(project)
     return project
 
 
