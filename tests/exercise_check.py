@@ -21,9 +21,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run_suites(suites: list[Path], root: Path = ROOT) -> dict[Path, tuple[int, int]]:
-    """(passed, failed) of each chapter suite against the ``exercises`` of the project at ``root``, from
-    one pytest process: most of a suite's time on the stubs is an interpreter's start, paid once here."""
+def run_suites(suites: list[Path], root: Path = ROOT) -> dict[Path, tuple[int, int, str]]:
+    """(passed, failed, the first failure's message) of each chapter suite against the ``exercises`` of
+    the project at ``root``, from one pytest process: most of a suite's time on the stubs is an
+    interpreter's start, paid once here."""
     env = {**os.environ, "COURSE_IMPL": "exercises"}
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "report.xml"
@@ -31,12 +32,16 @@ def run_suites(suites: list[Path], root: Path = ROOT) -> dict[Path, tuple[int, i
                         "--continue-on-collection-errors", f"--junitxml={report}", *(str(s.relative_to(ROOT)) for s in suites)],
                        cwd=root, env=env, capture_output=True, text=True)
         cases = ElementTree.parse(report).getroot().iter("testcase") if report.exists() else []
-        outcomes = [(case.get("classname", ""), case.find("failure") is None and case.find("error") is None
-                     and case.find("skipped") is None) for case in cases]
+        outcomes = []
+        for case in cases:
+            bad = next((e for e in (case.find("failure"), case.find("error")) if e is not None), None)
+            ok = bad is None and case.find("skipped") is None
+            outcomes.append((case.get("classname", ""), ok, "" if bad is None else bad.get("message", "").splitlines()[0]))
     counts = {}
     for suite in suites:
-        mine = [ok for where, ok in outcomes if where.startswith(f"tests.{suite.name}.")]
-        counts[suite] = (sum(mine), len(mine) - sum(mine))
+        mine = [(ok, said) for where, ok, said in outcomes if where.startswith(f"tests.{suite.name}.")]
+        passed = sum(ok for ok, _ in mine)
+        counts[suite] = (passed, len(mine) - passed, next((said for ok, said in mine if not ok and said), ""))
     return counts
 
 
@@ -96,15 +101,15 @@ def stubs() -> int:
         bad = lint.returncode != 0
         if bad:
             print(f"the committed stubs do not pass the lint:\n{lint.stdout}{lint.stderr}")
-        for suite, (passed, failed) in run_suites(SUITES, copy).items():
+        for suite, (passed, failed, first) in run_suites(SUITES, copy).items():
             verdict = "every test fails on the stubs" if failed and not passed else "SOME TESTS PASS ON THE STUBS"
-            print(f"{suite.relative_to(ROOT)}/: {verdict} ({failed} failed, {passed} passed)")
+            print(f"{suite.relative_to(ROOT)}/: {verdict} ({failed} failed, {passed} passed){f'; the first says {first}' * bool(first)}")
             bad += bool(passed or not failed)
         return 1 if bad else 0
 
 
 def progress() -> int:
-    results = {suite.name: counts for suite, counts in run_suites(SUITES).items()}
+    results = {suite.name: (passed, failed) for suite, (passed, failed, _) in run_suites(SUITES).items()}
     timings = timed(results, time.time())
     print(f"{'chapter':<28} {'passing':>8}")
     for chapter, (passed, failed) in results.items():

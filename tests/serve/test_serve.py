@@ -8,7 +8,6 @@ import json
 import math
 
 import anthropic
-import jsonschema
 import pytest
 
 from minimal_runtime.emulator import Emulator
@@ -28,6 +27,13 @@ TOOLS = [
 ]
 SYSTEM = [{"type": "text", "text": "You are a careful agent that reads files before it answers. " * 60}]
 BREAKPOINT = {"cache_control": {"type": "ephemeral"}}
+
+
+def validate(instance, schema, formats: bool = False) -> None:
+    # imported here: jsonschema builds a grammar when imported (about 2.5 CPU-s), which every
+    # pytest worker would pay at collection for the four tests that use it
+    import jsonschema
+    jsonschema.validate(instance, schema, format_checker=jsonschema.FormatChecker() if formats else None)
 
 
 def tool_loop(client, model="claude-sonnet-5-5", turns=2, **extra):
@@ -153,7 +159,7 @@ def test_the_default_policy_calls_an_offered_tool_with_a_schema_valid_input_then
     turn = policy(request)
     use = turn.content[0]
     assert use["type"] == "tool_use" and use["name"] == "read_file"  # a tool that looks read-only comes first
-    jsonschema.validate(use["input"], TOOLS[1]["input_schema"])
+    validate(use["input"], TOOLS[1]["input_schema"])
     request["messages"] += [{"role": "assistant", "content": [{**use, "id": "t1"}]},
                             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}]}]
     assert policy(request).content[0]["type"] == "text"
@@ -161,7 +167,7 @@ def test_the_default_policy_calls_an_offered_tool_with_a_schema_valid_input_then
     assert policy({**request, "tool_choice": {"type": "none"}}).content[0]["type"] == "text"
     forced = policy({**request, "tool_choice": {"type": "tool", "name": "write_note"}}).content[0]
     assert forced["name"] == "write_note"
-    jsonschema.validate(forced["input"], TOOLS[0]["input_schema"])
+    validate(forced["input"], TOOLS[0]["input_schema"])
 
 
 @pytest.mark.parametrize("schema", [
@@ -175,7 +181,7 @@ def test_the_default_policy_calls_an_offered_tool_with_a_schema_valid_input_then
     {"type": "object", "properties": {"when": {"type": "string", "format": "date-time"}}, "required": ["when"]},
 ])
 def test_example_inputs_validate_against_their_schema(schema):
-    jsonschema.validate(example(schema), schema, format_checker=jsonschema.FormatChecker())
+    validate(example(schema), schema, formats=True)
 
 
 def test_structured_output_gets_a_schema_valid_stand_in():
@@ -183,7 +189,7 @@ def test_structured_output_gets_a_schema_valid_stand_in():
               "required": ["total", "items"]}
     turn = ToolThenAnswer()({"messages": [{"role": "user", "content": "x"}],
                              "output_config": {"format": {"type": "json_schema", "schema": schema}}})
-    jsonschema.validate(json.loads(turn.content[0]["text"]), schema)
+    validate(json.loads(turn.content[0]["text"]), schema)
 
 
 def test_a_script_and_a_module_callable_are_policies(tmp_path):
