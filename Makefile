@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test test-lint test-suites test-stubs test-notebooks demo lab notebooks bench times mutate mutate-runtime soak progress clean
+.PHONY: test test-lint test-suites test-stubs test-notebooks test-checks demo lab notebooks bench times mutate mutate-runtime soak progress clean
 
 NEW_ENOUGH := -c 'import sys; sys.exit(sys.version_info < (3, 11))'
 
@@ -21,12 +21,15 @@ $(STAMP): pyproject.toml
 	$(BIN)/uv pip install --compile-bytecode --python $(BIN)/python -e '.[course]'
 	touch $(STAMP)
 
-# make test is four steps, each a target of its own so `make times` can time them apart.
+# make test: the lint, the stub check, then the suites and the notebooks in one two-worker session
+# (conftest.py: a notebook is one unit of work, each test another, so neither worker idles at the end).
+# test-suites and test-notebooks run either alone; `make times` times every step.
 # COURSE_IMPL is pinned: the suites and notebooks check the solutions whatever your shell says.
-test: test-lint test-suites test-stubs test-notebooks  ## lint; every suite on the solutions; every chapter suite fails on the stubs; notebooks
+NBVAL := -p nbval --nbval --nbval-current-env --nbval-sanitize-with=chapters/nbval_sanitize.cfg
+test: test-lint test-stubs test-checks  ## lint; every chapter suite fails on the stubs; every suite on the solutions and every notebook
 
 test-lint: $(STAMP)  # exercises/ is yours: the stub check lints the stubs as committed instead
-	$(BIN)/ruff check --quiet minimal_runtime tests benchmarks solutions
+	$(BIN)/ruff check --quiet minimal_runtime tests benchmarks solutions conftest.py
 
 test-suites: $(STAMP)
 	COURSE_IMPL=solutions $(BIN)/python -m pytest -q -n auto
@@ -35,7 +38,10 @@ test-stubs: $(STAMP)
 	$(BIN)/python tests/exercise_check.py stubs
 
 test-notebooks: $(STAMP)
-	COURSE_IMPL=solutions $(BIN)/python -m pytest -q -n auto --dist loadfile -p nbval --nbval --nbval-current-env --nbval-sanitize-with=chapters/nbval_sanitize.cfg chapters/  # every output
+	COURSE_IMPL=solutions $(BIN)/python -m pytest -q -n auto --dist loadscope $(NBVAL) chapters/  # every output
+
+test-checks: $(STAMP)
+	COURSE_IMPL=solutions $(BIN)/python -m pytest -q -n auto --dist loadscope $(NBVAL) tests chapters/
 
 progress: $(STAMP)  ## how many tests of each chapter pass on your own exercises/
 	$(BIN)/python tests/exercise_check.py progress

@@ -2,6 +2,7 @@
 
     python benchmarks/make_test_time.py            # clone HEAD beside this checkout, time each step
     python benchmarks/make_test_time.py --keep     # and leave the clone for a look
+    python benchmarks/make_test_time.py --apart    # also the suites and the notebooks each alone (minutes more)
 
 The clone goes next to this checkout, so a ``../shared`` folder beside it is found as CI finds it.
 The install is timed apart: ``make .venv/.installed`` (uv, with whatever package cache this machine
@@ -20,7 +21,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-STEPS = ["test-lint", "test-suites", "test-stubs", "test-notebooks"]  # what `make test` runs, in order
+STEPS = ["test-lint", "test-stubs", "test-checks"]  # what `make test` runs, in order
+APART = ["test-suites", "test-notebooks"]  # test-checks' two halves, each alone: not part of the sum
 BEFORE = "9 min 35 s (fresh clone, pip install, one make test recipe; November 2026)"
 
 
@@ -39,10 +41,14 @@ def main() -> int:
         for step in STEPS:
             rows.append((step, *timed(["make", step], clone)))
         tests = sum(seconds for name, seconds, _ in rows if name != "install")
+        apart = [(f"{step} (alone)", *timed(["make", step], clone)) for step in APART if "--apart" in sys.argv]
         print("| step | wall (s) | exit |\n|---|---|---|")
         for name, seconds, code in rows:
             print(f"| {name} | {seconds:.0f} | {code} |")
         print(f"| make test after the install | {tests:.0f} ({tests / 60:.1f} min) | |")
+        for name, seconds, code in apart:
+            print(f"| {name} | {seconds:.0f} | {code} |")
+        rows += apart
         print(f"before: {BEFORE}")
         return max(code for _, _, code in rows)
     finally:

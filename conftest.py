@@ -1,0 +1,23 @@
+"""How ``make test`` shares one session between two workers (``-n 2 --dist loadscope``).
+
+A notebook's cells must run in order in one kernel, so a notebook is one scope; every test of the
+suites is a scope of its own. xdist hands out the largest scopes first (the notebooks), and single
+tests fill in whichever worker is free, so neither worker idles while the other finishes.
+(``--dist loadgroup`` would say this with marks, but xdist 3.8 writes the group into a field this
+pytest no longer reads.)
+"""
+
+import pytest
+from xdist.scheduler import LoadScopeScheduling
+
+
+class NotebooksWhole(LoadScopeScheduling):
+    def _split_scope(self, nodeid: str) -> str:
+        return nodeid.split("::")[0] if ".ipynb::" in nodeid else nodeid
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of xdist's: absent where a run says -p no:xdist
+def pytest_xdist_make_scheduler(config, log):
+    if config.getoption("dist") == "loadscope":
+        return NotebooksWhole(config, log)
+    return None
