@@ -164,9 +164,9 @@ def mutmut(copy: Path, minutes: float | None, names: list[str] | None = None) ->
     then read back every mutant's status."""
     try:
         if names != []:
-            subprocess.run([str(BIN / "mutmut"), "run", "--max-children", "2", *(names or [])], cwd=copy,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                           timeout=minutes * 60 if minutes else None)
+            with open(copy / "mutmut.log", "a") as log:  # mutmut's own output: why a run stopped short
+                subprocess.run([str(BIN / "mutmut"), "run", "--max-children", "2", *(names or [])], cwd=copy,
+                               stdout=log, stderr=subprocess.STDOUT, timeout=minutes * 60 if minutes else None)
     except subprocess.TimeoutExpired:
         print(f"  stopped after {minutes:g} minutes; what was not reached is counted as unchecked")
     out = subprocess.run([str(BIN / "mutmut"), "results", "--all", "true"], cwd=copy,

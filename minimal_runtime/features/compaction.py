@@ -286,11 +286,12 @@ class ManusLadder(_Summarizing):
         return compact_calls(messages, calls, self.keeper)
 
     def _summarize(self, agent) -> None:
-        # every call about to be summarized is compacted first: what it drops is then saved
+        # every call about to be summarized is compacted first: what it drops is then saved. With
+        # fewer calls than keep_last, all of them are summarized, so all of them are compacted.
         calls = answered_calls(agent.messages)
-        messages = self._compact(agent.messages, calls[:max(0, len(calls) - self.keep_last)])
-        calls = answered_calls(messages)
-        cut = calls[-self.keep_last][0] if len(calls) >= self.keep_last and self.keep_last else len(messages)
+        keep = self.keep_last if len(calls) >= self.keep_last else 0
+        messages = self._compact(agent.messages, calls[:len(calls) - keep])  # positions do not move
+        cut = calls[-keep][0] if keep else len(messages)
         while cut > 1 and messages[cut - 1].get("role") == "system":  # the kept turn's own system entries
             cut -= 1
         cut = max(cut, 1)

@@ -12,7 +12,7 @@ from minimal_runtime.features.compaction import (APPENDIX_HEAD, HANDOFF_ASK, HAN
                                                  ManusLadder, SimpleCompaction, ThinkingLedger, _task, answered_calls,
                                                  context_tokens, drop_block, estimate, mechanical_summary,
                                                  strip_thinking, summary_message)
-from minimal_runtime.features.recall import Keeper
+from minimal_runtime.features.recall import Keeper, restorable
 from minimal_runtime.provider.models import BINDING_BETA
 
 
@@ -260,3 +260,69 @@ def test_the_ladder_waits_under_its_limit_and_keeps_thinking_only_when_told(tmp_
         agent = Agent(thinking, prompt=0)
         before(ManusLadder(Keeper(tmp_path), limit=100, keep_last=2, strip_thinking=strip), agent)
         assert agent.messages[1]["content"] == expected
+
+
+def results_of(messages):
+    return {b["tool_use_id"]: b["content"] for m in messages if m["role"] == "user" and isinstance(m["content"], list)
+            for b in m["content"] if b.get("type") == "tool_result"}
+
+
+def test_a_summary_of_fewer_calls_than_it_keeps_still_saves_every_call_it_drops(tmp_path):
+    keeper = Keeper(tmp_path)
+    ladder = ManusLadder(keeper, limit=100, keep_last=5)  # three calls, none compactable: summarize them
+    agent = Agent(history(3, size=2_000), prompt=0)
+    before(ladder, agent)
+    assert [e.kind for e in ladder.log] == ["summary"] and len(agent.messages) == 1
+    assert restorable({f"t{k}": f"{k}" * 2_000 for k in range(3)}, agent.messages, keeper) == (3, 3)
+
+
+def test_a_summary_keeps_exactly_keep_last_calls_in_full_and_saves_the_rest(tmp_path):
+    keeper = Keeper(tmp_path)
+    for n in (2, 6):  # as many calls as it keeps: only the task is summarized
+        agent = Agent(history(n, size=2_000), prompt=0)
+        before(ManusLadder(keeper, limit=100, keep_last=2, min_chars=10**9), agent)
+        head, *kept = agent.messages
+        assert [b["id"] for m in kept if m["role"] == "assistant" for b in m["content"]] == [f"t{n - 2}", f"t{n - 1}"]
+        assert results_of(kept) == {f"t{k}": f"{k}" * 2_000 for k in (n - 2, n - 1)}  # in full
+        dropped = {f"t{k}": f"{k}" * 2_000 for k in range(n - 2)}
+        assert restorable(dropped, agent.messages, keeper) == (n - 2, n - 2)
+
+
+def entry(k):
+    return {"role": "system", "content": [{"type": "text", "text": f"batch {k}"}]}
+
+
+def test_a_kept_turn_keeps_the_system_entries_before_it_up_to_the_task(tmp_path):
+    messages = [user("the task")]
+    for k in range(4):
+        messages += [entry(k), *([entry(f"{k}b")] if k == 2 else []), said(use(k)), result(k, f"{k}" * 2_000)]
+    for keep_last, first in ((2, 2), (4, 0)):
+        agent = Agent(messages, prompt=0)
+        before(ManusLadder(Keeper(tmp_path), limit=100, keep_last=keep_last, min_chars=10**9), agent)
+        assert agent.messages[1:] == messages[messages.index(entry(first)):]
+        assert agent.messages[0]["role"] == "user" and SUMMARY_HEAD in agent.messages[0]["content"][0]["text"]
+
+
+def test_the_ladder_acts_at_its_limit_exactly(tmp_path):
+    agent = Agent(history(8, size=2_000), prompt=0)
+    ladder = ManusLadder(Keeper(tmp_path), limit=context_tokens(agent), keep_last=2)
+    before(ladder, agent)
+    assert [e.kind for e in ladder.log] == ["compact"]
+
+
+def test_a_summary_waiting_for_its_note_follows_even_if_the_context_fell_under_the_limit(tmp_path):
+    ladder = ManusLadder(Keeper(tmp_path), limit=1_000, keep_last=0, min_chars=10**9, handoff=True)
+    agent = Agent(history(2), prompt=5_000)
+    before(ladder, agent)  # over the limit by the measure: the note is asked for
+    assert agent.injected == [("handoff", HANDOFF_ASK)] and ladder.log == []
+    agent.calls.append(NS(prompt_tokens=0))  # the next measure is small; the estimate is under the limit
+    assert context_tokens(agent) < 1_000
+    (tmp_path / "notes").mkdir()
+    (tmp_path / HANDOFF_PATH).write_text("my note")
+    before(ladder, agent)
+    assert [e.kind for e in ladder.log] == ["summary"] and "my note" in agent.messages[0]["content"][0]["text"]
+
+
+def test_by_default_the_last_five_calls_stay_in_full_and_two_hundred_characters_are_worth_compacting(tmp_path):
+    messages = history(7, size=170)  # 170 characters of result and 30 of input: 200 each
+    assert [c[0] for c in ManusLadder(Keeper(tmp_path), limit=10).compactable(messages)] == [1, 3]
