@@ -6,6 +6,7 @@ any other call, what the appendix takes as a URL or a path, what a model reads, 
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 from types import SimpleNamespace as NS
 
 from minimal_runtime.core.hooks import HookRegistry, Point, ToolResultEvent
@@ -203,3 +204,38 @@ def test_content_with_undecodable_bytes_is_restorable_byte_for_byte(tmp_path):
     copy = keeper.keep(raw)
     seen = [{"role": "user", "content": [{"type": "text", "text": f"saved at {copy}"}]}]
     assert restorable({"a": raw}, seen, keeper) == (1, 1)
+
+
+def test_a_result_in_view_as_separate_text_blocks_is_not_dropped(tmp_path):
+    keeper = Keeper(tmp_path)  # Produced joins a result's blocks by lines; the model reads them block by block
+    feature = produced(tmp_path, (call(id="f"), result([{"type": "text", "text": "one"}, {"type": "text", "text": "two"}], id="f")))
+    seen = [{"role": "user", "content": [result([{"type": "text", "text": "one"}, {"type": "text", "text": "two"}], id="f")]}]
+    assert feature.contents == {"f": "one\ntwo"} and restorable(feature.contents, seen, keeper) == (0, 0)
+
+
+def test_a_url_in_view_is_not_a_path_in_the_workspace(tmp_path):
+    keeper = Keeper(tmp_path)
+    lookalike = tmp_path / "https:" / "d.example" / "page.txt"  # where the URL's text would land as a path
+    lookalike.parent.mkdir(parents=True)
+    lookalike.write_text("page one")
+    seen = [{"role": "user", "content": [{"type": "text", "text": "fetched https://d.example/page.txt"}]}]
+    assert restorable({"a": "page one"}, seen, keeper) == (0, 1)
+    index = keeper.keep("- https://d.example/page.txt\n", kind="appendix")
+    seen = [{"role": "user", "content": [{"type": "text", "text": f"all lines are saved at {index}"}]}]
+    assert restorable({"a": "page one"}, seen, keeper) == (0, 1)
+
+
+def test_an_appendix_that_names_itself_is_read_once(tmp_path, monkeypatch):
+    keeper = Keeper(tmp_path)
+    copy = keeper.keep("page one")
+    looped = tmp_path / ".observations/appendix-loop.txt"
+    looped.write_text(f"- {copy}\n- .observations/appendix-loop.txt\n")
+    reads, read_bytes = [], Path.read_bytes
+
+    def counted(self):
+        reads.append(self.name)
+        assert reads.count(self.name) == 1, f"{self.name} read twice"
+        return read_bytes(self)
+    monkeypatch.setattr(Path, "read_bytes", counted)
+    seen = [{"role": "user", "content": [{"type": "text", "text": "saved at .observations/appendix-loop.txt"}]}]
+    assert restorable({"a": "page one"}, seen, keeper) == (1, 1)
