@@ -239,3 +239,17 @@ def test_an_appendix_that_names_itself_is_read_once(tmp_path, monkeypatch):
     monkeypatch.setattr(Path, "read_bytes", counted)
     seen = [{"role": "user", "content": [{"type": "text", "text": "saved at .observations/appendix-loop.txt"}]}]
     assert restorable({"a": "page one"}, seen, keeper) == (1, 1)
+
+
+def test_a_copy_is_written_once_and_reused_while_it_matches_its_name(tmp_path, monkeypatch):
+    import minimal_runtime.features.recall as recall
+    writes, write_whole = [], recall.write_whole
+    monkeypatch.setattr(recall, "write_whole", lambda target, data: (writes.append(target.name), write_whole(target, data)))
+    keeper = Keeper(tmp_path)
+    assert keeper.keep("page one") == keeper.keep("page one") and len(writes) == 1
+
+
+def test_grouped_texts_keep_every_string_message_in_order():
+    messages = [{"role": "user", "content": "the task"}, {"role": "assistant", "content": [{"type": "text", "text": "said"}]},
+                {"role": "user", "content": "a steer"}]
+    assert grouped_texts(messages) == ["the task", "said", "a steer"]
