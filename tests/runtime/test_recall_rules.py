@@ -253,3 +253,9 @@ def test_grouped_texts_keep_every_string_message_in_order():
     messages = [{"role": "user", "content": "the task"}, {"role": "assistant", "content": [{"type": "text", "text": "said"}]},
                 {"role": "user", "content": "a steer"}]
     assert grouped_texts(messages) == ["the task", "said", "a steer"]
+
+
+def test_the_appendix_keeps_paths_and_urls_in_the_order_they_stand_in_a_text():
+    assert appendix(["https://a.example/1 https://b.example/2 c.md https://d.example/3 e.md"]) == \
+        ["https://a.example/1", "https://b.example/2", "c.md", "https://d.example/3", "e.md"]
+    assert appendix(["https://h.example/ABX, then https://h.example/X."]) == ["https://h.example/ABX", "https://h.example/X"]
