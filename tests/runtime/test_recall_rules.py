@@ -259,3 +259,16 @@ def test_the_appendix_keeps_paths_and_urls_in_the_order_they_stand_in_a_text():
     assert appendix(["https://a.example/1 https://b.example/2 c.md https://d.example/3 e.md"]) == \
         ["https://a.example/1", "https://b.example/2", "c.md", "https://d.example/3", "e.md"]
     assert appendix(["https://h.example/ABX, then https://h.example/X."]) == ["https://h.example/ABX", "https://h.example/X"]
+
+
+def test_an_offloaded_output_with_undecodable_bytes_is_recorded_byte_for_byte(tmp_path):
+    from minimal_runtime.features.filesystem import Offloader
+    raw = ("page " * 100 + "\udcff\udcfe tail")  # bytes 0xff 0xfe, as a tool's undecodable output arrives
+    use = call(id="f", url="https://d.example/1")
+    offloaded = Offloader(tmp_path, threshold=100)(use, result(raw, id="f"))
+    assert Keeper(tmp_path).offloaded("f") and offloaded["content"] != raw
+    assert produced(tmp_path, (use, offloaded)).contents == {"f": raw}
+
+
+def test_the_appendix_takes_an_extension_after_the_last_dot_in_either_case():
+    assert appendix(["DATA.CSV paper.TEX app.v1.2 and notes/v2.md"]) == ["DATA.CSV", "paper.TEX", "notes/v2.md"]
