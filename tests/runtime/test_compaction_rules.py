@@ -296,11 +296,12 @@ def test_a_kept_turn_keeps_the_system_entries_before_it_up_to_the_task(tmp_path)
     messages = [user("the task")]
     for k in range(4):
         messages += [entry(k), *([entry(f"{k}b")] if k == 2 else []), said(use(k)), result(k, f"{k}" * 2_000)]
-    for keep_last, first in ((2, 2), (4, 0)):
+    for keep_last, first in ((2, 2), (3, 1), (4, 0)):  # two entries before t2, one before t1, t0 right after the task
         agent = Agent(messages, prompt=0)
         before(ManusLadder(Keeper(tmp_path), limit=100, keep_last=keep_last, min_chars=10**9), agent)
         assert agent.messages[1:] == messages[messages.index(entry(first)):]
-        assert agent.messages[0]["role"] == "user" and SUMMARY_HEAD in agent.messages[0]["content"][0]["text"]
+        head, = agent.messages[0]["content"]  # the summary alone: no result of a summarized call rides with it
+        assert agent.messages[0]["role"] == "user" and SUMMARY_HEAD in head["text"]
 
 
 def test_the_ladder_acts_at_its_limit_exactly(tmp_path):
@@ -326,3 +327,23 @@ def test_a_summary_waiting_for_its_note_follows_even_if_the_context_fell_under_t
 def test_by_default_the_last_five_calls_stay_in_full_and_two_hundred_characters_are_worth_compacting(tmp_path):
     messages = history(7, size=170)  # 170 characters of result and 30 of input: 200 each
     assert [c[0] for c in ManusLadder(Keeper(tmp_path), limit=10).compactable(messages)] == [1, 3]
+
+
+def test_after_a_summary_the_kept_turns_lose_their_thinking_by_default_and_keep_it_when_told(tmp_path):
+    thought = {"type": "thinking", "thinking": "x", "signature": "s"}
+    messages = history(3, size=2_000)
+    messages[5] = said(thought, use(2))
+    for ladder, expected in ((ManusLadder(Keeper(tmp_path), limit=100, keep_last=1, min_chars=10**9), [use(2)]),
+                             (ManusLadder(Keeper(tmp_path), limit=100, keep_last=1, min_chars=10**9, strip_thinking=False),
+                              [thought, use(2)])):
+        agent = Agent(messages, prompt=0)
+        before(ladder, agent)
+        assert [e.kind for e in ladder.log] == ["summary"] and agent.messages[1]["content"] == expected
+
+
+def test_a_ladder_summary_s_long_appendix_is_saved_whole(tmp_path):
+    agent = Agent(history(150, size=10), prompt=0)
+    before(ManusLadder(Keeper(tmp_path), limit=100, keep_last=0, min_chars=10**9), agent)
+    text = agent.messages[0]["content"][0]["text"]
+    assert len(agent.messages) == 1 and "(all 150 lines are saved at .observations/appendix-" in text
+    assert len(list(tmp_path.glob(".observations/appendix-*.txt"))) == 1
