@@ -347,3 +347,30 @@ def test_a_ladder_summary_s_long_appendix_is_saved_whole(tmp_path):
     text = agent.messages[0]["content"][0]["text"]
     assert len(agent.messages) == 1 and "(all 150 lines are saved at .observations/appendix-" in text
     assert len(list(tmp_path.glob(".observations/appendix-*.txt"))) == 1
+
+
+def test_without_handoff_a_note_on_disk_is_not_merged(tmp_path):
+    (tmp_path / "notes").mkdir()
+    (tmp_path / HANDOFF_PATH).write_text("an old note")
+    for feature in (SimpleCompaction(Keeper(tmp_path), limit=10, handoff=False),
+                    ManusLadder(Keeper(tmp_path), limit=10, keep_last=0, min_chars=10**9)):  # the ladder: off by default
+        agent = Agent(history(2), prompt=100)
+        before(feature, agent)
+        assert len(agent.messages) == 1 and "an old note" not in agent.messages[0]["content"][0]["text"]
+
+
+def test_a_simple_summary_s_long_appendix_is_saved_whole(tmp_path):
+    agent = Agent(history(150, size=10), prompt=10**6)
+    before(SimpleCompaction(Keeper(tmp_path), limit=100, handoff=False), agent)
+    assert "(all 150 lines are saved at .observations/appendix-" in agent.messages[0]["content"][0]["text"]
+
+
+def test_string_messages_stay_strings_through_a_compaction(tmp_path):
+    steer = {"role": "user", "content": "a steer in plain text"}
+    messages = [{"role": "user", "content": "the task as a string"}, *history(3, size=2_000)[1:], steer]
+    agent = Agent(messages, prompt=10**6)
+    before(SimpleCompaction(Keeper(tmp_path), limit=100, handoff=False), agent)
+    assert agent.messages[0]["content"][0]["text"].startswith(f"the task as a string\n\n{SUMMARY_HEAD}")
+    agent = Agent(messages, prompt=0)
+    before(ManusLadder(Keeper(tmp_path), limit=100, keep_last=1), agent)  # compacts the oldest call first
+    assert agent.messages[0]["content"] == "the task as a string" and agent.messages[-1] == steer
