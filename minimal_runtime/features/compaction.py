@@ -294,13 +294,10 @@ class ManusLadder(_Summarizing):
         cut = calls[-keep][0] if keep else len(messages)
         while cut > 1 and messages[cut - 1].get("role") == "system":  # the kept turn's own system entries
             cut -= 1
-        cut = max(cut, 1)
+        # what is kept starts at an assistant turn or a system entry, never a user turn after the summary's
         compacted, kept = messages[:cut], messages[cut:]
         head = summary_message(_task(messages), compacted, self.summarize(compacted), self._handoff_note(), self.keeper)
         kept = strip_thinking(kept) if self.strip else kept
-        if kept and kept[0].get("role") == "user":  # two user turns in a row: one message
-            head = {"role": "user", "content": [*head["content"], *kept[0]["content"]]}
-            kept = kept[1:]
         self._rewrite(agent, "summary", [head, *kept], self._seen)
 
 
