@@ -39,6 +39,7 @@ def test_the_mechanical_summary_counts_tools_by_name_and_quotes_first_lines():
     assert mechanical_summary(messages).split("\n") == [
         "Tool calls made: 2 fetch, 1 write_file.", "The last steps:", "- Reading page one.", f"- {'x' * 160}"]
     assert mechanical_summary([user("task")]) == "Tool calls made: nothing.\nThe last steps:"
+    assert mechanical_summary([said({"type": "text"}, text("said"))]).endswith("- said")  # a text block without text
 
 
 def test_the_mechanical_summary_keeps_the_last_twenty_steps():
@@ -60,18 +61,24 @@ def test_a_summary_is_one_user_message_task_handoff_summary_appendix(tmp_path):
 def test_a_long_appendix_is_saved_whole_and_its_newest_lines_shown(tmp_path):
     keeper = Keeper(tmp_path)
     compacted = [user(f"see https://d.example/{k:03d}") for k in range(10)]
-    lines = [f"- https://d.example/{k:03d}" for k in range(10)]  # 24 characters each, 25 with the newline
-    message = summary_message("t", compacted, "s", None, keeper, appendix_chars=100)["content"][0]["text"]
+    lines = [f"- https://d.example/{k:03d}" for k in range(10)]
+    assert {len(line) + 1 for line in lines} == {24}  # each line and its newline
+
+    def shown(n, limit, where=keeper):
+        text = summary_message("t", compacted[:n], "s", None, where, appendix_chars=limit)["content"][0]["text"]
+        return text.split(APPENDIX_HEAD + "\n")[1].split("\n\n")[0].split("\n")
     saved = keeper.keep("\n".join(lines) + "\n", kind="appendix")
-    shown = message.split(APPENDIX_HEAD + "\n")[1].split("\n\n")[0].split("\n")
-    assert shown == [f"- (all 10 lines are saved at {saved}; read_file it to see every one; the newest follow)", *lines[-4:]]
+    head = f"- (all 10 lines are saved at {saved}; read_file it to see every one; the newest follow)"
+    assert shown(10, 96) == [head, *lines[-4:]]  # the newest lines up to 96 characters: four
+    assert shown(10, 119) == [head, *lines[-4:]]  # a fifth would take 120
     assert (tmp_path / saved).read_text() == "\n".join(lines) + "\n"
-    exact = summary_message("t", compacted[:4], "s", None, Keeper(tmp_path / "b"), appendix_chars=100)["content"][0]["text"]
-    assert "are saved at" not in exact and all(line in exact for line in lines[:4])  # 100 characters: it fits
+    assert shown(4, 96, Keeper(tmp_path / "b")) == lines[:4]  # 96 characters in a limit of 96: it fits
+    assert shown(4, 95, Keeper(tmp_path / "c"))[0].startswith("- (all 4 lines are saved at ")
 
 
 def test_the_size_is_four_characters_a_token_and_the_larger_of_estimate_and_measure():
     assert estimate([user("x" * 401)]) == 100 and estimate([]) == 0
+    assert context_tokens(NS(messages=[], calls=[])) == 0
     agent = NS(messages=[user("x" * 400)], calls=[])
     assert context_tokens(agent) == 100 and context_tokens(agent, system_tokens=50) == 150
     agent.calls = [NS(prompt_tokens=90), NS(prompt_tokens=120)]
@@ -83,6 +90,7 @@ def test_thinking_is_stripped_and_everything_else_kept():
     messages = [user("u"), thought, {"role": "assistant", "content": "plain"}]
     assert strip_thinking(messages) == [user("u"), said(text("ok")), messages[2]]
     assert thought["content"][0]["type"] == "thinking"  # the original is untouched
+    assert strip_thinking([said({"type": "thinking", "thinking": "t", "signature": "s"})]) == [said()]
 
 
 def test_drop_block_asks_for_dropped_thinking_with_its_beta():
