@@ -382,3 +382,11 @@ def test_string_messages_stay_strings_through_a_compaction(tmp_path):
     agent = Agent(messages, prompt=0)
     before(ManusLadder(Keeper(tmp_path), limit=100, keep_last=1), agent)  # compacts the oldest call first
     assert agent.messages[0]["content"] == "the task as a string" and agent.messages[-1] == steer
+
+
+def test_the_ledger_reads_any_history_and_a_response_without_transformations():
+    ledger = ThinkingLedger()
+    ledger_call(ledger, [user("t")], [block("thinking", signature="s1"), block("tool_use", id="a")])
+    ledger.count(CallEvent(Point.POST_LLM_CALL, NS(), request={"messages": [user("t"), {"role": "assistant", "content": "plain"}]},
+                           response=NS(content=[]), batch=[]))  # a string turn; no input_transformations field
+    assert ledger.produced == 1 and ledger.lost == set()
