@@ -349,11 +349,19 @@ def test_after_a_summary_the_kept_turns_lose_their_thinking_by_default_and_keep_
         assert [e.kind for e in ladder.log] == ["summary"] and agent.messages[1]["content"] == expected
 
 
+def long_urls(n):
+    """n calls whose appendix lines are about 250 characters each: past the default 8,000 at 40."""
+    messages = [user("the task")]
+    for k in range(n):
+        messages += [said(use(k, url=f"https://d.example/{'p' * 200}/{k}")), result(k, "r")]
+    return messages
+
+
 def test_a_ladder_summary_s_long_appendix_is_saved_whole(tmp_path):
-    agent = Agent(history(150, size=10), prompt=0)
+    agent = Agent(long_urls(40), prompt=0)
     before(ManusLadder(Keeper(tmp_path), limit=100, keep_last=0, min_chars=10**9), agent)
     text = agent.messages[0]["content"][0]["text"]
-    assert len(agent.messages) == 1 and "(all 150 lines are saved at .observations/appendix-" in text
+    assert len(agent.messages) == 1 and "(all 40 lines are saved at .observations/appendix-" in text
     assert len(list(tmp_path.glob(".observations/appendix-*.txt"))) == 1
 
 
@@ -368,9 +376,9 @@ def test_without_handoff_a_note_on_disk_is_not_merged(tmp_path):
 
 
 def test_a_simple_summary_s_long_appendix_is_saved_whole(tmp_path):
-    agent = Agent(history(150, size=10), prompt=10**6)
+    agent = Agent(long_urls(40), prompt=10**6)
     before(SimpleCompaction(Keeper(tmp_path), limit=100, handoff=False), agent)
-    assert "(all 150 lines are saved at .observations/appendix-" in agent.messages[0]["content"][0]["text"]
+    assert "(all 40 lines are saved at .observations/appendix-" in agent.messages[0]["content"][0]["text"]
 
 
 def test_string_messages_stay_strings_through_a_compaction(tmp_path):
