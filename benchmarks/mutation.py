@@ -21,8 +21,8 @@ With ``--minutes``, mutants not reached in time are counted as unchecked, not as
 
 With ``--keep DIR`` the copy (and mutmut's results) stays in DIR. A later ``--survivors`` run with
 the same DIR copies the checkout's tests/ into it and re-runs only the mutants that survived (and
-those a ``--minutes`` limit left unchecked), so a test written for a survivor is checked in minutes; the source is not re-copied, so the mutants are
-the ones first scored. Every score also counts the survivors that change only a logging call's
+those a ``--minutes`` limit left unchecked), so a test written for a survivor is checked in minutes; the mutated modules are
+not re-copied, so the mutants are the ones first scored (every other module is the checkout's). Every score also counts the survivors that change only a logging call's
 line ("log text", shown apart): a reader may judge them equivalent, and the second score does.
 """
 
@@ -115,6 +115,17 @@ def copy_project(tmp: Path) -> Path:
     return copy
 
 
+def refresh_unmutated(copy: Path) -> None:
+    """The checkout's version of every module the kept run did not mutate (one without a ``.meta``
+    beside it in mutants/): the checkout's tests may need a fix made there since."""
+    for source in (ROOT / "minimal_runtime").rglob("*.py"):
+        relative = source.relative_to(ROOT)
+        if not (copy / "mutants" / relative.parent / f"{relative.name}.meta").exists():
+            for target in (copy / relative, copy / "mutants" / relative):
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source, target)
+
+
 def toml_list(items: list[str]) -> str:
     return "[" + ", ".join(f'"{item}"' for item in items) + "]"
 
@@ -164,9 +175,9 @@ def mutmut(copy: Path, minutes: float | None, names: list[str] | None = None) ->
     then read back every mutant's status."""
     try:
         if names != []:
-            subprocess.run([str(BIN / "mutmut"), "run", "--max-children", "2", *(names or [])], cwd=copy,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                           timeout=minutes * 60 if minutes else None)
+            with open(copy / "mutmut.log", "a") as log:  # mutmut's own output: why a run stopped short
+                subprocess.run([str(BIN / "mutmut"), "run", "--max-children", "2", *(names or [])], cwd=copy,
+                               stdout=log, stderr=subprocess.STDOUT, timeout=minutes * 60 if minutes else None)
     except subprocess.TimeoutExpired:
         print(f"  stopped after {minutes:g} minutes; what was not reached is counted as unchecked")
     out = subprocess.run([str(BIN / "mutmut"), "results", "--all", "true"], cwd=copy,
@@ -238,6 +249,7 @@ def main() -> None:
             parser.error(f"--survivors needs a --keep directory of an earlier run; {copy / 'mutants'} is absent")
         shutil.copytree(ROOT / "tests", copy / "tests", dirs_exist_ok=True,
                         ignore=shutil.ignore_patterns("__pycache__"))
+        refresh_unmutated(copy)
         dotted = tuple(f"minimal_runtime.{m[:-3].replace('/', '.')}." for m in modules)
         names = [name for name in survivors(copy) if name.startswith(dotted)]  # --module narrows the re-run
         print(f"re-running the {len(names)} survivors and unchecked mutants with the checkout's tests")

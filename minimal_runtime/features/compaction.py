@@ -286,20 +286,18 @@ class ManusLadder(_Summarizing):
         return compact_calls(messages, calls, self.keeper)
 
     def _summarize(self, agent) -> None:
-        # every call about to be summarized is compacted first: what it drops is then saved
+        # every call about to be summarized is compacted first: what it drops is then saved. With
+        # fewer calls than keep_last, all of them are summarized, so all of them are compacted.
         calls = answered_calls(agent.messages)
-        messages = self._compact(agent.messages, calls[:max(0, len(calls) - self.keep_last)])
-        calls = answered_calls(messages)
-        cut = calls[-self.keep_last][0] if len(calls) >= self.keep_last and self.keep_last else len(messages)
+        keep = self.keep_last if len(calls) >= self.keep_last else 0
+        messages = self._compact(agent.messages, calls[:len(calls) - keep])  # positions do not move
+        cut = calls[-keep][0] if keep else len(messages)
         while cut > 1 and messages[cut - 1].get("role") == "system":  # the kept turn's own system entries
             cut -= 1
-        cut = max(cut, 1)
+        # what is kept starts at an assistant turn or a system entry, never a user turn after the summary's
         compacted, kept = messages[:cut], messages[cut:]
         head = summary_message(_task(messages), compacted, self.summarize(compacted), self._handoff_note(), self.keeper)
         kept = strip_thinking(kept) if self.strip else kept
-        if kept and kept[0].get("role") == "user":  # two user turns in a row: one message
-            head = {"role": "user", "content": [*head["content"], *kept[0]["content"]]}
-            kept = kept[1:]
         self._rewrite(agent, "summary", [head, *kept], self._seen)
 
 

@@ -12,7 +12,7 @@ from minimal_runtime.features.compaction import (APPENDIX_HEAD, HANDOFF_ASK, HAN
                                                  ManusLadder, SimpleCompaction, ThinkingLedger, _task, answered_calls,
                                                  context_tokens, drop_block, estimate, mechanical_summary,
                                                  strip_thinking, summary_message)
-from minimal_runtime.features.recall import Keeper
+from minimal_runtime.features.recall import Keeper, restorable
 from minimal_runtime.provider.models import BINDING_BETA
 
 
@@ -39,6 +39,7 @@ def test_the_mechanical_summary_counts_tools_by_name_and_quotes_first_lines():
     assert mechanical_summary(messages).split("\n") == [
         "Tool calls made: 2 fetch, 1 write_file.", "The last steps:", "- Reading page one.", f"- {'x' * 160}"]
     assert mechanical_summary([user("task")]) == "Tool calls made: nothing.\nThe last steps:"
+    assert mechanical_summary([said({"type": "text"}, text("said"))]).endswith("- said")  # a text block without text
 
 
 def test_the_mechanical_summary_keeps_the_last_twenty_steps():
@@ -60,18 +61,24 @@ def test_a_summary_is_one_user_message_task_handoff_summary_appendix(tmp_path):
 def test_a_long_appendix_is_saved_whole_and_its_newest_lines_shown(tmp_path):
     keeper = Keeper(tmp_path)
     compacted = [user(f"see https://d.example/{k:03d}") for k in range(10)]
-    lines = [f"- https://d.example/{k:03d}" for k in range(10)]  # 24 characters each, 25 with the newline
-    message = summary_message("t", compacted, "s", None, keeper, appendix_chars=100)["content"][0]["text"]
+    lines = [f"- https://d.example/{k:03d}" for k in range(10)]
+    assert {len(line) + 1 for line in lines} == {24}  # each line and its newline
+
+    def shown(n, limit, where=keeper):
+        text = summary_message("t", compacted[:n], "s", None, where, appendix_chars=limit)["content"][0]["text"]
+        return text.split(APPENDIX_HEAD + "\n")[1].split("\n\n")[0].split("\n")
     saved = keeper.keep("\n".join(lines) + "\n", kind="appendix")
-    shown = message.split(APPENDIX_HEAD + "\n")[1].split("\n\n")[0].split("\n")
-    assert shown == [f"- (all 10 lines are saved at {saved}; read_file it to see every one; the newest follow)", *lines[-4:]]
+    head = f"- (all 10 lines are saved at {saved}; read_file it to see every one; the newest follow)"
+    assert shown(10, 96) == [head, *lines[-4:]]  # the newest lines up to 96 characters: four
+    assert shown(10, 119) == [head, *lines[-4:]]  # a fifth would take 120
     assert (tmp_path / saved).read_text() == "\n".join(lines) + "\n"
-    exact = summary_message("t", compacted[:4], "s", None, Keeper(tmp_path / "b"), appendix_chars=100)["content"][0]["text"]
-    assert "are saved at" not in exact and all(line in exact for line in lines[:4])  # 100 characters: it fits
+    assert shown(4, 96, Keeper(tmp_path / "b")) == lines[:4]  # 96 characters in a limit of 96: it fits
+    assert shown(4, 95, Keeper(tmp_path / "c"))[0].startswith("- (all 4 lines are saved at ")
 
 
 def test_the_size_is_four_characters_a_token_and_the_larger_of_estimate_and_measure():
     assert estimate([user("x" * 401)]) == 100 and estimate([]) == 0
+    assert context_tokens(NS(messages=[], calls=[])) == 0
     agent = NS(messages=[user("x" * 400)], calls=[])
     assert context_tokens(agent) == 100 and context_tokens(agent, system_tokens=50) == 150
     agent.calls = [NS(prompt_tokens=90), NS(prompt_tokens=120)]
@@ -83,6 +90,7 @@ def test_thinking_is_stripped_and_everything_else_kept():
     messages = [user("u"), thought, {"role": "assistant", "content": "plain"}]
     assert strip_thinking(messages) == [user("u"), said(text("ok")), messages[2]]
     assert thought["content"][0]["type"] == "thinking"  # the original is untouched
+    assert strip_thinking([said({"type": "thinking", "thinking": "t", "signature": "s"})]) == [said()]
 
 
 def test_drop_block_asks_for_dropped_thinking_with_its_beta():
@@ -260,3 +268,133 @@ def test_the_ladder_waits_under_its_limit_and_keeps_thinking_only_when_told(tmp_
         agent = Agent(thinking, prompt=0)
         before(ManusLadder(Keeper(tmp_path), limit=100, keep_last=2, strip_thinking=strip), agent)
         assert agent.messages[1]["content"] == expected
+
+
+def results_of(messages):
+    return {b["tool_use_id"]: b["content"] for m in messages if m["role"] == "user" and isinstance(m["content"], list)
+            for b in m["content"] if b.get("type") == "tool_result"}
+
+
+def test_a_summary_of_fewer_calls_than_it_keeps_still_saves_every_call_it_drops(tmp_path):
+    keeper = Keeper(tmp_path)
+    ladder = ManusLadder(keeper, limit=100, keep_last=5)  # three calls, none compactable: summarize them
+    agent = Agent(history(3, size=2_000), prompt=0)
+    before(ladder, agent)
+    assert [e.kind for e in ladder.log] == ["summary"] and len(agent.messages) == 1
+    assert restorable({f"t{k}": f"{k}" * 2_000 for k in range(3)}, agent.messages, keeper) == (3, 3)
+
+
+def test_a_summary_keeps_exactly_keep_last_calls_in_full_and_saves_the_rest(tmp_path):
+    keeper = Keeper(tmp_path)
+    for n in (2, 6):  # as many calls as it keeps: only the task is summarized
+        agent = Agent(history(n, size=2_000), prompt=0)
+        before(ManusLadder(keeper, limit=100, keep_last=2, min_chars=10**9), agent)
+        head, *kept = agent.messages
+        assert [b["id"] for m in kept if m["role"] == "assistant" for b in m["content"]] == [f"t{n - 2}", f"t{n - 1}"]
+        assert results_of(kept) == {f"t{k}": f"{k}" * 2_000 for k in (n - 2, n - 1)}  # in full
+        dropped = {f"t{k}": f"{k}" * 2_000 for k in range(n - 2)}
+        assert restorable(dropped, agent.messages, keeper) == (n - 2, n - 2)
+
+
+def entry(k):
+    return {"role": "system", "content": [{"type": "text", "text": f"batch {k}"}]}
+
+
+def test_a_kept_turn_keeps_the_system_entries_before_it_up_to_the_task(tmp_path):
+    messages = [user("the task")]
+    for k in range(4):
+        messages += [entry(k), *([entry(f"{k}b")] if k == 2 else []), said(use(k)), result(k, f"{k}" * 2_000)]
+    for keep_last, first in ((2, 2), (3, 1), (4, 0)):  # two entries before t2, one before t1, t0 right after the task
+        agent = Agent(messages, prompt=0)
+        before(ManusLadder(Keeper(tmp_path), limit=100, keep_last=keep_last, min_chars=10**9), agent)
+        assert agent.messages[1:] == messages[messages.index(entry(first)):]
+        head, = agent.messages[0]["content"]  # the summary alone: no result of a summarized call rides with it
+        assert agent.messages[0]["role"] == "user" and SUMMARY_HEAD in head["text"]
+
+
+def test_the_ladder_acts_at_its_limit_exactly(tmp_path):
+    agent = Agent(history(8, size=2_000), prompt=0)
+    ladder = ManusLadder(Keeper(tmp_path), limit=context_tokens(agent), keep_last=2)
+    before(ladder, agent)
+    assert [e.kind for e in ladder.log] == ["compact"]
+
+
+def test_a_summary_waiting_for_its_note_follows_even_if_the_context_fell_under_the_limit(tmp_path):
+    ladder = ManusLadder(Keeper(tmp_path), limit=1_000, keep_last=0, min_chars=10**9, handoff=True)
+    agent = Agent(history(2), prompt=5_000)
+    before(ladder, agent)  # over the limit by the measure: the note is asked for
+    assert agent.injected == [("handoff", HANDOFF_ASK)] and ladder.log == []
+    agent.calls.append(NS(prompt_tokens=0))  # the next measure is small; the estimate is under the limit
+    assert context_tokens(agent) < 1_000
+    (tmp_path / "notes").mkdir()
+    (tmp_path / HANDOFF_PATH).write_text("my note")
+    before(ladder, agent)
+    assert [e.kind for e in ladder.log] == ["summary"] and "my note" in agent.messages[0]["content"][0]["text"]
+
+
+def test_by_default_the_last_five_calls_stay_in_full_and_two_hundred_characters_are_worth_compacting(tmp_path):
+    messages = history(7, size=170)  # 170 characters of result and 30 of input: 200 each
+    assert [c[0] for c in ManusLadder(Keeper(tmp_path), limit=10).compactable(messages)] == [1, 3]
+
+
+def test_after_a_summary_the_kept_turns_lose_their_thinking_by_default_and_keep_it_when_told(tmp_path):
+    thought = {"type": "thinking", "thinking": "x", "signature": "s"}
+    messages = history(3, size=2_000)
+    messages[5] = said(thought, use(2))
+    for ladder, expected in ((ManusLadder(Keeper(tmp_path), limit=100, keep_last=1, min_chars=10**9), [use(2)]),
+                             (ManusLadder(Keeper(tmp_path), limit=100, keep_last=1, min_chars=10**9, strip_thinking=False),
+                              [thought, use(2)])):
+        agent = Agent(messages, prompt=0)
+        before(ladder, agent)
+        assert [e.kind for e in ladder.log] == ["summary"] and agent.messages[1]["content"] == expected
+
+
+def long_urls(n):
+    """n calls whose appendix lines are about 250 characters each: past the default 8,000 at 40."""
+    messages = [user("the task")]
+    for k in range(n):
+        messages += [said(use(k, url=f"https://d.example/{'p' * 200}/{k}")), result(k, "r")]
+    return messages
+
+
+def test_a_ladder_summary_s_long_appendix_is_saved_whole(tmp_path):
+    agent = Agent(long_urls(40), prompt=0)
+    before(ManusLadder(Keeper(tmp_path), limit=100, keep_last=0, min_chars=10**9), agent)
+    text = agent.messages[0]["content"][0]["text"]
+    assert len(agent.messages) == 1 and "(all 40 lines are saved at .observations/appendix-" in text
+    assert len(list(tmp_path.glob(".observations/appendix-*.txt"))) == 1
+
+
+def test_without_handoff_a_note_on_disk_is_not_merged(tmp_path):
+    (tmp_path / "notes").mkdir()
+    (tmp_path / HANDOFF_PATH).write_text("an old note")
+    for feature in (SimpleCompaction(Keeper(tmp_path), limit=10, handoff=False),
+                    ManusLadder(Keeper(tmp_path), limit=10, keep_last=0, min_chars=10**9)):  # the ladder: off by default
+        agent = Agent(history(2), prompt=100)
+        before(feature, agent)
+        assert len(agent.messages) == 1 and "an old note" not in agent.messages[0]["content"][0]["text"]
+
+
+def test_a_simple_summary_s_long_appendix_is_saved_whole(tmp_path):
+    agent = Agent(long_urls(40), prompt=10**6)
+    before(SimpleCompaction(Keeper(tmp_path), limit=100, handoff=False), agent)
+    assert "(all 40 lines are saved at .observations/appendix-" in agent.messages[0]["content"][0]["text"]
+
+
+def test_string_messages_stay_strings_through_a_compaction(tmp_path):
+    steer = {"role": "user", "content": "a steer in plain text"}
+    messages = [{"role": "user", "content": "the task as a string"}, *history(3, size=2_000)[1:], steer]
+    agent = Agent(messages, prompt=10**6)
+    before(SimpleCompaction(Keeper(tmp_path), limit=100, handoff=False), agent)
+    assert agent.messages[0]["content"][0]["text"].startswith(f"the task as a string\n\n{SUMMARY_HEAD}")
+    agent = Agent(messages, prompt=0)
+    before(ManusLadder(Keeper(tmp_path), limit=100, keep_last=1), agent)  # compacts the oldest call first
+    assert agent.messages[0]["content"] == "the task as a string" and agent.messages[-1] == steer
+
+
+def test_the_ledger_reads_any_history_and_a_response_without_transformations():
+    ledger = ThinkingLedger()
+    ledger_call(ledger, [user("t")], [block("thinking", signature="s1"), block("tool_use", id="a")])
+    ledger.count(CallEvent(Point.POST_LLM_CALL, NS(), request={"messages": [user("t"), {"role": "assistant", "content": "plain"}]},
+                           response=NS(content=[]), batch=[]))  # a string turn; no input_transformations field
+    assert ledger.produced == 1 and ledger.lost == set()

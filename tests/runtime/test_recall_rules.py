@@ -6,6 +6,7 @@ any other call, what the appendix takes as a URL or a path, what a model reads, 
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 from types import SimpleNamespace as NS
 
 from minimal_runtime.core.hooks import HookRegistry, Point, ToolResultEvent
@@ -203,3 +204,71 @@ def test_content_with_undecodable_bytes_is_restorable_byte_for_byte(tmp_path):
     copy = keeper.keep(raw)
     seen = [{"role": "user", "content": [{"type": "text", "text": f"saved at {copy}"}]}]
     assert restorable({"a": raw}, seen, keeper) == (1, 1)
+
+
+def test_a_result_in_view_as_separate_text_blocks_is_not_dropped(tmp_path):
+    keeper = Keeper(tmp_path)  # Produced joins a result's blocks by lines; the model reads them block by block
+    feature = produced(tmp_path, (call(id="f"), result([{"type": "text", "text": "one"}, {"type": "text", "text": "two"}], id="f")))
+    seen = [{"role": "user", "content": [result([{"type": "text", "text": "one"}, {"type": "text", "text": "two"}], id="f")]}]
+    assert feature.contents == {"f": "one\ntwo"} and restorable(feature.contents, seen, keeper) == (0, 0)
+
+
+def test_a_url_in_view_is_not_a_path_in_the_workspace(tmp_path):
+    keeper = Keeper(tmp_path)
+    lookalike = tmp_path / "https:" / "d.example" / "page.txt"  # where the URL's text would land as a path
+    lookalike.parent.mkdir(parents=True)
+    lookalike.write_text("page one")
+    seen = [{"role": "user", "content": [{"type": "text", "text": "fetched https://d.example/page.txt"}]}]
+    assert restorable({"a": "page one"}, seen, keeper) == (0, 1)
+    index = keeper.keep("- https://d.example/page.txt\n", kind="appendix")
+    seen = [{"role": "user", "content": [{"type": "text", "text": f"all lines are saved at {index}"}]}]
+    assert restorable({"a": "page one"}, seen, keeper) == (0, 1)
+
+
+def test_an_appendix_that_names_itself_is_read_once(tmp_path, monkeypatch):
+    keeper = Keeper(tmp_path)
+    copy = keeper.keep("page one")
+    looped = tmp_path / ".observations/appendix-loop.txt"
+    looped.write_text(f"- {copy}\n- .observations/appendix-loop.txt\n")
+    reads, read_bytes = [], Path.read_bytes
+
+    def counted(self):
+        reads.append(self.name)
+        assert reads.count(self.name) == 1, f"{self.name} read twice"
+        return read_bytes(self)
+    monkeypatch.setattr(Path, "read_bytes", counted)
+    seen = [{"role": "user", "content": [{"type": "text", "text": "saved at .observations/appendix-loop.txt"}]}]
+    assert restorable({"a": "page one"}, seen, keeper) == (1, 1)
+
+
+def test_a_copy_is_written_once_and_reused_while_it_matches_its_name(tmp_path, monkeypatch):
+    import minimal_runtime.features.recall as recall
+    writes, write_whole = [], recall.write_whole
+    monkeypatch.setattr(recall, "write_whole", lambda target, data: (writes.append(target.name), write_whole(target, data)))
+    keeper = Keeper(tmp_path)
+    assert keeper.keep("page one") == keeper.keep("page one") and len(writes) == 1
+
+
+def test_grouped_texts_keep_every_string_message_in_order():
+    messages = [{"role": "user", "content": "the task"}, {"role": "assistant", "content": [{"type": "text", "text": "said"}]},
+                {"role": "user", "content": "a steer"}]
+    assert grouped_texts(messages) == ["the task", "said", "a steer"]
+
+
+def test_the_appendix_keeps_paths_and_urls_in_the_order_they_stand_in_a_text():
+    assert appendix(["https://a.example/1 https://b.example/2 c.md https://d.example/3 e.md"]) == \
+        ["https://a.example/1", "https://b.example/2", "c.md", "https://d.example/3", "e.md"]
+    assert appendix(["https://h.example/ABX, then https://h.example/X."]) == ["https://h.example/ABX", "https://h.example/X"]
+
+
+def test_an_offloaded_output_with_undecodable_bytes_is_recorded_byte_for_byte(tmp_path):
+    from minimal_runtime.features.filesystem import Offloader
+    raw = ("page " * 100 + "\udcff\udcfe tail")  # bytes 0xff 0xfe, as a tool's undecodable output arrives
+    use = call(id="f", url="https://d.example/1")
+    offloaded = Offloader(tmp_path, threshold=100)(use, result(raw, id="f"))
+    assert Keeper(tmp_path).offloaded("f") and offloaded["content"] != raw
+    assert produced(tmp_path, (use, offloaded)).contents == {"f": raw}
+
+
+def test_the_appendix_takes_an_extension_after_the_last_dot_in_either_case():
+    assert appendix(["DATA.CSV paper.TEX app.v1.2 and notes/v2.md"]) == ["DATA.CSV", "paper.TEX", "notes/v2.md"]
