@@ -21,12 +21,13 @@ $(STAMP): pyproject.toml
 	$(BIN)/uv pip install --compile-bytecode --python $(BIN)/python -e '.[course]'
 	touch $(STAMP)
 
-# make test: the lint, the stub check, then the suites and the notebooks in one two-worker session
-# (conftest.py: a notebook is one unit of work, each test another, so neither worker idles at the end).
-# test-suites and test-notebooks run either alone; `make times` times every step.
+# make test: the lint, then one two-worker session of every suite, the stub check (a test of its own)
+# and every notebook (conftest.py: a notebook is one unit of work, each test another, so neither
+# worker idles at the end). test-suites, test-stubs and test-notebooks run each part alone; `make times` times them.
 # COURSE_IMPL is pinned: the suites and notebooks check the solutions whatever your shell says.
 NBVAL := -p nbval --nbval --nbval-current-env --nbval-sanitize-with=chapters/nbval_sanitize.cfg
-test: test-lint test-stubs test-checks  ## lint; every chapter suite fails on the stubs; every suite on the solutions and every notebook
+test: test-lint test-checks  ## lint; every suite on the solutions; every chapter suite fails on the stubs; every notebook
+	@git status --porcelain -- exercises 2>/dev/null | grep -q . && echo "make test checked the exercise stubs as committed, not your exercises/: \`make progress\` checks your code" || true
 
 test-lint: $(STAMP)  # exercises/ is yours: the stub check lints the stubs as committed instead
 	$(BIN)/ruff check --quiet minimal_runtime tests benchmarks solutions conftest.py

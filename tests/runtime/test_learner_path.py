@@ -173,6 +173,14 @@ def test_make_progress_skips_a_damaged_log_line_and_says_so(tmp_path, capsys):
     assert "3 line(s) that are not a check were skipped" in capsys.readouterr().out
 
 
+def test_every_chapter_suite_fails_on_its_stubs_as_committed():
+    """The stub check (`make test-stubs`), here so that make test runs it beside the other tests:
+    every test of every chapter suite fails on the untouched stubs, so none passes by accident."""
+    run = subprocess.run([sys.executable, "tests/exercise_check.py", "stubs"], cwd=ROOT, capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.count("every test fails on the stubs") == len(list(ROOT.glob("tests/ch*/"))), run.stdout
+
+
 @pytest.mark.parametrize("exercises", ["every one solved", "one with a syntax error"])
 def test_a_learners_exercises_never_decide_whether_make_test_passes(tmp_path, exercises):
     """What `make test` reads of exercises/ (the stub check, its lint, the README table) is the stubs
