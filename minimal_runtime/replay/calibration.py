@@ -129,7 +129,9 @@ class Calibration:
     def about(self) -> str:
         spread = f" ({min(self.factors):.2f} to {max(self.factors):.2f} by call)" if self.factors else ""
         return (f"replayed tokens calibrated to the log's usage: {self.factor:.2f} log tokens per estimated token "
-                f"of the log's content{spread}; the hidden prompt is sized in the log's tokens; output as logged"
+                f"of the log's content{spread}"
+                + ("; the prefix a call shares with the call before keeps that call's tokens" if any(self.links) else "")
+                + "; the hidden prompt is sized in the log's tokens; output as logged"
                 + ("; cache writes billed as input (the log reports hits only)" if self.writes_as_input else ""))
 
 
