@@ -102,3 +102,26 @@ def test_the_compaction_limits_are_in_the_logs_own_tokens(logs):
         prompts = [c.prompt_tokens for c in replay(scaled, name, calibration=calibration).calls]
         grown = max(b - a for a, b in zip(prompts, prompts[1:]))  # one call's growth, at most
         assert max(prompts) < 60_000 <= max(prompts) + grown, (name, prompts)
+
+
+def test_a_call_reads_from_cache_the_tokens_the_calls_before_it_wrote(logs):
+    """A log whose call 5 sent 20,000 tokens the log does not show (an attachment, a file the stream
+    truncated), kept in every prompt after it: the calibration stretches only what call 5 added, so
+    every call's cache read is what the calls before it wrote, in the log's tokens, and the bill is
+    the log's. (One factor per call over its whole prompt read ~38,000 on call 5, against the log's 23,316.)"""
+    (run,) = load(logs["claude-sonnet-5-5"]["stream"])[:1]
+    extra = 20_000
+
+    def attached(k, usage):
+        if not 5 <= k < 10:  # call 10 follows the log's compaction, which dropped the attachment
+            return usage
+        return usage.model_copy(update={"prompt_tokens": usage.prompt_tokens + extra,
+                                        **({"cache_write": usage.cache_write + extra} if k == 5 else
+                                           {"cache_read": usage.cache_read + extra})})
+    log = run.model_copy(update={"calls": [c.model_copy(update={"usage": attached(k, c.usage)})
+                                           for k, c in enumerate(run.calls)]})
+    replayed = replay(log, "recorded")
+    reads = [c.cache_read_input_tokens for c in replayed.calls]
+    assert reads == pytest.approx([c.usage.cache_read for c in log.calls], abs=20), reads
+    logged = sum(c.usage.cost(replayed.model) for c in log.calls)
+    assert replayed.cost == pytest.approx(logged, rel=0.01)
