@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/uv pip install --compile-bytecode --python $(BIN)/python -e '.[course]'
 	touch $(STAMP)
 
-# make test: the lint, then one two-worker session of every suite, the stub check (a test of its own)
+# make test: the lint, then one two-worker session of every suite, the stub check (in the learner-path test)
 # and every notebook (conftest.py: a notebook is one unit of work, each test another, so neither
 # worker idles at the end). test-suites, test-stubs and test-notebooks run each part alone; `make times` times them.
 # COURSE_IMPL is pinned: the suites and notebooks check the solutions whatever your shell says.
