@@ -68,8 +68,8 @@ bench: $(STAMP)  ## speed and cost ratios measured in one run
 	for b in benchmarks/emulator_overhead.py benchmarks/runtime_overhead.py benchmarks/replay_real.py; do \
 	  $(BIN)/python $$b || exit 1; done
 
-times: $(STAMP)  ## make test's steps on a fresh clone, then the README's chapter table: run time, prose, exercise (about ten minutes)
-	$(BIN)/python benchmarks/make_test_time.py
+times: $(STAMP)  ## make test's steps on a fresh clone (and its suites, stub check and notebooks each alone), then the README's chapter table (about twenty minutes)
+	$(BIN)/python benchmarks/make_test_time.py --apart
 	$(BIN)/python benchmarks/chapter_times.py
 
 mutate: $(STAMP)  ## mutation testing of the emulator's accounting (not part of make test; about 15 minutes)

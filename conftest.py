@@ -2,7 +2,9 @@
 
 A notebook's cells must run in order in one kernel, so a notebook is one scope; every test of the
 suites is a scope of its own. xdist hands out the largest scopes first (the notebooks), and single
-tests fill in whichever worker is free, so neither worker idles while the other finishes.
+tests fill in whichever worker is free, so neither worker idles while the other finishes. The
+chapter and emulator suites (hundreds of tests under a second each) are collected last, so the
+session ends on short units rather than on a learner-path or fork test.
 (``--dist loadgroup`` would say this with marks, but xdist 3.8 writes the group into a field this
 pytest no longer reads.)
 """
@@ -21,3 +23,11 @@ def pytest_xdist_make_scheduler(config, log):
     if config.getoption("dist") == "loadscope":
         return NotebooksWhole(config, log)
     return None
+
+
+QUICK_LAST = ("tests/ch", "tests/emulator/")
+
+
+def pytest_collection_modifyitems(items):
+    items.sort(key=lambda item: item.nodeid.startswith(QUICK_LAST))  # stable: the order within each part stays
+

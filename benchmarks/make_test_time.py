@@ -1,4 +1,4 @@
-"""`make test` timed on a fresh clone, step by step (``make times`` runs it; about five minutes).
+"""`make test` timed on a fresh clone, step by step (``make times`` runs it with ``--apart``; about fifteen minutes).
 
     python benchmarks/make_test_time.py            # clone HEAD beside this checkout, time each step
     python benchmarks/make_test_time.py --keep     # and leave the clone for a look
