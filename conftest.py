@@ -30,4 +30,3 @@ QUICK_LAST = ("tests/ch", "tests/emulator/")
 
 def pytest_collection_modifyitems(items):
     items.sort(key=lambda item: item.nodeid.startswith(QUICK_LAST))  # stable: the order within each part stays
-

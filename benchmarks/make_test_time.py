@@ -2,7 +2,7 @@
 
     python benchmarks/make_test_time.py            # clone HEAD beside this checkout, time each step
     python benchmarks/make_test_time.py --keep     # and leave the clone for a look
-    python benchmarks/make_test_time.py --apart    # also the suites and the notebooks each alone (minutes more)
+    python benchmarks/make_test_time.py --apart    # also the suites, the stub check and the notebooks each alone (minutes more)
 
 The clone goes next to this checkout, so a ``../shared`` folder beside it is found as CI finds it.
 The install is timed apart: ``make .venv/.installed`` (uv, with whatever package cache this machine

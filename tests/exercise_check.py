@@ -36,7 +36,7 @@ def run_suites(suites: list[Path], root: Path = ROOT) -> dict[Path, tuple[int, i
         for case in cases:
             bad = next((e for e in (case.find("failure"), case.find("error")) if e is not None), None)
             ok = bad is None and case.find("skipped") is None
-            outcomes.append((case.get("classname", ""), ok, "" if bad is None else bad.get("message", "").splitlines()[0]))
+            outcomes.append((case.get("classname", ""), ok, "" if bad is None else (bad.get("message") or "").partition("\n")[0]))
     counts = {}
     for suite in suites:
         mine = [(ok, said) for where, ok, said in outcomes if where.startswith(f"tests.{suite.name}.")]
