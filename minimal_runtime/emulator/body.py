@@ -4,9 +4,11 @@ Call 1,000 of an agent run sends a body of most of a megabyte, and all but its l
 are byte-for-byte what call 999 sent. Parsing it whole on every call would make the emulator slower
 than the SDK that built it, so we keep the last few bodies with the offset where each of their
 messages ends, find the longest run of leading messages whose bytes are unchanged, reuse those
-parsed messages, and parse only the rest. Any body that is not a JSON object with a ``messages``
-array in the expected shape is parsed the plain way; the result is always what ``json.loads``
-would return.
+parsed messages, and parse only the rest. The other top-level arrays and objects (``tools``,
+``system``) are reused whole when their bytes are unchanged: the same parsed object, so that the
+emulator can tell by identity that a request's head is the earlier one's. Any body that is not a
+JSON object with a ``messages`` array in the expected shape is parsed the plain way; the result is
+always what ``json.loads`` would return.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ class ParsedBody:
     request: Any
     messages: list = field(default_factory=list)  # our own list: the request's may be changed by its user
     message_ends: list[int] = field(default_factory=list)  # offset just past each message
+    spans: dict[str, tuple[int, int]] = field(default_factory=dict)  # where each other top-level value is
     prompt: Any = None  # the flattened Prompt, attached by the emulator for reuse
     memo: dict = field(default_factory=dict)  # what else a later request repeating these messages may reuse
 
@@ -98,7 +101,11 @@ def _parse_object(text: str, earlier: ParsedBody | None, shared: int) -> ParsedB
             body.messages, i = _parse_messages(text, i + 1, body, earlier, shared)
             body.request[key] = list(body.messages)
         else:
-            body.request[key], i = _scan(text, i)
+            start = i
+            i = _reused(text, i, key, body, earlier)
+            if i == start:
+                body.request[key], i = _scan(text, i)
+            body.spans[key] = (start, i)
         i = _ws(text, i)
         if text[i] == ",":
             i += 1
@@ -122,3 +129,16 @@ def _parse_messages(text: str, i: int, body: ParsedBody, earlier: ParsedBody | N
         message, i = _scan(text, i)
         messages.append(message)
         body.message_ends.append(i)
+
+
+def _reused(text: str, i: int, key: str, body: ParsedBody, earlier: ParsedBody | None) -> int:
+    """Past the value at ``i`` if it is an array or object byte-identical to ``earlier``'s value
+    under ``key`` (taken as is, the same object), else ``i``. Only these end where their bytes say
+    (a number such as ``1`` could be the start of ``10``)."""
+    if earlier is None or key not in earlier.spans or text[i] not in "[{":
+        return i
+    start, end = earlier.spans[key]
+    if not text.startswith(earlier.text[start:end], i):
+        return i
+    body.request[key] = earlier.request[key]
+    return i + end - start

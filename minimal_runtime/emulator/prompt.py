@@ -107,6 +107,7 @@ class Prompt:
     images: list[int] = field(default_factory=list)  # images in messages 0..i (cumulative)
     auto_target: int = -1  # the last position automatic caching may use
     auto_upto: list[int] = field(default_factory=list)  # auto_target after each message
+    head_of: tuple = ()  # (model, tools, system) as parsed: a request with the same objects has this head
 
     def _append(self, prev: bytes, rendered: str, block: dict, where: Any, tokens: int | None = None,
                 cacheable: bool = True) -> bytes:  # pragma: no mutate (the default serves tools and system only)
@@ -163,6 +164,21 @@ def _images(message: dict) -> int:
     return n
 
 
+def _head(p: "Prompt", model: str, tools: list | None, system: Any) -> bytes:
+    """Render tools, then system, into ``p``; returns the digest after them."""
+    prev = _digest(b"", "model:" + model)  # pragma: no mutate (a label inside a digest)
+    tools = [t for t in tools or [] if not t.get("defer_loading")]
+    for segment, blocks in (("tools", tools), ("system", as_blocks(system) if system else [])):
+        hasher = hashlib.blake2b(digest_size=16)  # pragma: no mutate (a label inside a digest)
+        for i, block in enumerate(blocks):
+            rendered = render_block(block)
+            hasher.update(rendered.encode("utf-8", "surrogatepass"))  # pragma: no mutate (a label inside a digest)
+            prev = p._append(prev, rendered, block, f"{segment}.{i}")
+        setattr(p, f"{segment}_fp", hasher.digest())
+    p.head = len(p.tokens)
+    return prev
+
+
 def flatten(request: dict, reuse: tuple["Prompt", int] | None = None, render: Render | None = None) -> Prompt:
     """Render, digest and find the breakpoints of a (structurally valid) request.
 
@@ -172,17 +188,18 @@ def flatten(request: dict, reuse: tuple["Prompt", int] | None = None, render: Re
     """
     render = render or Render()
     p = Prompt()
-    prev = _digest(b"", "model:" + request["model"])  # pragma: no mutate (a label inside a digest)
     system = request.get("system")
-    tools = [t for t in request.get("tools") or [] if not t.get("defer_loading")]
-    for segment, blocks in (("tools", tools), ("system", as_blocks(system) if system else [])):
-        hasher = hashlib.blake2b(digest_size=16)  # pragma: no mutate (a label inside a digest)
-        for i, block in enumerate(blocks):
-            rendered = render_block(block)
-            hasher.update(rendered.encode("utf-8", "surrogatepass"))  # pragma: no mutate (a label inside a digest)
-            prev = p._append(prev, rendered, block, f"{segment}.{i}")
-        setattr(p, f"{segment}_fp", hasher.digest())
-    p.head = len(p.tokens)
+    p.head_of = (request["model"], request.get("tools"), system)
+    same = reuse[0].head_of if reuse else ()
+    if same and same[0] == p.head_of[0] and same[1] is p.head_of[1] and same[2] is system:
+        # The body parser hands out the earlier parsed tools and system when their bytes are unchanged.
+        earlier, p.head = reuse[0], reuse[0].head
+        p.tokens, p.cum, p.digests = earlier.tokens[:p.head], earlier.cum[:p.head], earlier.digests[:p.head]
+        p.explicit_breakpoints = [b for b in earlier.explicit_breakpoints if b[0] < p.head]
+        p.tools_fp, p.system_fp, p.auto_target = earlier.tools_fp, earlier.system_fp, p.head - 1
+        prev = p.digests[-1] if p.head else _digest(b"", "model:" + request["model"])  # pragma: no mutate
+    else:
+        prev = _head(p, request["model"], request.get("tools"), system)
     head_breakpoints = list(p.explicit_breakpoints)
 
     messages, first = request["messages"], render.start[0]

@@ -136,14 +136,12 @@ class LongReader:
             codes.update(info["codes"])
             handoff_written |= info["handoff"]
             uses.update(info["uses"])
-            for use_id, result, error in info["results"]:
+            for use_id, result, error, path in info["results"]:
                 if use_id in uses:
-                    name, args = uses[use_id]
+                    name, args, page = uses[use_id]
                     calls.append((name, args, result, error))
-                    page = re.search(r"/page/(\d+)$", args.get("url", "")) if name == "fetch" else None
-                    path = _SAVED.search(result[:400])
-                    if page and path:
-                        saved[int(page.group(1))] = path.group(1)
+                    if page is not None and path:
+                        saved[page] = path
         return {"appendix_files": files, "calls": calls, "done": done, "codes": codes, "saved": saved, "handoff_written": handoff_written}
 
 
@@ -172,12 +170,15 @@ def _message_info(message: dict) -> dict:
             "uses": {}, "results": []}
     for block in message.get("content") if isinstance(message.get("content"), list) else []:
         if block.get("type") == "tool_use":
-            info["uses"][block["id"]] = (block["name"], block.get("input") or {})
+            args = block.get("input") or {}
+            page = re.search(r"/page/(\d+)$", args.get("url", "")) if block["name"] == "fetch" else None
+            info["uses"][block["id"]] = (block["name"], args, int(page.group(1)) if page else None)
         elif block.get("type") == "tool_result":
             content = block.get("content", "")
             if isinstance(content, list):
                 content = "\n".join(b.get("text", "") for b in content if isinstance(b, dict))
-            info["results"].append((block.get("tool_use_id"), content, bool(block.get("is_error"))))
+            path = _SAVED.search(content[:400])  # a placeholder naming where the whole output was saved
+            info["results"].append((block.get("tool_use_id"), content, bool(block.get("is_error")), path and path.group(1)))
     return info
 
 

@@ -166,11 +166,14 @@ class RawSection:
 
     def __init__(self) -> None:
         self._seen: set[str] = set()
+        self._added: set[str] = set()  # every KM run re-reads the whole history: shingle each text once
         self._lock = threading.Lock()
 
     def add(self, text: str) -> None:
         with self._lock:
-            self._seen |= _shingles(text)
+            if text not in self._added:
+                self._added.add(text)
+                self._seen |= _shingles(text)
 
     def quotes(self, line: str) -> bool:
         with self._lock:
