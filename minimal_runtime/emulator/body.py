@@ -5,8 +5,9 @@ are byte-for-byte what call 999 sent. Parsing it whole on every call would make 
 than the SDK that built it, so we keep the last few bodies with the offset where each of their
 messages ends, find the longest run of leading messages whose bytes are unchanged, reuse those
 parsed messages, and parse only the rest. The other top-level arrays and objects (``tools``,
-``system``) are reused whole when their bytes are unchanged: the same parsed object, so that the
-emulator can tell by identity that a request's head is the earlier one's. Any body that is not a
+``system``, which the SDK sends after the messages) are reused whole when their bytes are unchanged:
+the same parsed object, so that the emulator can tell by identity that a request's head is the
+earlier one's. Any body that is not a
 JSON object with a ``messages`` array in the expected shape is parsed the plain way; the result is
 always what ``json.loads`` would return.
 """

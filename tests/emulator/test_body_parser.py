@@ -16,17 +16,37 @@ json_values = st.recursive(
 message = st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant"]), "content": json_values})
 
 
+# the other top-level values: a few, so that consecutive bodies often repeat one and sometimes
+# change it, into a prefix of its old bytes among others ([1] -> [1, 2], 1 -> 10, "a" -> "ab")
+heads = st.sampled_from([None, 1, 10, "a", "ab", [1], [1, 2], [{"name": "t"}], [{"name": "t2"}], {"x": [1]}, {"x": [1, 2]}])
+
+
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.lists(message, max_size=6), min_size=1, max_size=6),
+@given(st.lists(st.tuples(st.lists(message, max_size=6), heads, heads), min_size=1, max_size=6),
        st.sampled_from([(", ", ": "), (",", ":")]), st.integers(min_value=0, max_value=3))
 def test_equals_json_loads_over_a_sequence_of_related_bodies(histories, separators, keep_prefix):
     parser = BodyParser(keep=3)
     base: list = []
-    for extra in histories:
+    for extra, tools, system in histories:
         base = base[: len(base) - min(keep_prefix, len(base))] + extra  # edit the tail, keep the rest
-        body = json.dumps({"max_tokens": 5, "messages": base, "model": "m"}, separators=separators).encode()
+        body = json.dumps({"max_tokens": 5, "tools": tools, "messages": base, "system": system, "model": "m"},
+                          separators=separators).encode()
         parsed, _, _ = parser.parse(body)
         assert parsed.request == json.loads(body)
+
+
+def test_an_unchanged_tools_or_system_is_the_earlier_parsed_object_and_a_changed_one_is_not():
+    """What lets the emulator skip rendering a request's head: identity means the bytes were the same."""
+    parser = BodyParser()
+    tools, system = [{"name": "read", "input_schema": {"type": "object"}}], [{"type": "text", "text": "Be brief."}]
+    messages = [{"role": "user", "content": "hi"}]
+    # the SDK sends the messages first; a body whose bytes before its messages changed shares nothing
+    first, _, _ = parser.parse(json.dumps({"messages": messages, "tools": tools, "system": system}).encode())
+    again, _, _ = parser.parse(json.dumps({"messages": messages * 2, "tools": tools, "system": system}).encode())
+    assert again.request["tools"] is first.request["tools"] and again.request["system"] is first.request["system"]
+    changed, _, _ = parser.parse(json.dumps({"messages": messages * 3, "tools": tools, "system": system * 2}).encode())
+    assert changed.request["system"] is not first.request["system"] and changed.request["system"] == system * 2
+    assert changed.request["tools"] is first.request["tools"]
 
 
 def test_reuses_the_messages_an_earlier_body_shares():
