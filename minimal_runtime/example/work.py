@@ -26,36 +26,16 @@ def exchanges(messages: list[dict]) -> list[tuple[str, dict, str, bool]]:
     """(tool name, input, result text, is_error) for every answered tool call in the request."""
     calls, out = {}, []
     for message in messages:
-        uses, results = _blocks(message)
-        calls.update(uses)
-        out += [(calls[i]["name"], calls[i]["input"], result, error) for i, result, error in results if i in calls]
+        content = message["content"] if isinstance(message["content"], list) else []
+        for block in content:
+            if block.get("type") == "tool_use":
+                calls[block["id"]] = block
+            elif block.get("type") == "tool_result" and block["tool_use_id"] in calls:
+                call, result = calls[block["tool_use_id"]], block.get("content", "")
+                if isinstance(result, list):
+                    result = "\n".join(b.get("text", "") for b in result)
+                out.append((call["name"], call["input"], result, bool(block.get("is_error"))))
     return out
-
-
-_BLOCKS: dict[int, tuple[dict, int, dict, list]] = {}  # id(message) -> (message, blocks, its tool uses, its results)
-
-
-def _blocks(message: dict) -> tuple[dict, list]:
-    """A message's tool uses by id and its results. The emulator hands every call the same parsed
-    objects for the messages an earlier call had, so each is read once (a message held here keeps
-    its id; one whose content grew since is read again)."""
-    content = message["content"] if isinstance(message["content"], list) else []
-    kept = _BLOCKS.get(id(message))
-    if kept is not None and kept[1] == len(content):
-        return kept[2], kept[3]
-    uses, results = {}, []
-    for block in content:
-        if block.get("type") == "tool_use":
-            uses[block["id"]] = block
-        elif block.get("type") == "tool_result":
-            result = block.get("content", "")
-            if isinstance(result, list):
-                result = "\n".join(b.get("text", "") for b in result)
-            results.append((block["tool_use_id"], result, bool(block.get("is_error"))))
-    if len(_BLOCKS) > 100_000:  # a long process's runs: start afresh rather than grow
-        _BLOCKS.clear()
-    _BLOCKS[id(message)] = (message, len(content), uses, results)
-    return uses, results
 
 
 def act(thought: str, name: str, **inputs) -> Turn:
