@@ -177,7 +177,19 @@ def texts_of(messages: list[dict]) -> list[str]:
             for v in value.values():
                 walk(v)
     for message in messages:
-        walk(message.get("content"))
+        content = message.get("content")
+        if not isinstance(content, list):
+            walk(content)
+            continue
+        for block in content:  # text and string results first, without a call: most blocks are one
+            kind = block.get("type") if isinstance(block, dict) else None
+            if kind == "text" and isinstance(block.get("text"), str) and "input" not in block and "content" not in block:
+                out.append(block["text"])
+            elif kind == "tool_result" and isinstance(block.get("content"), str) and "text" not in block \
+                    and "input" not in block:
+                out.append(block["content"])
+            else:
+                walk(block)
     return out
 
 
