@@ -137,6 +137,9 @@ def test_what_a_model_reads_is_text_inputs_and_results_not_thinking_or_tool_chan
         {"role": "user", "content": [result([{"type": "text", "text": "r1"}, {"type": "image", "source": {"data": "x"}}])]},
         {"role": "user", "content": "plain"}, {"role": "user"}]
     assert texts_of(messages) == ["said", "u", "v", "r1", "plain"]
+    odd = [{"role": "user", "content": [{"type": "text", "text": "t", "content": "c"},  # every string of a block, in order
+                                        {"type": "tool_result", "tool_use_id": "x", "text": "t2", "content": "c2"}]}]
+    assert texts_of(odd) == ["t", "c", "t2", "c2"]
 
 
 def test_a_result_s_text_from_a_string_or_its_text_blocks():
