@@ -72,6 +72,7 @@ class LongReader:
         self.pages, self.planted = pages, planted
         self.last_seen: list[dict] = []  # the messages the model read on its last call
         self._info: dict[int, tuple[dict, dict]] = {}
+        self._last: tuple[list, tuple] = ([], ())  # the last request's messages and what they added up to
 
     def __call__(self, request: dict) -> Turn:
         messages = self.last_seen = request["messages"]
@@ -120,11 +121,15 @@ class LongReader:
 
     def _gather(self, messages: list[dict]) -> dict:
         """What the reader can see, message by message (each message read once: the emulator hands
-        an unchanged message back as the same object)."""
-        uses: dict[str, tuple[str, dict]] = {}
-        calls, done, codes, saved, files = [], set(), {}, {}, []
-        handoff_written = False
-        for message in messages:
+        an unchanged message back as the same object, so a request that extends the last one goes on
+        from what the last one added up to)."""
+        last, summed = self._last
+        if last and len(last) <= len(messages) and all(a is b for a, b in zip(last, messages)):
+            uses, calls, done, codes, saved, files, handoff_written = (
+                dict(summed[0]), list(summed[1]), set(summed[2]), dict(summed[3]), dict(summed[4]), list(summed[5]), summed[6])
+        else:
+            last, uses, calls, done, codes, saved, files, handoff_written = [], {}, [], set(), {}, {}, [], False
+        for message in messages[len(last):]:
             cached = self._info.get(id(message))
             if cached is None or cached[0] is not message:
                 cached = (message, _message_info(message))
@@ -142,6 +147,7 @@ class LongReader:
                     calls.append((name, args, result, error))
                     if page is not None and path:
                         saved[page] = path
+        self._last = (list(messages), (uses, calls, done, codes, saved, files, handoff_written))
         return {"appendix_files": files, "calls": calls, "done": done, "codes": codes, "saved": saved, "handoff_written": handoff_written}
 
 
