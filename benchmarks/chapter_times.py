@@ -17,7 +17,6 @@ import ast
 import functools
 import hashlib
 import json
-import os
 import re
 import subprocess
 import sys
@@ -28,6 +27,8 @@ from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
+
+from minimal_runtime.features.filesystem import write_whole
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -68,9 +69,7 @@ def chapter_tests(root: Path = ROOT) -> Counter:
     counts = Counter(re.findall(r"^tests/ch(\d\d)_\w+/\S+::", listed.stdout, re.M))
     if listed.returncode != 0:  # a collection error: counted, shown as a mismatch, never kept
         return counts
-    with tempfile.NamedTemporaryFile("w", dir=kept.parent, delete=False, suffix=".part") as f:
-        json.dump(counts, f)
-    os.replace(f.name, kept)  # whole or absent: a worker reading it meanwhile never sees half
+    write_whole(kept, json.dumps(counts).encode())  # whole or absent: a worker reading it meanwhile never sees half
     return counts
 
 
