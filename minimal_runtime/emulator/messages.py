@@ -73,9 +73,10 @@ def prepare(emu: "Emulator", request: Any, betas: set[str], spec: ModelSpec, *, 
             ((request.get("output_config") or {}).get("task_budget") or {}).get("remaining") is not None:
         # [COD]: task_budget.remaining is rejected with on-demand compaction "and on later requests that carry the block"
         raise bad_request("output_config.task_budget.remaining: cannot be combined with an on-demand compaction block")
-    head = (request.get("tools"), request.get("system"))  # the same objects as the earlier body's if unchanged
-    seed = memo["seed"][2] if "seed" in memo and memo["seed"][0] is head[0] and memo["seed"][1] is head[1] \
-        else binding.seed(request)
+    # the body parser hands out the earlier body's tools and system objects when their bytes are unchanged
+    same_head = earlier is not None and "seed" in memo and \
+        all(request.get(key) is earlier.request.get(key) for key in ("tools", "system"))
+    seed = memo["seed"] if same_head else binding.seed(request)
     start_digest = compaction.start_digest(record, seed)
 
     bound, dropped, transformations = None, set(), []
@@ -111,7 +112,7 @@ def prepare(emu: "Emulator", request: Any, betas: set[str], spec: ModelSpec, *, 
     prepared = Prepared(spec, request, prompt, render, bound, transformations, applied)
     changes = [s for s in special if s[2]["type"] != "compaction"]
     prepared.seen = _seen(edited, render, dropped, changes, memo if edited is request else {}, shared)
-    prepared.memo = {"validation": checked, "special": special, "seed": (*head, seed)}
+    prepared.memo = {"validation": checked, "special": special, "seed": seed}
     return prepared
 
 
