@@ -9,8 +9,15 @@ session ends on short units rather than on a learner-path or fork test.
 pytest no longer reads.)
 """
 
+import os
+from pathlib import Path
+
 import pytest
 from xdist.scheduler import LoadScopeScheduling
+
+# One hypothesis storage for this project and the copies its tests make and run pytest in (the
+# learner-path tests): a first st.text() in a new folder spends seconds tabling what UTF-8 encodes.
+os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(Path(__file__).resolve().parent / ".hypothesis"))
 
 
 class NotebooksWhole(LoadScopeScheduling):
