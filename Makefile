@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 	@if [ -d $(VENV) ] && ! $(BIN)/python $(NEW_ENOUGH) 2>/dev/null; then echo "$(VENV) was built by another Python: rebuilding it"; rm -rf $(VENV); fi
 	$(PYTHON) -m venv $(VENV)
 	@# uv resolves and installs in seconds where pip takes minutes; pip only fetches uv itself
-	@echo "installing uv into $(VENV), then the course with it (anthropic, pydantic, matplotlib, jupyter, pytest, nbval; about 530 MB)"
+	@echo "installing uv into $(VENV), then the course with it (anthropic, pydantic, matplotlib, ipykernel, nbconvert, pytest, nbval; about 440 MB)"
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv
 	@# compiled at install: each of make test's many processes (workers, kernels, subprocess tests) would
 	@# otherwise compile the SDK's ~1,000 modules itself, every time where PYTHONDONTWRITEBYTECODE is set
@@ -57,7 +57,8 @@ serve: $(STAMP)  ## the emulator on loopback for your own agent, one line per ca
 online: $(STAMP)  ## the demo and every notebook on the online path (COURSE_BACKEND=api) against serve, offline (minutes)
 	$(BIN)/python tests/serve/run_online.py
 
-lab: $(STAMP)  ## open the notebooks
+lab: $(STAMP)  ## open the notebooks (installs JupyterLab the first time)
+	@$(BIN)/python -c 'import jupyterlab' 2>/dev/null || $(BIN)/uv pip install --python $(BIN)/python -e '.[course,lab]'
 	$(BIN)/jupyter lab chapters/
 
 notebooks: $(STAMP)  ## re-execute every notebook in place (outputs are committed)

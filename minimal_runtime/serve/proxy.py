@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any, Iterator
 
-import httpx
+import httpx2  # the SDK's own HTTP client: nothing more to install
 
 from ..emulator import Emulator
 from ..emulator.binding import THINKING_TYPES, read
@@ -29,14 +29,14 @@ HOP = {"host", "connection", "keep-alive", "proxy-connection", "te", "trailer", 
 class Upstream:
     def __init__(self, url: str, timeout: float = 600.0):
         self.url = url.rstrip("/")
-        self.client = httpx.Client(base_url=self.url, timeout=timeout, follow_redirects=False)
+        self.client = httpx2.Client(base_url=self.url, timeout=timeout, follow_redirects=False)
 
     def forward(self, method: str, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
         """The upstream's answer; a connection failure is a 502 in the API's error shape."""
         sent = {k: v for k, v in headers.items() if k.lower() not in HOP}
         try:
             answer = self.client.send(self.client.build_request(method, path, content=body, headers=sent), stream=True)
-        except httpx.HTTPError as e:
+        except httpx2.HTTPError as e:
             return _unreachable(self.url, e)
         # httpx decodes a compressed answer: its content-encoding no longer applies.
         out = {k: v for k, v in answer.headers.items() if k.lower() not in HOP}
@@ -44,7 +44,7 @@ class Upstream:
             return answer.status_code, out, _relay(answer)  # relayed as it arrives
         try:
             return answer.status_code, out, answer.read()
-        except httpx.HTTPError as e:
+        except httpx2.HTTPError as e:
             return _unreachable(self.url, e)
         finally:
             answer.close()
@@ -53,7 +53,7 @@ class Upstream:
         self.client.close()
 
 
-def _relay(answer: httpx.Response) -> Iterator[bytes]:
+def _relay(answer: httpx2.Response) -> Iterator[bytes]:
     try:
         yield from answer.iter_bytes()
     finally:
