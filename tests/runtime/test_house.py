@@ -35,6 +35,41 @@ def test_the_core_imports_nothing_of_the_project_but_provider():
                 assert node.module.split(".")[0] == "provider", f"{path.name} imports ..{node.module}"
 
 
+def test_every_package_the_runtime_imports_comes_with_its_own_dependencies():
+    """What installing the project brings (its dependencies and what they require in turn) covers
+    every import in minimal_runtime/. The course's extras do not count: ``serve``'s proxy once
+    imported httpx, which only the jupyter metapackage of the course extra happened to bring."""
+    import ast
+    import re
+    import tomllib
+    from importlib.metadata import packages_distributions, requires
+    from pathlib import Path
+
+    from packaging.requirements import Requirement
+
+    def name(text: str) -> str:
+        return re.sub(r"[-_.]+", "-", text).lower()
+
+    root = Path(__file__).resolve().parents[2]
+    brought, todo = set(), [Requirement(r).name for r in tomllib.loads((root / "pyproject.toml").read_text())["project"]["dependencies"]]
+    while todo:
+        dist = name(todo.pop())
+        if dist not in brought:
+            brought.add(dist)
+            wanted = (Requirement(r) for r in requires(dist) or [])
+            todo += [r.name for r in wanted if r.marker is None or r.marker.evaluate({"extra": ""})]
+    providers = packages_distributions()
+    missing = set()
+    for path in (root / "minimal_runtime").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            modules = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                       [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 else [])
+            for top in {m.split(".")[0] for m in modules} - set(sys.stdlib_module_names) - {"minimal_runtime"}:
+                if not {name(d) for d in providers.get(top, [top])} & brought:
+                    missing.add(f"{path.relative_to(root)} imports {top}")
+    assert not missing, sorted(missing)
+
+
 def test_a_feature_registers_its_own_hooks_named_after_what_they_are():
     from minimal_runtime.features.budget import BudgetMonitor, MaxStepsWarning
     hooks = HookRegistry().install(BudgetMonitor(budget=100), MaxStepsWarning())
