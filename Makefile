@@ -7,9 +7,9 @@ STAMP  := $(VENV)/.installed
 .PHONY: test test-lint test-suites test-stubs test-notebooks test-checks demo lab notebooks bench times mutate mutate-runtime soak progress clean
 
 # make test runs some twenty Python processes (two workers, a kernel per notebook, the pytest runs of
-# the stub and notebook checks); where PYTHONDONTWRITEBYTECODE is set, each would compile the runtime and
-# rewrite pytest's plugins (hypothesis, xdist) again: 2.5 s of every pytest start. The compiled files go
-# to __pycache__/, which git ignores.
+# the stub and notebook checks); where PYTHONDONTWRITEBYTECODE is set, every pytest start rewrites its
+# plugins' modules (hypothesis, xdist, anyio) again, 2.5 s each time, and every process compiles the
+# runtime afresh. The compiled files go to __pycache__/, which git ignores.
 unexport PYTHONDONTWRITEBYTECODE
 
 NEW_ENOUGH := -c 'import sys; sys.exit(sys.version_info < (3, 11))'

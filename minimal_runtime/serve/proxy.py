@@ -21,7 +21,7 @@ import httpx2  # the SDK's own HTTP client: nothing more to install
 from ..emulator import Emulator
 from ..emulator.binding import THINKING_TYPES, read
 
-# Hop-by-hop headers (RFC 9110 §7.6.1) and those httpx sets itself: not forwarded.
+# Hop-by-hop headers (RFC 9110 §7.6.1) and those the HTTP client sets itself: not forwarded.
 HOP = {"host", "connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade",
        "content-length", "accept-encoding", "content-encoding"}
 
@@ -38,7 +38,7 @@ class Upstream:
             answer = self.client.send(self.client.build_request(method, path, content=body, headers=sent), stream=True)
         except httpx2.HTTPError as e:
             return _unreachable(self.url, e)
-        # httpx decodes a compressed answer: its content-encoding no longer applies.
+        # the client decodes a compressed answer: its content-encoding no longer applies.
         out = {k: v for k, v in answer.headers.items() if k.lower() not in HOP}
         if out.get("content-type", "").startswith("text/event-stream"):
             return answer.status_code, out, _relay(answer)  # relayed as it arrives
