@@ -8,8 +8,8 @@ STAMP  := $(VENV)/.installed
 
 # make test runs some twenty Python processes (two workers, a kernel per notebook, the pytest runs of
 # the stub and notebook checks); where PYTHONDONTWRITEBYTECODE is set, every pytest start rewrites its
-# plugins' modules (hypothesis, xdist, anyio) again, 2.5 s each time, and every process compiles the
-# runtime afresh. The compiled files go to __pycache__/, which git ignores.
+# plugins' modules (hypothesis, xdist, anyio) again, 2.5 s each time. The compiled files go to
+# __pycache__/, which git ignores.
 unexport PYTHONDONTWRITEBYTECODE
 
 NEW_ENOUGH := -c 'import sys; sys.exit(sys.version_info < (3, 11))'

@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -65,11 +64,7 @@ def pristine_exercises(into: Path) -> bool:
 
 def copy_own_files(copy: Path, skip: str | None = None) -> bool:
     """Copy the project's own files (tracked, or new and not ignored: no .venv, .interop or .git) to
-    ``copy``, leaving out those under ``skip``; False when this is not a git checkout.
-
-    A module's compiled form goes along where there is one: compiling the runtime again was a third
-    of the stub check's time. Python uses it only while it matches its source's mtime and size, which
-    ``copy2`` keeps, so a file changed in the copy (a solution put in exercises/) is compiled afresh."""
+    ``copy``, leaving out those under ``skip``; False when this is not a git checkout."""
     listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, capture_output=True, text=True)
     if listed.returncode != 0:
         return False
@@ -77,10 +72,6 @@ def copy_own_files(copy: Path, skip: str | None = None) -> bool:
         if not (skip and name.startswith(skip)) and (ROOT / name).is_file():
             (copy / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, copy / name)
-            compiled = Path(importlib.util.cache_from_source(ROOT / name)) if name.endswith(".py") else None
-            if compiled and compiled.is_file():
-                Path(importlib.util.cache_from_source(copy / name)).parent.mkdir(exist_ok=True)
-                shutil.copy2(compiled, importlib.util.cache_from_source(copy / name))
     return True
 
 
