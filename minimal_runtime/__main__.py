@@ -55,6 +55,10 @@ def add_serve(commands) -> None:
     s.add_argument("--script", default=None, metavar="FILE.jsonl", help="answer from a JSONL of turns instead")
     s.add_argument("--log", default=None, metavar="FILE.jsonl",
                    help="append every request and answer as a JSON line (secret headers redacted)")
+    s.add_argument("--batch-delay", type=float, default=0.0, metavar="SECONDS",
+                   help="Message Batches: seconds from create until a batch has ended, its requests sent in waves "
+                        "spread over them (default 0: at once, the first poll sees it ended; over 86400 the rest "
+                        "expire at 24 h)")
     s.add_argument("--upstream", default=None, metavar="URL",
                    help="a recording proxy: forward to this Messages API server with the client's own key, and "
                         "report its usage next to the emulator's prediction")

@@ -29,7 +29,7 @@ import httpx2
 
 from ..provider.cost import CallRecord
 from .models import lookup, model_spec
-from . import binding, compaction, messages as pipeline, structured, versions
+from . import batches, binding, compaction, messages as pipeline, structured, versions
 from .body import BodyParser
 from .cache import PromptCache
 from .diagnostics import Fingerprint, cache_miss_reason
@@ -54,6 +54,7 @@ class Emulator:
         clock: Callable[[], float] = time.monotonic,
         account_created: date | datetime = DEFAULT_ACCOUNT_CREATED,
         account: str = "emulated-account",
+        batch_delay: float = 0.0,
     ):
         # A model that is not in the table is served as the model table describes unknown models
         # (with a warning): the emulator then stands in for a local server of that name.
@@ -69,13 +70,15 @@ class Emulator:
         self._lock = threading.Lock()
         self._ids = 0
         self._bodies = BodyParser()
+        self.batches = batches.Batches(self, delay=batch_delay)  # Message Batches, on this emulator's clock
 
     # -- wiring ---------------------------------------------------------------------------------
 
     def transport(self) -> httpx2.MockTransport:
         """An httpx transport that answers from this emulator (sync and async)."""
         def handler(request: httpx2.Request) -> httpx2.Response:
-            status, headers, body = self.handle(request.method, request.url.path, request.read(), dict(request.headers))
+            status, headers, body = self.handle(request.method, request.url.raw_path.decode(), request.read(),
+                                                dict(request.headers))
             return httpx2.Response(status, headers=headers, content=body)
         return httpx2.MockTransport(handler)
 
@@ -107,22 +110,30 @@ class Emulator:
     def handle(self, method: str, path: str, body: bytes,
                request_headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
         """One HTTP exchange: (status, headers, body). Shared by the transport and the server.
+        ``path`` may carry its query string (a batch listing is paged by it).
         Whatever the request, the answer is a status and a body: nothing raises out of here."""
         request_headers = {k.lower(): v for k, v in (request_headers or {}).items()}
         betas = {b.strip() for b in request_headers.get("anthropic-beta", "").split(",") if b.strip()}
         request_id = f"req_emu_{self._next_id():06d}"
         headers = {"content-type": "application/json", "request-id": request_id}
+        path, _, query = path.partition("?")
+        batch = path == batches.PATH or path.startswith(batches.PATH + "/")
         try:
-            if method != "POST" or path not in ("/v1/messages", "/v1/messages/count_tokens"):
+            self.batches.catch_up()  # first, what the batches have done by now on the clock
+            if not batch and (method != "POST" or path not in ("/v1/messages", "/v1/messages/count_tokens")):
                 raise ApiError(404, f"{method} {path}: no such endpoint")
             kind = request_headers.get("content-type", "application/json").split(";")[0].strip().lower()
-            if kind != "application/json":
+            if kind != "application/json" and method == "POST":
                 raise bad_request(f"Invalid content-type {kind!r}: the body must be application/json")
-            if len(body) > MAX_REQUEST_BYTES:
-                raise ApiError(413, f"Request exceeds the maximum allowed number of bytes ({MAX_REQUEST_BYTES:,}).")
+            limit = batches.MAX_BYTES if batch else MAX_REQUEST_BYTES
+            if len(body) > limit:
+                raise ApiError(413, f"Request exceeds the maximum allowed number of bytes ({limit:,}).")
             versions.authenticate(request_headers)
             version = versions.api_version(request_headers)
             self._maybe_fault()
+            if batch:
+                status, extra, payload = self.batches.handle(method, path, query, body, request_headers, betas, version)
+                return status, {**headers, **extra}, payload
             if path.endswith("count_tokens"):
                 return 200, headers, json.dumps(self._count_tokens(body, betas, version)).encode()
             result, streaming = self._messages(body, betas, version)
@@ -174,7 +185,9 @@ class Emulator:
             result["context_management"] = {"original_input_tokens": flatten(request, render=prepared.render).total}
         return result
 
-    def _messages(self, body: bytes, betas: set[str], version: str = versions.V2026) -> tuple[dict, bool]:
+    def _messages(self, body: bytes, betas: set[str], version: str = versions.V2026,
+                  wave: batches.Wave | None = None) -> tuple[dict, bool]:
+        """One ``POST /v1/messages``; or one request of a batch, sent in ``wave`` (see batches.py)."""
         with self._lock:
             try:
                 parsed, earlier, shared = self._bodies.parse(body)
@@ -182,10 +195,11 @@ class Emulator:
                 raise bad_request(f"request body is not valid JSON: {e}") from None
             request = parsed.request
             spec = self._spec(request)
-            prepared = pipeline.prepare(self, request, betas, spec, earlier=earlier, shared=shared, version=version)
+            prepared = pipeline.prepare(self, request, betas, spec, earlier=earlier, shared=shared, version=version,
+                                        batch=wave is not None)
             parsed.prompt = prepared.prompt if not prepared.applied else None
             parsed.memo = pipeline.memo_of(prepared)
-            plan = self._bill(prepared, betas)
+            plan = self._bill(prepared, betas, wave.now if wave is not None else None)
             self._ids += 1
             message_id = f"msg_emu_{self._ids:020d}"
             diagnostics = self._diagnose(request, prepared, message_id, betas)
@@ -197,9 +211,10 @@ class Emulator:
         except Exception as e:  # a broken policy is a server-side bug: say so, don't retry
             raise ApiError(500, f"policy failed: {type(e).__name__}: {e}", {"x-should-retry": "false"}) from None
         finally:
-            with self._lock:  # the answer has begun: what this request wrote is readable now
-                for outcome in plan["outcomes"]:
-                    self.cache.commit(outcome)
+            if wave is not None:  # concurrent with the rest of its wave: readable once the wave has been sent
+                wave.writes.extend(plan["outcomes"])
+            else:  # the answer has begun: what this request wrote is readable now
+                self._commit(plan["outcomes"])
 
         schema = None if plan["no_reply"] else structured.schema_of(request)
         if schema is not None and (broken := structured.answer_violation(turn.content, schema)):
@@ -214,6 +229,8 @@ class Emulator:
         if plan["no_reply"]:
             usage = {**usage, "input_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
                      "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0}}
+        if wave is not None:
+            usage["service_tier"] = "batch"  # half price, read by CallRecord [BP]
         if plan["iterations"] is not None:
             usage["iterations"] = plan["iterations"] + ([] if plan["no_reply"] else [
                 {"type": "message", **{k: v for k, v in usage.items() if k != "service_tier"}}])
@@ -232,9 +249,16 @@ class Emulator:
             message["input_transformations"] = prepared.transformations
         return message, bool(request.get("stream"))
 
-    def _bill(self, prepared: pipeline.Prepared, betas: set[str]) -> dict:
-        """Bill the request against the cache, compacting first when asked or when over the trigger."""
-        request, prompt, now = prepared.request, prepared.prompt, self.clock()
+    def _commit(self, outcomes: list) -> None:
+        with self._lock:
+            for outcome in outcomes:
+                self.cache.commit(outcome)
+
+    def _bill(self, prepared: pipeline.Prepared, betas: set[str], now: float | None = None) -> dict:
+        """Bill the request against the cache (at ``now``, a batch's wave time, else the clock's),
+        compacting first when asked or when over the trigger."""
+        request, prompt = prepared.request, prepared.prompt
+        now = self.clock() if now is None else now
         minimum = prepared.spec.min_cacheable_tokens or 0
         iterations = [] if ({compaction.THRESHOLD_BETA, compaction.ON_DEMAND_BETA} & betas) else None
         plan = {"seen": prepared.seen, "before": [], "no_reply": False, "iterations": iterations, "outcomes": []}

@@ -46,7 +46,7 @@ class Prepared:
 
 
 def prepare(emu: "Emulator", request: Any, betas: set[str], spec: ModelSpec, *, counting: bool = False,
-            earlier=None, shared: int = 0, version: str = V2026) -> Prepared:
+            earlier=None, shared: int = 0, version: str = V2026, batch: bool = False) -> Prepared:
     memo = earlier.memo if earlier is not None else {}
     checked = validate(request, spec, betas, needs_max_tokens=not counting, resume=memo.get("validation"), shared=shared,
                        version=version)
@@ -87,7 +87,7 @@ def prepare(emu: "Emulator", request: Any, betas: set[str], spec: ModelSpec, *, 
             or any(_has_thinking(m) for m in messages[shared:]):
         bound = binding.check(request, spec, emu.account, at_m if record else 0, start_digest,
                               memo.get("binding"), shared)
-        dropped, transformations = _enforce(emu, request, spec, betas, bound)
+        dropped, transformations = _enforce(emu, request, spec, betas, bound, batch)
     render = Render(start=(at_m, at_b) if record else (0, -1), drop=frozenset(dropped), last_user=last_user_index(messages),
                     system_messages=spec.system_messages,
                     tools={t["name"]: t for t in request.get("tools") or [] if isinstance(t, dict) and "name" in t})
@@ -188,11 +188,13 @@ def memo_of(prepared: Prepared) -> dict:
 
 
 def _enforce(emu: "Emulator", request: dict, spec: ModelSpec, betas: set[str],
-             bound: binding.Binding) -> tuple[set[tuple[int, int]], list[dict]]:
+             bound: binding.Binding, batch: bool = False) -> tuple[set[tuple[int, int]], list[dict]]:
     """Apply the verdicts: a 400, dropped blocks, or blocks let through, as the model, the account
     and the request decide [PT]."""
     behaviour = ((request.get("thinking") or {}).get("block_binding") or {}).get("prefix_mismatch_behavior")
     enforced = behaviour is not None or spec.enforces_prefix_check(emu.account_created)
+    if batch and behaviour is None:  # a batch request that leaves it unset never fails: the blocks are dropped [PT]
+        behaviour = "drop_block"
     report = BINDING_BETA in betas
     dropped, out = set(), []
     for v in bound.verdicts:

@@ -76,8 +76,8 @@ def serve(app: App, host: str = "127.0.0.1", port: int = 0, *, workers: int = WO
                     status, out, payload = app.handle(method, self.path, body, headers)
                 elif method in ("GET", "HEAD") and _MODELS_PATH.match(path):
                     status, out, payload = models_answer(path, query)
-                else:
-                    status, out, payload = app.handle(method, path, body, headers)
+                else:  # with its query: a batch listing is paged by it
+                    status, out, payload = app.handle(method, self.path, body, headers)
             self.send_response(status)
             for name, value in out.items():
                 if name.lower() not in ("content-length", "transfer-encoding", "connection"):

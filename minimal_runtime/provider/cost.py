@@ -10,6 +10,10 @@ Server-side compaction runs a summarization call of its own inside a request; it
 ``usage.iterations`` and is left out of the top-level figures [compaction-threshold], so a record
 keeps those iterations and adds their cost.
 
+A request sent in a Message Batch (``usage.service_tier == "batch"``) costs 50% of all of the above,
+input, output, cache writes and reads and compaction alike: the discounts stack [batch-processing;
+pricing "Batch processing"], so a batch cache read costs 0.05x base input where a read is 0.1x.
+
 A model that is not in the table has no prices: its cost is NaN, so a total that includes it is
 NaN too (unknown), never a wrong number and never a crash.
 """
@@ -23,6 +27,8 @@ from pydantic import BaseModel, Field
 
 from .models import model_spec
 
+BATCH_DISCOUNT = 0.5  # "All usage is charged at 50% of the standard API prices" [batch-processing]
+
 
 class CallRecord(BaseModel):
     """One model call as a run remembers it: usage as the provider reported it, plus dollars."""
@@ -35,6 +41,7 @@ class CallRecord(BaseModel):
     cache_read_input_tokens: int = 0
     output_tokens: int = 0
     compactions: list["CallRecord"] = Field(default_factory=list)  # server-side summarization iterations
+    batch: bool = False  # sent in a Message Batch: half price
 
     @classmethod
     def from_usage(cls, usage: Any, model: str) -> "CallRecord":
@@ -45,7 +52,8 @@ class CallRecord(BaseModel):
         one_hour = breakdown.get("ephemeral_1h_input_tokens") or 0
         # Without a breakdown every write is a 5-minute write, the API's default TTL.
         five_min = breakdown.get("ephemeral_5m_input_tokens", created - one_hour) or 0
-        compactions = [cls.from_usage({k: v for k, v in it.items() if k != "iterations"}, model)
+        tier = u.get("service_tier")
+        compactions = [cls.from_usage({**{k: v for k, v in it.items() if k != "iterations"}, "service_tier": tier}, model)
                        for it in u.get("iterations") or [] if it.get("type") == "compaction"]
         return cls(
             model=model,
@@ -56,6 +64,7 @@ class CallRecord(BaseModel):
             cache_read_input_tokens=u.get("cache_read_input_tokens") or 0,
             output_tokens=u.get("output_tokens") or 0,
             compactions=compactions,
+            batch=tier == "batch",
         )
 
     @property
@@ -75,7 +84,7 @@ class CallRecord(BaseModel):
             return math.nan
         own = (self.input_tokens * p.input + self.cache_creation_5m * p.write_5m + self.cache_creation_1h * p.write_1h
                + self.cache_read_input_tokens * p.read + self.output_tokens * p.output) / 1e6
-        return own + sum(c.cost for c in self.compactions)
+        return own * self._discount + sum(c.cost for c in self.compactions)
 
     @property
     def cost_without_cache(self) -> float:
@@ -84,4 +93,8 @@ class CallRecord(BaseModel):
         if p is None:
             return math.nan
         own = (self.prompt_tokens * p.input + self.output_tokens * p.output) / 1e6
-        return own + sum(c.cost_without_cache for c in self.compactions)
+        return own * self._discount + sum(c.cost_without_cache for c in self.compactions)
+
+    @property
+    def _discount(self) -> float:
+        return BATCH_DISCOUNT if self.batch else 1.0

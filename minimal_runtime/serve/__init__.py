@@ -53,12 +53,12 @@ class Front:
         headers = headers or {}
         if self.upstream is not None:
             status, out, payload = self.upstream.forward(method, path, body, headers)
-        else:  # served raw (see ``started``): the query is cut off here, the model listing answered here
+        else:  # served raw (see ``started``): the model listing is answered here
             bare, _, query = path.partition("?")
             if method in ("GET", "HEAD") and bare.startswith("/v1/models"):
                 status, out, payload = models_answer(bare, query)
-            else:
-                status, out, payload = self.emulator.handle(method, bare, self._served_as_default(bare, body), headers)
+            else:  # with the query: a batch listing is paged by it
+                status, out, payload = self.emulator.handle(method, path, self._served_as_default(bare, body), headers)
         if not isinstance(payload, (bytes, bytearray)):  # a relayed stream: reported once it has ended
             return status, out, self._tee(method, path, body, headers, status, out, payload)
         self._report(method, path, body, headers, status, out, payload)
@@ -88,10 +88,22 @@ class Front:
             request = json.loads(body)
         except (ValueError, UnicodeDecodeError, RecursionError):
             return body
-        if isinstance(request, dict) and isinstance(request.get("model"), str) and lookup(request["model"]) is None \
-                and request["model"] != self.emulator.model:
-            return json.dumps({**request, "model": self.emulator.model}).encode()
+        if path == "/v1/messages/batches" and isinstance(request, dict) and isinstance(request.get("requests"), list):
+            served = [self._as_default(item["params"]) if isinstance(item, dict) and isinstance(item.get("params"), dict)
+                      else None for item in request["requests"]]
+            if all(s is None or s is item["params"] for s, item in zip(served, request["requests"])):
+                return body
+            items = [item if s is None else {**item, "params": s} for s, item in zip(served, request["requests"])]
+            return json.dumps({**request, "requests": items}).encode()
+        if isinstance(request, dict) and request is not (served := self._as_default(request)):
+            return json.dumps(served).encode()
         return body
+
+    def _as_default(self, request: dict) -> dict:
+        if isinstance(request.get("model"), str) and lookup(request["model"]) is None \
+                and request["model"] != self.emulator.model:
+            return {**request, "model": self.emulator.model}
+        return request
 
     def _record(self, method, path, body, headers, status, out, payload) -> None:
         exchange = Exchange.of(method, path.split("?")[0], headers, body, status, out, payload,
@@ -195,9 +207,12 @@ def main(args) -> None:
         else:
             chosen, name = ToolThenAnswer(rounds=args.tool_rounds), f"tool-then-answer ({args.tool_rounds} rounds)"
         created = date.fromisoformat(args.account_created) if args.account_created else None
+        if not 0 <= args.batch_delay < float("inf"):
+            raise ValueError(f"--batch-delay must be a number of seconds, 0 or more, not {args.batch_delay}")
     except (ValueError, OSError, ImportError, AttributeError) as e:
         raise SystemExit(f"serve: {e}")
-    emulator = Emulator(model=args.model, policy=chosen, **({"account_created": created} if created else {}))
+    emulator = Emulator(model=args.model, policy=chosen, batch_delay=args.batch_delay,
+                        **({"account_created": created} if created else {}))
     try:
         front = Front(emulator, upstream=args.upstream, log=args.log, out=sys.stdout)
     except OSError as e:

@@ -20,6 +20,7 @@ title, a summary) do not count as edits of its main loop.
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import threading
 import time
@@ -54,6 +55,7 @@ class Report:
     refused: int = 0
     unpredicted: int = 0  # proxy mode: calls the upstream answered and the emulator would have refused
     _conversations: OrderedDict = field(default_factory=OrderedDict, repr=False)
+    _batches_counted: set = field(default_factory=set, repr=False)  # batch ids whose results are in the totals
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _n: int = 0
 
@@ -66,6 +68,8 @@ class Report:
     def _describe(self, x, prefix: str | None) -> str:
         if not x.path.startswith("/v1/messages"):
             return f"{x.method} {x.path} {x.status}"
+        if x.path.startswith("/v1/messages/batches"):
+            return self._batch(x)
         request = x.request if isinstance(x.request, dict) else {}
         model = x.model or "?"
         if x.asked and x.asked != model:
@@ -104,6 +108,40 @@ class Report:
             parts.append(f"miss: {miss}")
         self._remember(request, record)
         return " | ".join(parts)
+
+    def _batch(self, x) -> str:
+        """A Message Batches call: the batch's state; for its results, what they cost at the batch
+        price (in the totals once per batch, however often they are downloaded)."""
+        where = f"{x.method} {x.path} {x.status}"
+        body = x.response if isinstance(x.response, dict) else {}
+        if x.status >= 400:
+            self.refused += 1
+            return f"{where} | refused: {_short(x.error or '', 200)}"
+        if x.path.endswith("/results"):
+            text = x.response_text if x.response_text is not None else json.dumps(x.response)
+            lines = [json.loads(line) for line in text.splitlines() if line.strip()]
+            kinds: dict[str, int] = {}
+            for line in lines:
+                kinds[line["result"]["type"]] = kinds.get(line["result"]["type"], 0) + 1
+            records = [CallRecord.from_usage(m["usage"], _priced(m.get("model") or "?")) for m in
+                       (line["result"]["message"] for line in lines if line["result"]["type"] == "succeeded")]
+            batch = x.path.split("/")[-2]
+            if batch not in self._batches_counted:
+                self._batches_counted.add(batch)
+                self.calls.extend(records)
+            tally = ", ".join(f"{n} {kind}" for kind, n in kinds.items())
+            tokens = {k: sum(getattr(r, k) for r in records) for k in (
+                "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")}
+            prompt = sum(r.prompt_tokens for r in records)
+            return (f"{where} | {len(lines)} results: {tally} | in {tokens['input_tokens']:,} write "
+                    f"{tokens['cache_creation_input_tokens']:,} read {tokens['cache_read_input_tokens']:,} out "
+                    f"{tokens['output_tokens']:,} | read {tokens['cache_read_input_tokens'] / prompt if prompt else 0:.0%} "
+                    f"{_dollars(sum(r.cost for r in records))} at the batch price (50%)")
+        if isinstance(body.get("data"), list):
+            return f"{where} | {len(body['data'])} batches"
+        counts = ", ".join(f"{n} {k}" for k, n in (body.get("request_counts") or {}).items() if n)
+        return f"{where} | {body.get('id')} {body.get('processing_status') or body.get('type')}" + \
+            (f" ({counts})" if counts else "")
 
     def _key(self, request: dict) -> bytes:
         messages = request.get("messages") or []

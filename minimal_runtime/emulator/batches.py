@@ -1,0 +1,339 @@
+"""Message Batches (``/v1/messages/batches``): bulk requests on the emulator's clock, at half price.
+
+The API [API-2026.md §12; BP = .../build-with-claude/batch-processing, BAPI = .../api/messages/batches/*,
+the SDK's ``resources/messages/batches.py`` and ``types/messages/``]:
+
+- create (``{"requests": [{"custom_id", "params"}]}``: 1 to 100,000 requests, at most 256 MB, else
+  413 ``request_too_large``; ``custom_id`` matches ``^[a-zA-Z0-9_-]{1,64}$`` and is unique in the batch),
+  retrieve, list (newest first; ``limit`` 1..1000, default 20; ``after_id`` / ``before_id``), cancel,
+  results (JSONL at ``results_url``, one ``{"custom_id", "result"}`` a line) and delete (only once
+  the batch has ended).
+- A batch ends when every request has a result, and at the latest 24 hours after it was created
+  (``expires_at``): requests not sent by then are ``expired``. ``request_counts`` shows every request
+  as ``processing`` until the batch has ended. Results are kept 29 days after ``created_at``; then
+  the batch is ``archived_at`` and still viewable, its results not.
+- Validation is asynchronous: a request that fails resolves as ``errored`` with the error body a
+  direct call gets, and costs nothing; the others run. A batch refuses some parameters a direct call
+  takes (``stream``, ``speed`` fast mode, ``max_tokens: 0`` pre-warming, threads, hints, a user
+  profile paying) [BP table, 2026-09-02; the messages are ours].
+- Everything a batch request uses costs 50% of the standard price, stacking with the cache
+  multipliers [BP; PRC]: ``usage.service_tier`` is ``"batch"`` and ``provider/cost.py`` halves it.
+
+How the emulator runs a batch (a model of the provider's scheduler, deterministic, SIMULATED where it
+decides a cache hit):
+
+- Each request goes through the same path as ``POST /v1/messages`` (``Emulator._messages``): the same
+  validation, prefix check (unset ``prefix_mismatch_behavior`` drops failing blocks instead of
+  failing, where the check is enforced [PT]), caching, policy and usage.
+- Requests are sent in submission order in waves of ``CONCURRENCY``, spread evenly over the batch's
+  ``delay`` on the emulator's clock: wave ``w`` of ``W`` at ``created + delay * w / W``, the batch
+  ending at ``created + delay``. With no delay (``serve``'s default) every wave is sent at creation.
+- Caching in a batch is best effort, "because asynchronous batch requests can be processed
+  concurrently and in any order" (hit rates 30%-98%) [BP]. Here the requests of one wave run
+  concurrently: none reads what another of its wave writes, while later waves read what earlier
+  ones wrote if the entry is still alive at their time. So 100 requests sharing a cached prefix read
+  it 90 times (the first wave writes it 10 times), 20 requests 10 times; with 5-minute entries and
+  waves more than 5 minutes apart, never, which is why BP advises the 1-hour TTL.
+- Nothing runs in the background: the emulator sends the waves whose time has come at the start of
+  every request it handles, each at its own time on the clock (so a direct call sees the cache as
+  the batch left it). In-process tests move the clock instead of sleeping.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs
+
+from .errors import ApiError, bad_request
+
+if TYPE_CHECKING:
+    from . import Emulator
+
+PATH = "/v1/messages/batches"
+MAX_REQUESTS = 100_000  # [BP "Batch limitations"; BAPI create: maxItems 100000]
+MAX_BYTES = 256 * 1024 * 1024  # over it: 413 request_too_large [BP; ERR "Request size limits"]
+CUSTOM_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # [BP; BAPI create]
+EXPIRY = 24 * 3600  # seconds from creation until the batch expires [BP]
+RETENTION = 29 * 24 * 3600  # seconds from creation that results are kept [BP "Data retention"]
+CONCURRENCY = 10  # requests per wave: the emulator's choice, not a documented figure (SIMULATED)
+
+# Parameters a batch request may not carry, each a validation error [BP table, 2026-09-02; §11.7 for
+# ``thread``, which the table names by its pre-launch fields]. The wording is ours.
+_STATEFUL = "message threads are stateful and batch requests are not"
+_REFUSED = {
+    "thread": _STATEFUL, "store": _STATEFUL, "previous_thread_event_id": _STATEFUL,
+    "cache_hint": "not supported in a Message Batch", "context_hint": "not supported in a Message Batch",
+    "research_preview_2026_02": "not supported in a Message Batch",
+}
+
+
+@dataclass
+class Wave:
+    """What changes for a request sent in a batch (read by ``Emulator._messages``): it is billed at the
+    wave's time and the batch price, and its cache writes become readable only once the whole wave
+    has been sent, as concurrent requests' would."""
+
+    now: float
+    writes: list = field(default_factory=list)  # cache outcomes, committed together after the wave
+
+
+@dataclass
+class _Batch:
+    id: str
+    custom_ids: list[str]
+    params: list[Any]  # as sent; dropped once a request is sent
+    created: float
+    delay: float
+    betas: set[str]
+    version: str
+    profile: str | None  # the anthropic-user-profile-id header
+    results: list[dict | None]
+    sent: int = 0  # requests sent so far, whole waves
+    status: str = "in_progress"
+    cancel_at: float | None = None
+    ended: float | None = None
+
+
+class Batches:
+    """The batches of one emulator (its account)."""
+
+    def __init__(self, emulator: "Emulator", delay: float = 0.0):
+        if not 0 <= delay < math.inf:
+            raise ValueError(f"batch_delay must be a number of seconds, 0 or more, not {delay}")
+        self.emu, self.delay = emulator, float(delay)
+        self._batches: dict[str, _Batch] = {}  # in creation order
+        self._lock = threading.RLock()
+        self._ids = 0
+        self._epoch: datetime | None = None  # the wall time at clock reading 0, fixed at the first batch
+
+    # -- time ---------------------------------------------------------------------------------------
+
+    def catch_up(self) -> None:
+        """Send the waves whose time has come and end the batches that are done (every request
+        the emulator handles calls this first)."""
+        if not self._batches:
+            return
+        with self._lock:
+            now = self.emu.clock()
+            for batch in list(self._batches.values()):
+                self._advance(batch, now)
+
+    def _advance(self, b: _Batch, now: float) -> None:
+        if b.status == "canceling":  # nothing is in flight between waves: it ends when it was canceled
+            b.status, b.ended = "ended", b.cancel_at
+        if b.status != "in_progress":
+            return
+        n, expires = len(b.params), b.created + EXPIRY
+        waves = math.ceil(n / CONCURRENCY)
+        while b.sent < n:
+            at = b.created + b.delay * (b.sent // CONCURRENCY) / waves
+            if at >= expires:
+                break  # never sent: expired
+            if at > now:
+                return
+            self._send_wave(b, at)
+        end = min(b.created + b.delay, expires)
+        if now < end:
+            return
+        for i in range(b.sent, n):
+            b.results[i] = {"type": "expired"}
+            b.params[i] = None
+        b.status, b.ended = "ended", end
+
+    def _send_wave(self, b: _Batch, at: float) -> None:
+        wave = Wave(now=at)
+        upto = min(b.sent + CONCURRENCY, len(b.params))
+        for i in range(b.sent, upto):
+            b.results[i] = self._run(b, b.params[i], wave)
+            b.params[i] = None
+        self.emu._commit(wave.writes)
+        b.sent = upto
+
+    def _run(self, b: _Batch, params: dict, wave: Wave) -> dict:
+        """One request, as a direct call runs it: its result (succeeded or errored)."""
+        request_id = f"req_emu_{self.emu._next_id():06d}"
+        try:
+            _refuse(params, b.profile)
+            body = json.dumps({k: v for k, v in params.items() if k != "user_profile_id"}).encode()
+            message, _ = self.emu._messages(body, b.betas, b.version, wave=wave)
+            return {"type": "succeeded", "message": message}
+        except ApiError as e:
+            error = e
+        except RecursionError:
+            error = bad_request("request body is nested too deeply")
+        except Exception as e:  # a bug of ours fails this request only, and says whose it is
+            error = ApiError(500, f"emulator error (a bug in the offline emulator, not in your request): "
+                                  f"{type(e).__name__}: {e}")
+        return {"type": "errored", "error": json.loads(error.body(request_id))}
+
+    def _wall(self, t: float | None) -> str | None:
+        if t is None:
+            return None
+        if self._epoch is None:
+            self._epoch = datetime.now(timezone.utc) - timedelta(seconds=self.emu.clock())
+        return (self._epoch + timedelta(seconds=t)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+    # -- the endpoints ----------------------------------------------------------------------------
+
+    def handle(self, method: str, route: str, query: str, body: bytes, headers: dict[str, str],
+               betas: set[str], version: str) -> tuple[int, dict[str, str], bytes]:
+        """One request under ``/v1/messages/batches`` (auth, version and size already checked)."""
+        parts = route[len(PATH):].strip("/").split("/") if route.rstrip("/") != PATH else []
+        host = headers.get("host") or "emulator.invalid"
+        with self._lock:
+            now = self.emu.clock()
+            if not parts and method == "POST":
+                return self._json(self._view(self._create(body, headers, betas, version, now), host, now))
+            if not parts and method == "GET":
+                return self._json(self._list(query, host, now))
+            batch = self._find(parts[0]) if parts else None
+            if batch is not None and len(parts) == 1 and method == "GET":
+                return self._json(self._view(batch, host, now))
+            if batch is not None and len(parts) == 1 and method == "DELETE":
+                if batch.status != "ended":  # [BAPI delete]; status and wording ours [INFERRED]
+                    raise bad_request(f"{batch.id} is still being processed: cancel it first; a batch can be "
+                                      f"deleted only once processing_status is 'ended'")
+                del self._batches[batch.id]
+                return self._json({"id": batch.id, "type": "message_batch_deleted"})
+            if batch is not None and parts[1:] == ["cancel"] and method == "POST":
+                return self._json(self._view(self._cancel(batch, now), host, now))
+            if batch is not None and parts[1:] == ["results"] and method == "GET":
+                return 200, {"content-type": "application/binary"}, self._results(batch, now)
+        raise ApiError(404, f"{method} {route}: no such endpoint")
+
+    def _find(self, ident: str) -> _Batch | None:
+        batch = self._batches.get(ident)
+        if batch is None:
+            raise ApiError(404, f"message_batch_id: no batch {ident!r} (never created, or deleted)")
+        return batch
+
+    def _create(self, body: bytes, headers: dict[str, str], betas: set[str], version: str, now: float) -> _Batch:
+        try:
+            request = json.loads(body)
+        except (ValueError, UnicodeDecodeError) as e:
+            raise bad_request(f"request body is not valid JSON: {e}") from None
+        if not isinstance(request, dict):
+            raise bad_request("request body must be a JSON object")
+        for key in request:
+            if key != "requests":
+                raise bad_request(f"{key}: Extra inputs are not permitted")
+        items = request.get("requests")
+        if not isinstance(items, list) or not items:
+            raise bad_request("requests: a list of at least 1 request is required")
+        if len(items) > MAX_REQUESTS:
+            raise bad_request(f"requests: at most {MAX_REQUESTS:,} requests per batch, got {len(items):,}")
+        seen: dict[str, int] = {}
+        for i, item in enumerate(items):
+            if not isinstance(item, dict):
+                raise bad_request(f"requests.{i}: must be an object with custom_id and params")
+            ident = item.get("custom_id")
+            if not isinstance(ident, str) or not CUSTOM_ID.match(ident):
+                raise bad_request(f"requests.{i}.custom_id: must be 1 to 64 characters of letters, digits, '_' "
+                                  f"and '-' (^[a-zA-Z0-9_-]{{1,64}}$)")
+            if ident in seen:
+                raise bad_request(f"requests.{i}.custom_id: {ident!r} is also the custom_id of requests.{seen[ident]}; "
+                                  f"each must be unique within the batch")
+            seen[ident] = i
+            if not isinstance(item.get("params"), dict):
+                raise bad_request(f"requests.{i}.params: must be an object (the body of a Messages API request)")
+        self._ids += 1
+        batch = _Batch(id=f"msgbatch_emu_{self._ids:012d}", custom_ids=list(seen), created=now, delay=self.delay,
+                       params=[item["params"] for item in items], betas=set(betas), version=version,
+                       profile=headers.get("anthropic-user-profile-id"), results=[None] * len(items))
+        self._batches[batch.id] = batch
+        return batch
+
+    def _cancel(self, b: _Batch, now: float) -> _Batch:
+        if b.status == "ended":  # wording ours [INFERRED]
+            raise bad_request(f"{b.id} has already ended (processing_status 'ended'): there is nothing to cancel")
+        if b.status == "in_progress":  # "any time before processing ends" [BAPI cancel]
+            for i in range(b.sent, len(b.params)):
+                b.results[i] = {"type": "canceled"}
+                b.params[i] = None
+            b.status, b.cancel_at = "canceling", now
+        return b
+
+    def _results(self, b: _Batch, now: float) -> bytes:
+        if b.status != "ended":
+            raise bad_request(f"{b.id} has not ended: its results are available once processing_status is 'ended'")
+        if now >= b.created + RETENTION:  # [BP "Data retention"]; a 404 is our reading [INFERRED]
+            raise ApiError(404, f"the results of {b.id} are no longer available: results are kept 29 days after "
+                                f"created_at (archived_at {self._wall(b.created + RETENTION)})")
+        # "not guaranteed to be in the same order as requests" [SDK]: here they are, don't rely on it.
+        return b"".join(json.dumps({"custom_id": c, "result": r}).encode() + b"\n"
+                        for c, r in zip(b.custom_ids, b.results))
+
+    def _list(self, query: str, host: str, now: float) -> dict:
+        """Newest first, paged like every list endpoint [OV "Pagination"; PY batch_list_params.py]."""
+        params = {k: v[-1] for k, v in parse_qs(query).items()}
+        try:
+            limit = int(params.get("limit", 20))
+        except ValueError:
+            limit = 0
+        if not 1 <= limit <= 1000:
+            raise bad_request("limit: must be an integer from 1 to 1000")
+        ordered = list(reversed(self._batches.values()))
+        ids = [b.id for b in ordered]
+        for key in ("after_id", "before_id"):
+            if key in params and params[key] not in ids:
+                raise bad_request(f"{key}: no batch {params[key]!r}")
+        if "before_id" in params:
+            end = ids.index(params["before_id"])
+            start = max(0, end - limit)
+            more = start > 0
+        else:
+            start = ids.index(params["after_id"]) + 1 if "after_id" in params else 0
+            end = min(len(ordered), start + limit)
+            more = end < len(ordered)
+        page = [self._view(b, host, now) for b in ordered[start:end]]
+        return {"data": page, "has_more": more, "first_id": page[0]["id"] if page else None,
+                "last_id": page[-1]["id"] if page else None}
+
+    def _view(self, b: _Batch, host: str, now: float) -> dict:
+        """The ``MessageBatch`` object [PY types/messages/message_batch.py]."""
+        counts = {"processing": 0, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
+        if b.status == "ended":
+            for result in b.results:
+                counts[result["type"]] += 1
+        else:  # "Requests start as processing and move ... only once processing of the entire batch ends"
+            counts["processing"] = len(b.results)
+        archived = b.created + RETENTION if now >= b.created + RETENTION else None
+        return {
+            "id": b.id, "type": "message_batch", "processing_status": b.status, "request_counts": counts,
+            "created_at": self._wall(b.created), "expires_at": self._wall(b.created + EXPIRY),
+            "ended_at": self._wall(b.ended), "cancel_initiated_at": self._wall(b.cancel_at),
+            "archived_at": self._wall(archived),
+            # the server actually answering: the in-process base URL or serve's loopback address
+            "results_url": f"http://{host}{PATH}/{b.id}/results" if b.status == "ended" else None,
+        }
+
+    @staticmethod
+    def _json(value: dict) -> tuple[int, dict[str, str], bytes]:
+        return 200, {}, json.dumps(value).encode()
+
+
+def _refuse(params: dict, profile: str | None) -> None:
+    """The 400 for a parameter a batch request may not carry (a direct call may) [BP]."""
+    for key, why in _REFUSED.items():
+        if params.get(key) is not None:
+            raise bad_request(f"{key}: {why}")
+    if params.get("stream"):
+        raise bad_request("stream: a batch request cannot stream; its result is in the batch's results")
+    if params.get("speed") not in (None, "standard"):  # "Fast mode is not available with the Batch API" [PRC]
+        raise bad_request("speed: fast mode is not available in a Message Batch")
+    if params.get("max_tokens") == 0:  # pre-warming: the entry would likely expire first [BP]
+        raise bad_request("max_tokens: must be at least 1 in a Message Batch (pre-warming the cache with "
+                          "max_tokens 0 is not supported)")
+    if isinstance(params.get("billing_policy"), dict) and params["billing_policy"].get("bill_to") == "user_profile":
+        # [PY types/beta/message_create_params.py billing_policy]
+        raise bad_request("billing_policy.bill_to: Message Batches cannot bill a user profile; omit billing_policy "
+                          "or send \"bill_to\": \"self\"")
+    own = params.get("user_profile_id")
+    if own is not None and profile is not None and own != profile:  # [PY types/messages/batch_create_params.py]
+        raise bad_request(f"user_profile_id: {own!r} conflicts with the batch's anthropic-user-profile-id {profile!r}")
