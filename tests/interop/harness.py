@@ -138,18 +138,20 @@ def _block_shape(block: Any) -> Any:
 
 @contextlib.contextmanager
 def serve_emulator(policy: ToolRounds, model: str = "claude-sonnet-5-5", *, log: Path | None = None,
-                   account_created: str | None = None) -> Iterator[tuple[str, list[Exchange]]]:
+                   account_created: str | None = None, options: tuple[str, ...] = ()) -> Iterator[tuple[str, list[Exchange]]]:
     """Run ``python -m minimal_runtime serve`` on a free loopback port with ``policy``; yields (base
     URL, the list its exchanges land in when the block ends). ``log``: where the command's JSONL log
-    goes (its printed lines next to it, ``.out``); default a temporary folder."""
+    goes (its printed lines next to it, ``.out``); default a temporary folder. ``options``: more of
+    the command's options (``--batch-delay 1``)."""
     logs = {model: log} if log else None
-    with serve_emulators(policy, [model], logs=logs, account_created=account_created) as servers:
+    with serve_emulators(policy, [model], logs=logs, account_created=account_created, options=options) as servers:
         yield servers[model]
 
 
 @contextlib.contextmanager
 def serve_emulators(policy: ToolRounds, models: list[str], *, logs: dict[str, Path] | None = None,
-                    account_created: str | None = None) -> Iterator[dict[str, tuple[str, list[Exchange]]]]:
+                    account_created: str | None = None,
+                    options: tuple[str, ...] = ()) -> Iterator[dict[str, tuple[str, list[Exchange]]]]:
     """One ``serve`` command per model, started together (each takes seconds to import the SDK):
     yields model -> (base URL, its exchanges, filled when the block ends)."""
     with contextlib.ExitStack() as stack:
@@ -167,6 +169,7 @@ def serve_emulators(policy: ToolRounds, models: list[str], *, logs: dict[str, Pa
                        "--policy", "tests.interop.policy:Configured", "--log", str(log)]
             if account_created:
                 command += ["--account-created", account_created]
+            command += list(options)
             out = stack.enter_context(log.with_suffix(".out").open("w"))
             process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
                                        stdin=subprocess.DEVNULL)

@@ -321,3 +321,41 @@ def test_the_proxy_relays_a_stream_as_it_arrives_and_reports_it_when_it_ends():
     assert final.stop_reason == "end_turn" and upstream.calls[0].output_tokens == final.usage.output_tokens
     assert len(front.lines) == 1 and f"out {final.usage.output_tokens:,}" in front.lines[0]
     assert "| predicted in " in front.lines[0]
+
+
+def test_a_batch_through_serve_gets_a_line_per_call_and_its_results_in_the_totals_once():
+    """Message Batches through ``serve`` (the Front): the list's query reaches the emulator, an unknown
+    model in a batch request is served as the default one as a direct call is, and the results line
+    prices what succeeded at the batch price, counted in the summary once however often it is read."""
+    emulator = Emulator(model="claude-sonnet-5-5", policy=ToolThenAnswer())
+    with started(emulator) as (url, front):
+        client = anthropic.Anthropic(base_url=url, api_key="dummy", max_retries=0)
+        ask = {"max_tokens": 100, "messages": [{"role": "user", "content": "hi"}]}
+        batch = client.messages.batches.create(requests=[
+            {"custom_id": "known", "params": {**ask, "model": "claude-sonnet-5-5"}},
+            {"custom_id": "unknown", "params": {**ask, "model": "my-local-model"}},
+            {"custom_id": "streaming", "params": {**ask, "model": "claude-sonnet-5-5", "stream": True}}])
+        other = client.messages.batches.create(requests=[{"custom_id": "x", "params": {**ask, "model": "claude-sonnet-5-5"}}])
+        assert client.messages.batches.retrieve(batch.id).results_url.startswith(url)
+        got = {r.custom_id: r.result for r in client.messages.batches.results(batch.id)}
+        assert [got[k].type for k in ("known", "unknown", "streaming")] == ["succeeded", "succeeded", "errored"]
+        list(client.messages.batches.results(batch.id))
+        assert [b.id for b in client.messages.batches.list(limit=1).data] == [other.id]
+        assert [b.id for b in client.messages.batches.list(limit=1)] == [other.id, batch.id]  # paged by after_id
+        client.messages.batches.delete(batch.id)
+    lines = front.lines
+    assert lines[0].startswith("#1 POST /v1/messages/batches 200 | msgbatch_") and lines[0].endswith(
+        "in_progress (3 processing)")
+    assert "ended (2 succeeded, 1 errored)" in lines[2]
+    results = [line for line in lines if "/results 200" in line]
+    assert len(results) == 2 and "3 results: 2 succeeded, 1 errored" in results[0] and "at the batch price (50%)" in results[0]
+    assert any(line.endswith("message_batch_deleted") for line in lines)
+    records = [CallRecord.from_usage(r.message.usage, "claude-sonnet-5-5") for r in got.values() if r.type == "succeeded"]
+    assert front.report.calls == records and all(r.batch for r in records)
+    assert front.report.summary().startswith("summary: 2 calls, 0 refused")
+
+
+def test_serve_refuses_a_negative_batch_delay():
+    from minimal_runtime.__main__ import main
+    with pytest.raises(SystemExit, match="--batch-delay must be a number of seconds, 0 or more, not -1.0"):
+        main(["serve", "--batch-delay", "-1"])
