@@ -111,6 +111,7 @@ class Batches:
         self._lock = threading.RLock()
         self._ids = 0
         self._epoch: datetime | None = None  # the wall time at clock reading 0, fixed at the first batch
+        self._sending = False  # a policy that calls this emulator while a wave is sent must not resend it
 
     # -- time ---------------------------------------------------------------------------------------
 
@@ -120,9 +121,15 @@ class Batches:
         if not self._batches:
             return
         with self._lock:
-            now = self.emu.clock()
-            for batch in list(self._batches.values()):
-                self._advance(batch, now)
+            if self._sending:
+                return
+            self._sending = True
+            try:
+                now = self.emu.clock()
+                for batch in list(self._batches.values()):
+                    self._advance(batch, now)
+            finally:
+                self._sending = False
 
     def _advance(self, b: _Batch, now: float) -> None:
         if b.status == "canceling":  # nothing is in flight between waves: it ends when it was canceled

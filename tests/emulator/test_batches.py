@@ -114,7 +114,8 @@ def test_results_url_points_at_the_http_server_answering():
         ended = client.messages.batches.retrieve(batch.id)
         assert ended.results_url == f"{base_url}/v1/messages/batches/{batch.id}/results"
         assert sorted(results(client, batch.id)) == ["req-0", "req-1"]
-        assert [b.id for b in client.messages.batches.list(limit=1)] == [batch.id]
+        newer = client.messages.batches.create(requests=[item(0)])
+        assert [b.id for b in client.messages.batches.list(limit=1).data] == [newer.id]  # the query reaches it
         assert client.messages.batches.delete(batch.id).type == "message_batch_deleted"
 
 
@@ -427,3 +428,21 @@ def test_a_direct_call_after_the_batch_reads_what_the_batch_wrote():
     clock.advance(120)  # the batch ran at 0 s; its 5-minute entry is alive at 120 s
     answer = client.messages.create(**{**params("another question"), "system": system()})
     assert answer.usage.cache_read_input_tokens > 0 and answer.usage.service_tier == "standard"
+
+
+def test_a_policy_that_calls_the_emulator_during_a_batch_does_not_resend_the_wave():
+    """A policy may itself call the emulator (a sub-agent, a knowledge manager): that call is a
+    direct one, and the wave being sent is not sent again from inside it."""
+    emu = Emulator(model=MODEL, clock=FakeClock())
+    inner = emu.client(max_retries=0)
+
+    def policy(request):
+        if request["messages"][0]["content"] == "outer":
+            inner.messages.create(**params("inner"))
+        return "ok"
+    emu.policy = policy
+    client = emu.client(max_retries=0)
+    batch = client.messages.batches.create(requests=[{"custom_id": f"o{i}", "params": params("outer")} for i in range(3)])
+    client.messages.batches.retrieve(batch.id)
+    assert [r.type for r in results(client, batch.id).values()] == ["succeeded"] * 3
+    assert [c.batch for c in emu.calls] == [False, True] * 3  # the inner call ends first
