@@ -108,6 +108,7 @@ class Batches:
             raise ValueError(f"batch_delay must be a number of seconds, 0 or more, not {delay}")
         self.emu, self.delay = emulator, float(delay)
         self._batches: dict[str, _Batch] = {}  # in creation order
+        self._open: dict[str, _Batch] = {}  # the ones not ended yet (without any, the clock is not even read)
         self._lock = threading.RLock()
         self._ids = 0
         self._epoch: datetime | None = None  # the wall time at clock reading 0, fixed at the first batch
@@ -115,19 +116,21 @@ class Batches:
 
     # -- time ---------------------------------------------------------------------------------------
 
-    def catch_up(self) -> None:
-        """Send the waves whose time has come and end the batches that are done (every request
-        the emulator handles calls this first)."""
-        if not self._batches:
+    def catch_up(self, now: float | None = None) -> None:
+        """Send the waves whose time has come (by ``now``, else the clock's reading) and end the
+        batches that are done. Every request the emulator handles calls this first."""
+        if not self._open:
             return
         with self._lock:
             if self._sending:
                 return
             self._sending = True
             try:
-                now = self.emu.clock()
-                for batch in list(self._batches.values()):
+                now = self.emu.clock() if now is None else now
+                for batch in list(self._open.values()):
                     self._advance(batch, now)
+                    if batch.status == "ended":
+                        del self._open[batch.id]
             finally:
                 self._sending = False
 
@@ -195,6 +198,7 @@ class Batches:
         host = headers.get("host") or "emulator.invalid"
         with self._lock:
             now = self.emu.clock()
+            self.catch_up(now)  # to this very reading: a cancel cancels only what was not sent by now
             if not parts and method == "POST":
                 return self._json(self._view(self._create(body, headers, betas, version, now), host, now))
             if not parts and method == "GET":
@@ -253,7 +257,7 @@ class Batches:
         batch = _Batch(id=f"msgbatch_emu_{self._ids:012d}", custom_ids=list(seen), created=now, delay=self.delay,
                        params=[item["params"] for item in items], betas=set(betas), version=version,
                        profile=headers.get("anthropic-user-profile-id"), results=[None] * len(items))
-        self._batches[batch.id] = batch
+        self._batches[batch.id] = self._open[batch.id] = batch
         return batch
 
     def _cancel(self, b: _Batch, now: float) -> _Batch:

@@ -446,3 +446,24 @@ def test_a_policy_that_calls_the_emulator_during_a_batch_does_not_resend_the_wav
     client.messages.batches.retrieve(batch.id)
     assert [r.type for r in results(client, batch.id).values()] == ["succeeded"] * 3
     assert [c.batch for c in emu.calls] == [False, True] * 3  # the inner call ends first
+
+
+def test_once_every_batch_has_ended_a_direct_call_reads_the_clock_as_before():
+    """The chapters run on a clock that steps at every reading: batches that have ended must not
+    change what a direct call reads."""
+    class Counting(FakeClock):
+        reads = 0
+
+        def __call__(self) -> float:
+            self.reads += 1
+            return self.t
+
+    def reads_of_one_call(emu: Emulator, clock: Counting) -> int:
+        before = clock.reads
+        emu.client(max_retries=0).messages.create(**params())
+        return clock.reads - before
+    plain, used = Counting(), Counting()
+    emu = Emulator(model=MODEL, clock=used)
+    batch = emu.client().messages.batches.create(requests=[item(0)])
+    assert emu.client().messages.batches.retrieve(batch.id).processing_status == "ended"
+    assert reads_of_one_call(emu, used) == reads_of_one_call(Emulator(model=MODEL, clock=plain), plain)
