@@ -41,7 +41,7 @@ class Workspace:
         return read_inside(self.root, path).decode("utf-8")
 
     def write(self, path: str, content: str) -> str:
-        if Path(os.path.normpath(path)).is_relative_to(OBSERVATIONS):
+        if Path(os.path.normpath(self.root / path)).is_relative_to(self.root / OBSERVATIONS):  # relative or absolute
             raise PermissionError(f"{path!r} is in {OBSERVATIONS}/, where the runtime keeps offloaded outputs: read only")
         write_whole(self.root, path, content.encode("utf-8"))
         return f"Wrote {len(content)} characters to {path}."
