@@ -153,19 +153,26 @@ class RunStore(EventLog):
         self.path = self.directory / "events.jsonl"
         self.where = str(self.path)
         self._lock = threading.Lock()
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        self._hold()
+        self._fd = None
+        # Both files are opened from a handle on the folder and never through a link: a planted
+        # events.jsonl or events.pid pointing elsewhere is refused, not truncated or overwritten.
+        folder = os.open(self.directory, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            self._fd = _open_in(folder, self.directory, "events.jsonl", os.O_RDWR | os.O_APPEND | os.O_CREAT)
+            self._hold(folder)
+        finally:
+            os.close(folder)
         self._repair()
         self._size = os.fstat(self._fd).st_size
-        self._seq = self.path.read_bytes().count(b"\n")
+        self._seq = os.pread(self._fd, self._size, 0).count(b"\n")
 
-    def _hold(self) -> None:
+    def _hold(self, folder: int) -> None:
         """Take the exclusive lock, or say who holds it. The holder's pid is kept in ``events.pid``."""
         try:
             fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            pid = _open_in(folder, self.directory, "events.pid", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
         except BlockingIOError:
-            os.close(self._fd)
-            self._fd = None
+            self.close()
             try:
                 holder = (self.directory / "events.pid").read_text().strip() or "unknown"
             except OSError:
@@ -173,11 +180,15 @@ class RunStore(EventLog):
             raise StoreLocked(f"{self.path} is open in process {holder}"
                               f"{' (this one)' if holder == str(os.getpid()) else ''}: close it there first "
                               "(two processes resuming one run would both run every tool)") from None
-        (self.directory / "events.pid").write_text(f"{os.getpid()}\n")
+        except BaseException:
+            self.close()
+            raise
+        with os.fdopen(pid, "w") as f:
+            f.write(f"{os.getpid()}\n")
 
     def _repair(self) -> None:
         """Cut a torn last line left by a kill in the middle of a write."""
-        data = self.path.read_bytes()
+        data = os.pread(self._fd, os.fstat(self._fd).st_size, 0)
         good = data.rfind(b"\n") + 1
         if good < len(data):
             os.ftruncate(self._fd, good)
@@ -226,6 +237,17 @@ class RunStore(EventLog):
     def __del__(self) -> None:
         if getattr(self, "_fd", None) is not None:
             self.close()
+
+
+def _open_in(folder: int, directory: Path, name: str, flags: int) -> int:
+    """``name`` opened in ``folder`` (a handle on ``directory``) with O_NOFOLLOW: a link is refused."""
+    try:
+        return os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=folder)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise PermissionError(f"{directory / name} is a link: refused, not followed (the run record "
+                                  "writes only its own files)") from None
+        raise
 
 
 class _Reader(EventLog):

@@ -1,33 +1,45 @@
 """The emulator over HTTP on loopback, for clients that are not this process's SDK.
 
 ``serve(app)`` serves anything with the emulator's ``handle(method, path, body, headers)``: the
-emulator itself, or ``minimal_runtime.serve``'s reporting front. What the HTTP layer adds:
+emulator itself, or ``minimal_runtime.serve``'s reporting front. The in-process transport calls the
+same ``handle``, so an endpoint, a header or a stream added there is served here as it is.
 
-- request bodies sent with ``transfer-encoding: chunked`` or ``content-encoding: gzip``/``deflate``
-  are decoded here, so ``handle`` always sees the plain JSON bytes (both are refused past the API's
-  size limit, a compressed one measured after decoding);
+The HTTP is uvicorn's, on h11 (see the README for why not aiohttp): it parses and frames every
+request (a chunked body included: a chunk size that is not hex, ``-1`` say, is a 400 before a
+byte of it is read), and its limits are settings here: ``CONNECTIONS`` open at once (past it a
+request is a 503), ``HEADER_BYTES`` of request line and headers, ``IDLE_TIMEOUT`` between requests
+on a keep-alive connection (and before the first). Connections are asyncio's, so a slow client costs
+a socket, not a thread. What this module adds on top:
+
+- a deadline for each whole request (``DEADLINE``): from the moment the server waits for it to its
+  body's last byte, however slowly it trickles in, else a 408 and the connection is closed;
+- a body cap enforced while reading (``MAX_REQUEST_BYTES``, the API's limit; a declared length past
+  it is refused before reading, a ``gzip``/``deflate`` body is measured after decoding);
+- only a path is served (origin-form, RFC 9112 §3.2.1): an absolute-form target
+  (``POST http://elsewhere/v1/messages``) is a 400, so a proxying app cannot be sent elsewhere;
+- the ``Host`` must name loopback or the host served: a web page on a name of its own that
+  resolves to 127.0.0.1 (DNS rebinding) gets a 403;
+- ``handle`` runs on a pool of ``WORKERS`` threads, and only once its request is whole: a slow
+  client never holds one. A payload may be an iterable of bytes (a proxied stream): it is relayed
+  piece by piece as it comes, chunked;
 - ``GET /v1/models`` and ``GET /v1/models/{id}``, answered from the model table in the shapes of the
-  SDK's ``ModelInfo`` and its page (``data``, ``first_id``, ``last_id``, ``has_more``);
-- a bounded pool of worker threads (``WORKERS``) that serve requests, not connections: between
-  requests a connection waits in a selector, holding a socket but no thread; one silent for
-  ``IDLE_TIMEOUT`` (also the socket timeout mid-request) is closed, as other servers close idle
-  keep-alive connections (uvicorn's default is the same 5 s).
+  SDK's ``ModelInfo`` and its page (``data``, ``first_id``, ``last_id``, ``has_more``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import ipaddress
 import json
-import queue
+import logging
 import re
-import selectors
 import socket
 import threading
 import time
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Iterable, Iterator, Protocol
 from urllib.parse import parse_qs
 
@@ -35,8 +47,14 @@ from ..provider.models import MODELS, ModelSpec, lookup
 from .errors import ApiError
 
 MAX_REQUEST_BYTES = 32 * 1024 * 1024  # the Messages API's request size limit
-WORKERS = 16  # requests served at once; more connections wait in the queue without a thread
-IDLE_TIMEOUT = 5.0  # seconds a connection may be silent (between requests or mid-body) before it is closed
+WORKERS = 16  # requests answered at once (threads running ``handle``); reading them takes none
+IDLE_TIMEOUT = 5.0  # seconds a connection may wait silent for its next request (uvicorn's default)
+DEADLINE = 30.0  # seconds a whole request (headers and body) may take to arrive
+CONNECTIONS = 1000  # open at once; a request past it is a 503 (each costs a socket and a few KB)
+HEADER_BYTES = 64 * 1024  # the request line and headers, at most
+BACKLOG = 1024  # connections waiting to be accepted: a burst of connects is not dropped
+
+logging.getLogger("uvicorn").addHandler(logging.NullHandler())  # a library's logger: silent unless configured
 
 
 class App(Protocol):
@@ -51,218 +69,213 @@ class _BodyError(Exception):
         self.error = error
 
 
+class _Gone(Exception):
+    """The client went away before its request was whole: nobody to answer."""
+
+
 @contextlib.contextmanager
 def serve(app: App, host: str = "127.0.0.1", port: int = 0, *, workers: int = WORKERS,
-          idle_timeout: float = IDLE_TIMEOUT, raw: bool = False) -> Iterator[str]:
-    """Serve ``app`` on loopback; yields the base URL. ``raw``: the app gets every request as sent
-    (the path with its query, ``/v1/models`` included), as a proxy needs; otherwise the query is cut
-    off and the model listing is answered here."""
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        timeout = idle_timeout  # applied to the socket by StreamRequestHandler.setup
+          idle_timeout: float = IDLE_TIMEOUT, deadline: float = DEADLINE, raw: bool = False) -> Iterator[str]:
+    """Serve ``app`` on ``host`` (loopback by default); yields the base URL. ``raw``: the app gets
+    every request as sent (the path with its query, ``/v1/models`` included), as a proxy needs;
+    otherwise the query is cut off and the model listing is answered here."""
+    import uvicorn  # here, not at the top: importing the emulator (every notebook) does not pay for it
 
-        def _answer(self) -> None:
-            method, (path, _, query) = self.command, self.path.partition("?")
-            headers = {k.lower(): v for k, v in self.headers.items()}
-            try:
-                body = _read_body(self.rfile, headers)
-            except _BodyError as e:  # the body cannot be read to its end: answer, then close
-                status, out, payload = e.error.status, {"content-type": "application/json"}, e.error.body()
-                out["connection"] = "close"
-                self.close_connection = True
-            else:
-                headers = {k: v for k, v in headers.items() if k not in ("transfer-encoding", "content-encoding")}
-                if raw:
-                    status, out, payload = app.handle(method, self.path, body, headers)
-                elif method in ("GET", "HEAD") and _MODELS_PATH.match(path):
-                    status, out, payload = models_answer(path, query)
-                else:  # with its query: a batch listing is paged by it
-                    status, out, payload = app.handle(method, self.path, body, headers)
-            self.send_response(status)
-            for name, value in out.items():
-                if name.lower() not in ("content-length", "transfer-encoding", "connection"):
-                    self.send_header(name, value)
-            if self.close_connection:
-                self.send_header("connection", "close")
-            if isinstance(payload, (bytes, bytearray)):
-                self.send_header("content-length", str(len(payload)))
-                self.end_headers()
-                if method != "HEAD":
-                    self.wfile.write(payload)
-                return
-            # An iterable payload (a proxied stream) is relayed piece by piece, chunked [RFC 9112 §7.1].
-            self.send_header("transfer-encoding", "chunked")
-            self.end_headers()
-            for piece in payload:
-                if piece:
-                    self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
-                    self.wfile.flush()
-            self.wfile.write(b"0\r\n\r\n")
-
-        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _answer
-
-        def handle(self) -> None:  # one request per turn: the server parks the connection between requests
-            self.close_connection = True
-            self.handle_one_request()
-
-        def finish(self) -> None:  # keep the connection's files open for its next request
-            with contextlib.suppress(OSError):
-                self.wfile.flush()
-
-        def close(self) -> None:
-            super().finish()
-
-        def has_more(self) -> bool:
-            """Bytes of a next request already buffered? (checked without blocking)"""
-            try:
-                self.connection.setblocking(False)
-                return bool(self.rfile.peek(1))
-            except (OSError, ValueError):
-                return False
-            finally:
-                with contextlib.suppress(OSError):
-                    self.connection.settimeout(self.timeout)
-
-        def log_message(self, *args: object) -> None:  # keep test and notebook output clean
-            pass
-
-    server = _PooledServer((host, port), Handler, workers, idle_timeout)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.create_server((host, port), family=family, backlog=BACKLOG)  # a port taken: a plain OSError
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="emulator-http")
+    config = uvicorn.Config(
+        _Asgi(app, raw, host, pool), http=_with_deadline(deadline), loop="asyncio", lifespan="off",
+        log_config=None, access_log=False, proxy_headers=False, server_header=False,
+        limit_concurrency=CONNECTIONS, backlog=BACKLOG, timeout_keep_alive=idle_timeout,  # type: ignore[arg-type]
+        h11_max_incomplete_event_size=HEADER_BYTES, timeout_graceful_shutdown=1)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True, name="emulator-http")
     thread.start()
+    while not server.started and thread.is_alive():
+        time.sleep(0.002)
     try:
-        yield f"http://{host}:{server.server_address[1]}"
+        if not server.started:
+            raise RuntimeError("the HTTP server did not start")
+        shown = f"[{host}]" if family == socket.AF_INET6 else host
+        yield f"http://{shown}:{listener.getsockname()[1]}"
     finally:
-        server.shutdown()
-        server.server_close()
+        server.should_exit = server.force_exit = True  # force: no waiting for clients that keep a connection
+        thread.join()
+        pool.shutdown(wait=False, cancel_futures=True)
+        listener.close()
 
 
-class _PooledServer(HTTPServer):
-    """An HTTPServer that holds a thread only while a request is being read and answered.
+def _with_deadline(deadline: float) -> type:
+    """uvicorn's h11 protocol with a deadline for each whole request: a timer starts when the
+    server waits for a request (the connection opened, the previous answer ended) and stops when
+    h11 has read the request's last byte; if it fires first, a 408 and the connection is closed."""
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
 
-    A connection waiting for its next request is parked in a selector (one watcher thread for all
-    of them) and handed to the pool of ``workers`` when it has bytes to read; one silent for
-    ``idle_timeout`` is closed. So idle keep-alive connections cost a socket each, not a thread,
-    and cannot keep a client that has something to send waiting."""
+    timed_out = ApiError(408, f"the request did not arrive whole within {deadline:g} s").body()
+    answer = (b"HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json\r\ncontent-length: %d\r\n"
+              b"connection: close\r\n\r\n%s" % (len(timed_out), timed_out))
 
-    request_queue_size = 1024  # the listen backlog: the default 5 drops a burst of connects (each retried after 1 s)
+    class DeadlineProtocol(H11Protocol):
+        _timer: asyncio.TimerHandle | None = None
 
-    def __init__(self, address, handler, workers: int, idle_timeout: float):
-        self._closed = False
-        self._waiting: dict = {}  # socket -> (its handler or None before the first request, address, parked at)
-        self._watcher: threading.Thread | None = None
-        super().__init__(address, handler)  # a port already taken raises here, after server_close
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="emulator-http")
-        self._idle = idle_timeout
-        self._selector = selectors.DefaultSelector()
-        self._arrivals: queue.SimpleQueue = queue.SimpleQueue()
-        self._wake_read, self._wake_write = socket.socketpair()
-        self._selector.register(self._wake_read, selectors.EVENT_READ)
-        self._watcher = threading.Thread(target=self._watch, daemon=True, name="emulator-http-idle")
-        self._watcher.start()
+        def connection_made(self, transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            # uvicorn times out an idle connection only between requests: one that never sends is timed out too
+            self.timeout_keep_alive_task = self.loop.call_later(self.timeout_keep_alive, self.timeout_keep_alive_handler)
+            self._start()
 
-    def process_request(self, request, client_address) -> None:
-        self._park(request, None, client_address)
+        def _start(self) -> None:
+            self._stop()
+            self._timer = self.loop.call_later(deadline, self._expired)
 
-    def _park(self, sock, connection, address) -> None:
-        self._arrivals.put((sock, connection, address))
-        with contextlib.suppress(OSError):
-            self._wake_write.send(b"\0")
+        def _stop(self) -> None:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
 
-    def _watch(self) -> None:
-        """The only thread touching the selector: registers parked sockets, hands ready ones to the
-        pool, closes the ones silent for too long."""
-        while not self._closed:
-            for key, _ in self._selector.select(timeout=min(self._idle, 0.25)):
-                if key.fileobj is self._wake_read:
-                    with contextlib.suppress(OSError):
-                        self._wake_read.recv(4096)
-                    continue
-                self._selector.unregister(key.fileobj)
-                connection, address, _ = self._waiting.pop(key.fileobj)
-                self._pool.submit(self._serve_one, key.fileobj, connection, address)
-            while not self._arrivals.empty():
-                sock, connection, address = self._arrivals.get()
-                self._waiting[sock] = (connection, address, time.monotonic())
-                self._selector.register(sock, selectors.EVENT_READ)
-            now = time.monotonic()
-            for sock, (_, _, since) in list(self._waiting.items()):
-                if now - since > self._idle:
-                    self._selector.unregister(sock)
-                    del self._waiting[sock]
-                    self.shutdown_request(sock)
+        def handle_events(self) -> None:
+            super().handle_events()
+            if self.conn.their_state in (h11.DONE, h11.MUST_CLOSE, h11.CLOSED, h11.ERROR):  # read whole (or ended)
+                self._stop()
 
-    def _serve_one(self, sock, connection, address) -> None:
-        """Read and answer one request on ``sock``; park the connection again if it stays open."""
+        def on_response_complete(self) -> None:
+            self._start()  # the next request's turn (a pipelined one already whole stops it at once)
+            super().on_response_complete()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._stop()
+            super().connection_lost(exc)
+
+        def _expired(self) -> None:
+            self._timer = None
+            if self.transport.is_closing():
+                return
+            if self.conn.our_state in (h11.IDLE, h11.SEND_RESPONSE):  # no answer begun: say why it ends
+                self.transport.write(answer)
+            self.transport.close()  # the app, if it is reading the body, hears a disconnect
+
+    return DeadlineProtocol
+
+
+class _Asgi:
+    """The ASGI app between uvicorn and ``handle``: checks the target and the Host, reads the body
+    whole (capped), hands the request to a worker thread, and sends its answer back."""
+
+    def __init__(self, app: App, raw: bool, host: str, pool: ThreadPoolExecutor):
+        self.app, self.raw, self.host, self.pool = app, raw, host, pool
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            return
+        method = scope["method"]
+        headers: dict[str, str] = {}
+        for name, value in scope["headers"]:
+            key, text = name.decode("latin-1").lower(), value.decode("latin-1")
+            headers[key] = f"{headers[key]}, {text}" if key in headers else text  # RFC 9110 §5.3
+        target = scope["raw_path"].decode("latin-1") + (f"?{scope['query_string'].decode('latin-1')}"
+                                                         if scope["query_string"] else "")
         try:
-            if connection is None:
-                connection = self.RequestHandlerClass(sock, address, self)  # reads and answers the first request
-            else:
-                connection.handle_one_request()
-                connection.wfile.flush()
-        except Exception:  # a client that went away mid-answer: nothing to tell anyone
-            self.shutdown_request(sock)
+            self._check(target, headers)
+            body = _decode(await _read_body(receive, headers), headers.get("content-encoding", "identity"))
+        except _BodyError as e:  # answered, then closed: what is left of the body is not read
+            return await _send_bytes(send, e.error.status, {"content-type": "application/json", "connection": "close"},
+                                     e.error.body())
+        except _Gone:
             return
-        if connection.close_connection or self._closed:
-            connection.close()
-            self.shutdown_request(sock)
-        elif connection.has_more():  # a request already read ahead (pipelined): answer it now
-            self._pool.submit(self._serve_one, sock, connection, address)
-        else:
-            self._park(sock, connection, address)
+        headers = {k: v for k, v in headers.items() if k not in ("transfer-encoding", "content-encoding")}
+        loop = asyncio.get_running_loop()
+        status, out, payload = await loop.run_in_executor(self.pool, self._answer, method, target, body, headers)
+        if isinstance(payload, (bytes, bytearray)):
+            return await _send_bytes(send, status, out, bytes(payload))
+        await _relay(send, receive, status, out, iter(payload), loop, self.pool)
 
-    def server_close(self) -> None:
-        self._closed = True
-        super().server_close()
-        if self._watcher is None:  # the address could not be bound: nothing else was started
-            return
-        self._watcher.join(timeout=1)
-        for sock in list(self._waiting):
-            self.shutdown_request(sock)
-        self._pool.shutdown(wait=False, cancel_futures=True)
-        self._wake_read.close()
-        self._wake_write.close()
+    def _check(self, target: str, headers: dict[str, str]) -> None:
+        if not target.startswith("/"):
+            raise _BodyError(ApiError(400, "the request target must be a path (origin-form, RFC 9112 §3.2.1): "
+                                           "this server forwards nowhere"))
+        if (name := foreign_host(headers.get("host"), self.host)) is not None:
+            raise _BodyError(ApiError(403, f"Host {name!r} is not served here: only loopback and {self.host} are"))
+
+    def _answer(self, method: str, target: str, body: bytes, headers: dict[str, str]):
+        if self.raw:
+            return self.app.handle(method, target, body, headers)
+        path, _, query = target.partition("?")
+        if method in ("GET", "HEAD") and _MODELS_PATH.match(path):
+            return models_answer(path, query)
+        return self.app.handle(method, target, body, headers)  # with its query: a batch listing is paged by it
 
 
-# -- request bodies -------------------------------------------------------------------------------
+def foreign_host(header: str | None, served: str) -> str | None:
+    """The name a Host header gives when it is neither loopback nor ``served``; else None. No Host
+    at all passes: only an HTTP/1.0 client omits it, and every browser sends one. (The steering
+    server in ``core/`` keeps the same rule: neither package may import the other.)"""
+    if header is None:
+        return None
+    name = header.strip().lower()
+    name = name[1:name.find("]")] if name.startswith("[") else name.rsplit(":", 1)[0] if name.count(":") == 1 else name
+    if name in ("localhost", served.lower().strip("[]")):
+        return None
+    with contextlib.suppress(ValueError):
+        if ipaddress.ip_address(name).is_loopback:
+            return None
+    return name
+
 
 def _too_large() -> _BodyError:
     return _BodyError(ApiError(413, f"Request exceeds the maximum allowed number of bytes ({MAX_REQUEST_BYTES:,})."))
 
 
-def _read_body(stream, headers: dict[str, str]) -> bytes:
-    if "chunked" in headers.get("transfer-encoding", "").lower():
-        body = _read_chunked(stream)
-    else:
-        try:
-            length = int(headers.get("content-length") or 0)
-        except ValueError:
-            length = -1
-        if length < 0:
-            raise _BodyError(ApiError(400, "content-length must be a number"))
-        if length > MAX_REQUEST_BYTES:  # refused before the body is read
-            raise _too_large()
-        body = stream.read(length)
-    return _decode(body, headers.get("content-encoding", "identity"))
-
-
-def _read_chunked(stream) -> bytes:
-    """RFC 9112 §7.1: size line (hex, optional extensions), data, CRLF; a zero size ends it, then trailers."""
+async def _read_body(receive, headers: dict[str, str]) -> bytes:
+    """The body, whole; refused past the cap as soon as the declared length or the bytes read say so."""
+    if int(headers.get("content-length") or 0) > MAX_REQUEST_BYTES:  # h11 has checked it is a number
+        raise _too_large()
     parts, total = [], 0
     while True:
-        line = stream.readline(1024)
-        try:
-            size = int(line.split(b";")[0].strip(), 16)
-        except ValueError:
-            raise _BodyError(ApiError(400, "malformed chunked request body")) from None
-        if size == 0:
-            while stream.readline(1024).strip():  # trailer fields, up to the empty line
-                pass
-            return b"".join(parts)
-        total += size
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise _Gone
+        piece = message.get("body", b"")
+        total += len(piece)
         if total > MAX_REQUEST_BYTES:
             raise _too_large()
-        parts.append(stream.read(size))
-        stream.readline(8)  # the CRLF after the data
+        parts.append(piece)
+        if not message.get("more_body", False):
+            return b"".join(parts)
+
+
+def _response_headers(out: dict[str, str]) -> list[tuple[bytes, bytes]]:
+    return [(k.lower().encode("latin-1"), str(v).encode("latin-1")) for k, v in out.items()
+            if k.lower() not in ("content-length", "transfer-encoding")]
+
+
+async def _send_bytes(send, status: int, out: dict[str, str], payload: bytes) -> None:
+    headers = _response_headers(out) + [(b"content-length", str(len(payload)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": payload})
+
+
+_END = object()
+
+
+async def _relay(send, receive, status: int, out: dict[str, str], pieces: Iterator[bytes], loop, pool) -> None:
+    """Send each piece as the iterator gives it (on a worker: it may wait on an upstream), chunked
+    [RFC 9112 §7.1]; stop when the client goes away, and close the iterator either way."""
+    await send({"type": "http.response.start", "status": status, "headers": _response_headers(out)})
+    gone = asyncio.ensure_future(receive())  # the request is read: the next message is the disconnect
+    try:
+        while not gone.done():
+            piece = await loop.run_in_executor(pool, next, pieces, _END)
+            if piece is _END:
+                break
+            if piece:
+                await send({"type": "http.response.body", "body": piece, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+    finally:
+        gone.cancel()
+        with contextlib.suppress(ValueError):  # still running on a worker (a shutdown): it ends on its own
+            getattr(pieces, "close", lambda: None)()
 
 
 def _decode(body: bytes, encoding: str) -> bytes:

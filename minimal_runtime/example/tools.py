@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
 from ..core.tools import FunctionTool
-from ..features.filesystem import OBSERVATIONS
+from ..features.filesystem import OBSERVATIONS, read_inside, write_whole
 from . import web
 
 
@@ -29,27 +30,20 @@ class MessageInput(BaseModel):
 
 
 class Workspace:
-    """The run's files. Paths are relative to the root; anything resolving outside it is refused."""
+    """The run's files. Paths are relative to the root; one leaving it (``..``) or passing through a
+    link is refused: files are opened from a handle on their folder (``filesystem.write_whole``)."""
 
     def __init__(self, root: str | Path):
         self.root = Path(root).resolve()
         self.root.mkdir(parents=True, exist_ok=True)
 
-    def resolve(self, path: str) -> Path:
-        target = (self.root / path).resolve()
-        if not target.is_relative_to(self.root):
-            raise PermissionError(f"{path!r} is outside the workspace")
-        return target
-
     def read(self, path: str) -> str:
-        return self.resolve(path).read_text(encoding="utf-8")
+        return read_inside(self.root, path).decode("utf-8")
 
     def write(self, path: str, content: str) -> str:
-        target = self.resolve(path)
-        if target.is_relative_to(self.root / OBSERVATIONS):
+        if Path(os.path.normpath(self.root / path)).is_relative_to(self.root / OBSERVATIONS):  # relative or absolute
             raise PermissionError(f"{path!r} is in {OBSERVATIONS}/, where the runtime keeps offloaded outputs: read only")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(content, encoding="utf-8")
+        write_whole(self.root, path, content.encode("utf-8"))
         return f"Wrote {len(content)} characters to {path}."
 
 

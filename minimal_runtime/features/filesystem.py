@@ -15,10 +15,12 @@ defend against the reminder itself. Counters in the run record keep both failure
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
-import tempfile
+import secrets
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,35 +30,122 @@ OBSERVATIONS = ".observations"
 RECORD = f"{OBSERVATIONS}/offloaded.jsonl"  # which tool call's output the offloader saved where
 
 
-def inside(root: Path, relative_path: str) -> Path:
-    """``root / relative_path`` resolved (symlinks followed), refused unless it stays in ``root``."""
-    target = (root / relative_path).resolve()
-    if not target.is_relative_to(root):
+# -- files under a folder handle ------------------------------------------------------------------
+# A check by path ("does it resolve inside the workspace?") and a write by path are two lookups: a
+# folder swapped for a link between them sends the write elsewhere. So nothing here writes by path:
+# a file is opened one folder at a time from a handle on the one before, each with O_NOFOLLOW, and
+# a link anywhere on the way is refused with the path named. The workspace root itself is opened
+# the same way (its last part must not be a link; it was resolved when the workspace was named).
+
+def _parts(root: Path, relative_path: str) -> list[str]:
+    """``relative_path`` as names under ``root``; refused if it leaves the workspace (``..``)."""
+    path = os.path.normpath(relative_path)
+    if os.path.isabs(path) and Path(path).is_relative_to(root):  # an absolute path inside is the same file
+        path = os.path.relpath(path, root)
+    if os.path.isabs(path) or path == ".." or path.startswith("../"):
         raise PermissionError(f"{relative_path!r} is outside the workspace")
-    return target
+    return path.split("/")
 
 
-def write_whole(target: Path, data: bytes) -> None:
-    """Write ``data`` so that ``target`` is either its old self or all of ``data``, never a part: a
-    kill or a full disk in the middle leaves a stray temporary file, not a truncated copy under a
-    name that promises the whole. Temporary file in the same folder, fsync, rename, fsync the folder."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
+def _open(folder: int | None, name: str, flags: int, shown: str, relative_path: str, mode: int = 0o644) -> int:
+    """``name`` opened in ``folder`` (a handle; None: ``name`` is the root's absolute path), never through a link."""
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(temporary, target)
+        return os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=folder)
+    except OSError as e:
+        if _is_link(folder, name):  # O_NOFOLLOW says ELOOP, or ENOTDIR with O_DIRECTORY
+            raise _link_refused(relative_path, shown) from None
+        raise OSError(e.errno, e.strerror, relative_path if folder is not None else name) from None
+
+
+def _link_refused(relative_path: str, shown: str) -> PermissionError:
+    return PermissionError(f"{relative_path!r}: {shown!r} is a link: refused, not followed (a write stays in the workspace)")
+
+
+def _is_link(folder: int | None, name: str) -> bool:
+    try:
+        return stat.S_ISLNK(os.lstat(name, dir_fd=folder).st_mode)
+    except OSError:
+        return False
+
+
+def _folder(root: Path, relative_path: str, create: bool) -> tuple[int, str]:
+    """A handle on the folder that holds ``relative_path`` (made as needed when ``create``), and the
+    file's name in it. The caller closes the handle."""
+    parts = _parts(root, relative_path)
+    directory = os.O_RDONLY | os.O_DIRECTORY
+    if create:
+        with contextlib.suppress(FileExistsError):
+            os.makedirs(root)  # only the workspace itself is made by path, before the first handle
+    folder = _open(None, str(root), directory, str(root), relative_path)
+    try:
+        for k, part in enumerate(parts[:-1]):
+            if create:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, dir_fd=folder)
+            inner = _open(folder, part, directory, "/".join(parts[:k + 1]), relative_path)
+            os.close(folder)
+            folder = inner
     except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
+        os.close(folder)
         raise
-    folder = os.open(target.parent, os.O_RDONLY)
+    return folder, parts[-1]
+
+
+def read_inside(root: Path, relative_path: str) -> bytes:
+    """The bytes of ``root/relative_path``, read without following a link."""
+    folder, name = _folder(root, relative_path, create=False)
     try:
+        fd = _open(folder, name, os.O_RDONLY, relative_path, relative_path)
+    finally:
+        os.close(folder)
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise IsADirectoryError(errno.EISDIR, "not a regular file", relative_path)
+        return f.read()
+
+
+def write_whole(root: Path, relative_path: str, data: bytes) -> None:
+    """Write ``data`` so that ``root/relative_path`` is either its old self or all of ``data``, never a
+    part: a kill or a full disk in the middle leaves a stray temporary file, not a truncated copy
+    under a name that promises the whole. Temporary file in the same folder, fsync, rename, fsync
+    the folder, all through one folder handle: a rename replaces a link planted at the name, it
+    never writes through it."""
+    folder, name = _folder(root, relative_path, create=True)
+    try:
+        if _is_link(folder, name):  # the rename would replace it, not follow it; refused all the same
+            raise _link_refused(relative_path, relative_path)
+        temporary = f".{name}.{secrets.token_hex(4)}.part"
+        fd = _open(folder, temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, relative_path, relative_path, 0o600)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(temporary, name, src_dir_fd=folder, dst_dir_fd=folder)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary, dir_fd=folder)
+            raise
         os.fsync(folder)  # the rename itself survives a crash
     finally:
         os.close(folder)
+
+
+def append_inside(root: Path, relative_path: str, line: bytes) -> None:
+    """Append ``line`` (a whole line) to ``root/relative_path``; a line cut by a kill is ended first."""
+    folder, name = _folder(root, relative_path, create=True)
+    try:
+        fd = _open(folder, name, os.O_RDWR | os.O_APPEND | os.O_CREAT, relative_path, relative_path)
+    finally:
+        os.close(folder)
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":  # a line cut by a kill: start a fresh one
+            line = b"\n" + line
+        os.write(fd, line)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 class OffloadRecord:
@@ -72,14 +161,8 @@ class OffloadRecord:
         self._read_to = 0  # bytes of the record already folded into _saved (it only grows)
 
     def add(self, tool_use_id: str, relative_path: str, data: bytes) -> None:
-        target = inside(self.root, RECORD)
         line = json.dumps({"id": tool_use_id, "path": relative_path, "sha256": hashlib.sha256(data).hexdigest()})
-        with open(target, "ab") as f:
-            if f.tell() and not _ends_with_newline(target):  # a line cut by a kill: start a fresh one
-                line = "\n" + line
-            f.write(line.encode() + b"\n")
-            f.flush()
-            os.fsync(f.fileno())
+        append_inside(self.root, RECORD, line.encode() + b"\n")
 
     def saved(self, tool_use_id: str) -> str | None:
         """The path the offloader saved this call's output at, if it did and the file still holds
@@ -90,16 +173,13 @@ class OffloadRecord:
             return None
         path, digest = found
         try:
-            target = inside(self.root, path)
-            return path if target.is_file() and hashlib.sha256(target.read_bytes()).hexdigest() == digest else None
-        except OSError:  # PermissionError included: a path outside is no saved copy
+            return path if hashlib.sha256(read_inside(self.root, path)).hexdigest() == digest else None
+        except OSError:  # PermissionError included: a path outside, or through a link, is no saved copy
             return None
 
     def _refresh(self) -> None:
         try:
-            with open(inside(self.root, RECORD), "rb") as f:
-                f.seek(self._read_to)
-                new = f.read()
+            new = read_inside(self.root, RECORD)[self._read_to:]
         except OSError:
             return
         whole = new[:new.rfind(b"\n") + 1]  # a line still being written waits for the next look
@@ -110,12 +190,6 @@ class OffloadRecord:
                 self._saved[entry["id"]] = (entry["path"], entry["sha256"])
             except (ValueError, KeyError, TypeError):
                 continue  # a line cut by a kill names nothing
-
-
-def _ends_with_newline(path: Path) -> bool:
-    with open(path, "rb") as f:
-        f.seek(-1, os.SEEK_END)
-        return f.read(1) == b"\n"
 
 
 class Offloader:
@@ -144,10 +218,10 @@ class Offloader:
         if isinstance(read_path, str) and read_path.startswith(OBSERVATIONS + "/"):
             return result  # a saved output read back on purpose: saving it again would only hide it again
         path = self.path_for(tool_use["id"])
-        taken = (self.root / path).exists() and self.restore(path) != content
-        if taken:  # the same id again (a resumed step repeats its tools): a name of its own
-            path = self.path_for(f"{tool_use['id']}#{hashlib.sha256(_exact_bytes(content)).hexdigest()}")
         try:
+            if self._taken(path, content):  # the same id again (a resumed step repeats its tools), or
+                # something planted at the name (a folder, a link): a name of its own
+                path = self.path_for(f"{tool_use['id']}#{hashlib.sha256(_exact_bytes(content)).hexdigest()}")
             note = self.offload(content, path)
             self.record.add(tool_use["id"], path, _exact_bytes(content))
             return {**result, "content": note}
@@ -156,15 +230,24 @@ class Offloader:
             return {**result, "is_error": True,
                     "content": f"The output could not be saved to the workspace ({type(e).__name__}: {e}).\n{preview}"}
 
+    def _taken(self, path: str, content: str) -> bool:
+        """Is something other than this very content at ``path``?"""
+        try:
+            return self.restore(path) != content
+        except FileNotFoundError:
+            return False
+        except OSError:  # a folder, a link, anything that is not a file of ours
+            return True
+
     def offload(self, content: str, relative_path: str) -> str:
         """Write ``content`` exactly (lone surrogates from undecodable bytes go back to those bytes)
         and return the placeholder."""
-        write_whole(inside(self.root, relative_path), _exact_bytes(content))
+        write_whole(self.root, relative_path, _exact_bytes(content))
         return placeholder(content, relative_path, self.head, self.tail)
 
     def restore(self, relative_path: str) -> str:
-        """The content exactly as offloaded; only paths inside the workspace."""
-        return inside(self.root, relative_path).read_bytes().decode("utf-8", "surrogateescape")
+        """The content exactly as offloaded; only paths inside the workspace, never through a link."""
+        return read_inside(self.root, relative_path).decode("utf-8", "surrogateescape")
 
 
 def _exact_bytes(text: str) -> bytes:

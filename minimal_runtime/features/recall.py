@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.hooks import HookEvent, HookRegistry, Point
-from .filesystem import OBSERVATIONS, OffloadRecord, inside, write_whole
+from .filesystem import OBSERVATIONS, OffloadRecord, read_inside, write_whole
 
 RECALL = "read_file"
 APPENDIX_FILE = "appendix"  # a long appendix is saved as .observations/appendix-<hash>.txt
@@ -30,7 +30,8 @@ THINKING = ("thinking", "redacted_thinking")
 
 class Keeper:
     """Where dropped content stays readable, byte for byte: the run's workspace, and nowhere else
-    (a ``.observations`` symlinked outside is refused, as the offloader refuses it)."""
+    (a ``.observations`` that is a link is refused, as the offloader refuses it, even one swapped in
+    mid-write: see ``filesystem.write_whole``)."""
 
     def __init__(self, workspace: str | Path):
         self.root = Path(workspace).resolve()
@@ -38,9 +39,10 @@ class Keeper:
 
     def holds(self, path: str, content: str) -> bool:
         """Is the file at ``path`` exactly ``content``?"""
-        target = (self.root / path).resolve()
-        return (target.is_relative_to(self.root) and target.is_file()
-                and target.read_bytes() == content.encode("utf-8", "surrogateescape"))
+        try:
+            return read_inside(self.root, path) == content.encode("utf-8", "surrogateescape")
+        except OSError:  # not there, not a file, outside the workspace or through a link
+            return False
 
     def keep(self, content: str, kind: str = "compacted") -> str:
         """Save ``content`` (once: the name is its hash) and return its path in the workspace. A file
@@ -50,9 +52,12 @@ class Keeper:
         data = content.encode("utf-8", "surrogateescape")
         digest = hashlib.sha256(data).hexdigest()[:16]
         path = f"{OBSERVATIONS}/{kind}-{digest}.txt"
-        target = inside(self.root, path)
-        if not (target.is_file() and hashlib.sha256(target.read_bytes()).hexdigest()[:16] == digest):
-            write_whole(target, data)
+        try:
+            kept = hashlib.sha256(read_inside(self.root, path)).hexdigest()[:16] == digest
+        except FileNotFoundError:
+            kept = False
+        if not kept:
+            write_whole(self.root, path, data)
         return path
 
     def offloaded(self, tool_use_id: str) -> str | None:
@@ -235,11 +240,13 @@ def restorable(outputs: dict[str, str], seen: list[dict], keeper: Keeper) -> tup
     visited: set[str] = set()
     while named:  # a path in view, or in a saved appendix in view, or in one that names, ...
         path = named.pop()
-        target = (keeper.root / path).resolve()
-        if path in visited or not (target.is_relative_to(keeper.root) and target.is_file()):
+        if path in visited:
             continue
         visited.add(path)
-        data = target.read_bytes()
+        try:
+            data = read_inside(keeper.root, path)
+        except OSError:  # not a file in the workspace (or reached through a link): gives nothing back
+            continue
         held.add(hashlib.sha256(data).digest())
         if path.startswith(f"{OBSERVATIONS}/{APPENDIX_FILE}-"):
             named += [p for p in appendix([data.decode("utf-8", "replace")]) if not p.startswith("http")]

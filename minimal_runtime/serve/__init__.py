@@ -25,7 +25,7 @@ from ..emulator.server import models_answer, serve as serve_http
 from ..emulator.models import lookup
 from .exchange import Exchange, Log
 from .policy import ToolThenAnswer
-from .proxy import Upstream, predict
+from .proxy import Upstream, predict, shown
 from .report import Report
 
 DEFAULT_PORT = 8765
@@ -121,8 +121,8 @@ class Front:
     def _emit(self, line: str) -> None:
         with self._print:
             self.lines.append(line)
-            if self.out is not None:
-                print(line, file=self.out, flush=True)
+            if self.out is not None:  # a lone surrogate a client sent is printed escaped
+                print(line.encode("utf-8", "backslashreplace").decode("utf-8"), file=self.out, flush=True)
 
     def close(self) -> None:
         if self.upstream:
@@ -181,7 +181,7 @@ def started(emulator: Emulator, host: str = "127.0.0.1", port: int = 0, *, upstr
 
 def banner(base_url: str, emulator: Emulator, policy_name: str, upstream: str | None) -> str:
     if upstream:
-        head = f"serve: recording proxy for {upstream} at {base_url} (predictions: the emulator, account created " \
+        head = f"serve: recording proxy for {shown(upstream)[0]} at {base_url} (predictions: the emulator, account created " \
                f"{emulator.account_created.date()})"
         key = "  export ANTHROPIC_API_KEY=<your own key: it is forwarded to the upstream unchanged>"
     else:

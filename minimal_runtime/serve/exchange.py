@@ -13,24 +13,27 @@ its events assemble to (``stream: true``), the form a non-streamed call would ha
 not JSON is kept as text under ``request_text`` / ``response_text``. ``usage`` is what the server
 reported; ``predicted_usage`` (proxy mode only) is what the emulator's accounting predicted for the
 same request. ``prefix`` is the prefix check's verdict on models that run it (``REFUSED at ...``,
-``ok, dropped N: ...``, ``ok ...``), ``line`` the line ``serve`` printed. Secret headers (``x-api-key``, ``authorization``, cookies) are written as
-``"[redacted]"``: a log can be shared.
+``ok, dropped N: ...``, ``ok ...``), ``line`` the line ``serve`` printed. Every header whose name says
+key, token, secret, auth or cookie (``x-api-key``, ``authorization``, ``x-goog-api-key``,
+``anthropic-admin-key``, ``x-auth-token``, ``set-cookie`` ...) is written as ``"[redacted]"``: a
+log can be shared. A lone surrogate (a JSON ``\\ud800`` a client sent) is kept, escaped.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-SECRET_HEADERS = ("x-api-key", "authorization", "proxy-authorization", "cookie", "set-cookie")
+SECRET_NAME = re.compile(r"key|token|secret|auth|cookie|passw", re.IGNORECASE)  # what a secret's name says
 
 
 def redact(headers: dict[str, str]) -> dict[str, str]:
-    return {k: "[redacted]" if k.lower() in SECRET_HEADERS else v for k, v in headers.items()}
+    return {k: "[redacted]" if SECRET_NAME.search(k) else v for k, v in headers.items()}
 
 
 @dataclass
@@ -109,7 +112,12 @@ class Log:
         self._lock = threading.Lock()
 
     def write(self, n: int, exchange: Exchange, printed: str | None = None) -> None:
-        line = json.dumps(exchange.record(n, printed), ensure_ascii=False, separators=(",", ":"))
+        record = exchange.record(n, printed)
+        line = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+        try:
+            line.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: written as its JSON escape, read back exactly
+            line = json.dumps(record, separators=(",", ":"))
         with self._lock:
             self._file.write(line + "\n")
             self._file.flush()

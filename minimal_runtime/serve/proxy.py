@@ -9,17 +9,24 @@ is never sent to the client.
 A thinking block whose signature the emulator cannot read (one the real API made) is left out of
 the predicted request: the emulator can neither verify it nor bind to it, so the prediction is
 made without it and says so.
+
+The proxy goes nowhere but its upstream: only a path is forwarded (the HTTP layer refuses an
+absolute-form target, and so does ``forward``), and the URL it shows (in a 502, the log, the
+banner) is ``shown``: credentials in it (``http://user:password@...``, a secret-looking query
+parameter) are used to reach the upstream and never printed.
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any, Iterator
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import httpx2  # the SDK's own HTTP client: nothing more to install
 
 from ..emulator import Emulator
 from ..emulator.binding import THINKING_TYPES, read
+from .exchange import SECRET_NAME
 
 # Hop-by-hop headers (RFC 9110 §7.6.1) and those the HTTP client sets itself: not forwarded.
 HOP = {"host", "connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade",
@@ -28,16 +35,18 @@ HOP = {"host", "connection", "keep-alive", "proxy-connection", "te", "trailer", 
 
 class Upstream:
     def __init__(self, url: str, timeout: float = 600.0):
-        self.url = url.rstrip("/")
-        self.client = httpx2.Client(base_url=self.url, timeout=timeout, follow_redirects=False)
+        self.url, self._secrets = shown(url.rstrip("/"))  # the URL as printed and logged
+        self.client = httpx2.Client(base_url=url.rstrip("/"), timeout=timeout, follow_redirects=False)
 
     def forward(self, method: str, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
         """The upstream's answer; a connection failure is a 502 in the API's error shape."""
+        if not path.startswith("/") or path.startswith("//"):  # a path on the upstream, nothing else
+            return _error(400, "invalid_request_error", "only a path is forwarded (origin-form, RFC 9112 §3.2.1)")
         sent = {k: v for k, v in headers.items() if k.lower() not in HOP}
         try:
             answer = self.client.send(self.client.build_request(method, path, content=body, headers=sent), stream=True)
         except httpx2.HTTPError as e:
-            return _unreachable(self.url, e)
+            return self._unreachable(e)
         # the client decodes a compressed answer: its content-encoding no longer applies.
         out = {k: v for k, v in answer.headers.items() if k.lower() not in HOP}
         if out.get("content-type", "").startswith("text/event-stream"):
@@ -45,9 +54,15 @@ class Upstream:
         try:
             return answer.status_code, out, answer.read()
         except httpx2.HTTPError as e:
-            return _unreachable(self.url, e)
+            return self._unreachable(e)
         finally:
             answer.close()
+
+    def _unreachable(self, e: Exception) -> tuple[int, dict[str, str], bytes]:
+        message = f"the upstream {self.url} could not be reached: {type(e).__name__}: {e}"
+        for secret in self._secrets:  # an error's text may quote the URL as given
+            message = message.replace(secret, "[redacted]")
+        return _error(502, "api_error", message)
 
     def close(self) -> None:
         self.client.close()
@@ -60,10 +75,24 @@ def _relay(answer: httpx2.Response) -> Iterator[bytes]:
         answer.close()
 
 
-def _unreachable(url: str, e: Exception) -> tuple[int, dict[str, str], bytes]:
-    message = f"the upstream {url} could not be reached: {type(e).__name__}: {e}"
-    return 502, {"content-type": "application/json"}, json.dumps(
-        {"type": "error", "error": {"type": "api_error", "message": message}}).encode()
+def shown(url: str) -> tuple[str, list[str]]:
+    """``url`` without its credentials (user and password gone, a query value whose name says key,
+    token, secret, auth or cookie redacted), and the secrets taken out."""
+    parts = urlsplit(url)
+    secrets = [s for s in (parts.username, parts.password) if s]
+    query = []
+    for name, value in parse_qsl(parts.query, keep_blank_values=True):
+        if SECRET_NAME.search(name) and value:
+            secrets.append(value)
+            value = "[redacted]"
+        query.append((name, value))
+    netloc = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=netloc, query=urlencode(query, safe="[]"))), secrets
+
+
+def _error(status: int, kind: str, message: str) -> tuple[int, dict[str, str], bytes]:
+    return status, {"content-type": "application/json"}, json.dumps(
+        {"type": "error", "error": {"type": kind, "message": message}}).encode()
 
 
 def predict(emulator: Emulator, path: str, request: Any, headers: dict[str, str]) -> dict | str | None:

@@ -247,7 +247,7 @@ def test_an_appendix_that_names_itself_is_read_once(tmp_path, monkeypatch):
 def test_a_copy_is_written_once_and_reused_while_it_matches_its_name(tmp_path, monkeypatch):
     import minimal_runtime.features.recall as recall
     writes, write_whole = [], recall.write_whole
-    monkeypatch.setattr(recall, "write_whole", lambda target, data: (writes.append(target.name), write_whole(target, data)))
+    monkeypatch.setattr(recall, "write_whole", lambda root, path, data: (writes.append(path), write_whole(root, path, data)))
     keeper = Keeper(tmp_path)
     assert keeper.keep("page one") == keeper.keep("page one") and len(writes) == 1
 

@@ -113,24 +113,6 @@ def test_every_answer_is_a_complete_json_response():
             assert agent.steered == ([json.loads(data)["text"]] if reached_agent else [])
 
 
-def test_a_connection_over_the_limit_gets_a_well_formed_503():
-    import socket
-
-    agent = _Agent(True)
-    with steering_server(agent, TOKEN, max_connections=1, timeout=5) as url:
-        host, port = url.removeprefix("http://").split(":")
-        holder = socket.create_connection((host, int(port)))  # takes the only slot and says nothing
-        try:
-            import time
-            time.sleep(0.3)
-            extra = socket.create_connection((host, int(port)), timeout=5)
-            answer = extra.recv(1024)
-            extra.close()
-        finally:
-            holder.close()
-    assert answer == b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
-
-
 # issue 27 item 8: slow clients, lying lengths, bursts ---------------------------------------------
 
 def _address(url: str) -> tuple[str, int]:
@@ -147,12 +129,12 @@ def _answer_of(connection) -> bytes:
 
 
 def test_slow_clients_cannot_hold_every_slot_past_the_request_deadline():
-    """Three clients take all three slots and send a header byte every 20 ms, each well inside the
-    1 s timeout: the 0.3 s deadline for a whole request ends them, and a real steer then gets in."""
+    """Three clients take all three slots and send a header byte every 20 ms: the 0.3 s deadline for
+    a whole request ends them (a 408, then the server hangs up), and a real steer gets in."""
     import socket
 
     agent = _Agent(True)
-    with steering_server(agent, TOKEN, max_connections=3, timeout=1.0, deadline=0.3) as url:
+    with steering_server(agent, TOKEN, max_connections=3, deadline=0.3) as url:
         slow = [socket.create_connection(_address(url), timeout=5) for _ in range(3)]
         ended = []
 
@@ -201,16 +183,18 @@ def test_a_negative_length_is_refused_before_a_byte_of_the_body_is_read():
 def test_the_listen_backlog_is_sized_to_the_connection_cap():
     from minimal_runtime.core.steering import _SteeringServer
 
-    server = _SteeringServer(("127.0.0.1", 0), _Agent(True), TOKEN, 64, 1.0, 1.0, 40)
+    server = _SteeringServer(_Agent(True), TOKEN, "127.0.0.1", 0, max_bytes=64, deadline=1.0, max_connections=40,
+                             workers=1)
     try:
-        assert server.request_queue_size == 160  # four times the cap
+        assert server.backlog == 160  # four times the cap
     finally:
-        server.server_close()
+        server.close()
 
 
-def test_a_503_is_delivered_whole_even_to_a_client_still_sending_its_body():
-    """The one slot is taken; twelve clients each send a 1 MB steer. Each reads a whole 503: the
-    server reads what they send after answering instead of resetting the connection under them."""
+def test_an_answer_is_delivered_whole_even_to_a_client_still_sending_its_body():
+    """Twelve clients each send a 1 MB steer to a 64 KB cap, and the one slot's holder is still
+    sending its headers. Each reads a whole answer (a 413; the holder a 503): the server reads what
+    they send after answering instead of resetting the connection under them."""
     import socket
 
     agent = _Agent(True)
@@ -218,8 +202,8 @@ def test_a_503_is_delivered_whole_even_to_a_client_still_sending_its_body():
     request = (f"POST /steer HTTP/1.1\r\nauthorization: Bearer {TOKEN}\r\ncontent-length: {len(body)}\r\n\r\n".encode()
                + body)
     answers = []
-    with steering_server(agent, TOKEN, max_connections=1, max_bytes=64_000, timeout=5, deadline=5) as url:
-        holder = socket.create_connection(_address(url), timeout=10)  # takes the slot and says nothing
+    with steering_server(agent, TOKEN, max_connections=1, max_bytes=64_000, deadline=5) as url:
+        holder = socket.create_connection(_address(url), timeout=10)  # takes the slot and says no more
         holder.sendall(b"POST /steer HTTP/1.1\r\n")
         try:
             for _ in range(12):
@@ -231,7 +215,120 @@ def test_a_503_is_delivered_whole_even_to_a_client_still_sending_its_body():
                     answers.append(type(e).__name__.encode())
                 finally:
                     connection.close()
+            held = _answer_of(holder)
         finally:
             holder.close()
-    assert answers == [b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"] * 12
+    too_large = json.dumps({"error": "the body is over 64000 bytes"}).encode()
+    assert answers == [b"HTTP/1.1 413 Request Entity Too Large\r\ncontent-type: application/json\r\n"
+                       b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (len(too_large), too_large)] * 12
+    assert held.startswith(b"HTTP/1.1 503 Service Unavailable\r\n")
     assert agent.steered == []
+
+
+# issue 41: a selector reads every request whole before a worker sees it ------------------------------
+
+def _send(url: str, raw: bytes) -> bytes:
+    import socket
+    with socket.create_connection(_address(url), timeout=10) as connection:
+        connection.sendall(raw)
+        return _answer_of(connection)
+
+
+def _steer_request(text, host: str = "127.0.0.1", body: bytes | None = None) -> bytes:
+    body = json.dumps({"text": text}).encode() if body is None else body
+    return (f"POST /steer HTTP/1.1\r\nhost: {host}\r\nauthorization: Bearer {TOKEN}\r\n"
+            f"content-length: {len(body)}\r\n\r\n").encode() + body
+
+
+def test_32_slow_connections_keep_no_steer_waiting():
+    """With the defaults: 32 clients trickle a byte every 50 ms, half in their headers and half in
+    their bodies; a real steer is queued at once (a 200, not a 503) while they are still connected."""
+    import socket
+    import time
+
+    agent = _Agent(True)
+    with steering_server(agent, TOKEN) as url:
+        slow = [socket.create_connection(_address(url), timeout=5) for _ in range(32)]
+        for k, connection in enumerate(slow):
+            connection.sendall(b"POST /steer HTTP/1.1\r\nx-pad: " if k % 2 else _steer_request("slow")[:-5])
+        stop = threading.Event()
+
+        def trickle():
+            while not stop.wait(0.05):
+                for connection in slow:
+                    try:
+                        connection.send(b"a")
+                    except OSError:
+                        pass
+        thread = threading.Thread(target=trickle)
+        thread.start()
+        try:
+            time.sleep(0.2)
+            started = time.monotonic()
+            answer = _send(url, _steer_request("a real steer"))
+            waited = time.monotonic() - started
+        finally:
+            stop.set()
+            thread.join()
+            for connection in slow:
+                connection.close()
+    assert answer.startswith(b"HTTP/1.1 200 "), answer
+    assert agent.steered == ["a real steer"] and waited < 2
+
+
+def test_past_the_connection_cap_the_oldest_unfinished_request_gets_the_503():
+    """The cap bounds what the selector holds: a new connection past it ends the oldest one still
+    arriving, with a whole 503, and requests that arrived whole are served."""
+    import socket
+
+    agent = _Agent(True)
+    with steering_server(agent, TOKEN, max_connections=2) as url:
+        oldest = socket.create_connection(_address(url), timeout=5)
+        oldest.sendall(b"POST /steer HTTP/1.1\r\n")
+        second = socket.create_connection(_address(url), timeout=5)
+        second.sendall(b"POST /steer HTTP/1.1\r\n")
+        first_answer = _send(url, _steer_request("arrived whole"))  # the third connection: the oldest goes
+        oldest_answer = _answer_of(oldest)
+        newer = socket.create_connection(_address(url), timeout=5)
+        newer.sendall(b"POST /steer HTTP/1.1\r\n")
+        second_answer = _send(url, _steer_request("also whole"))  # now the second is the oldest
+        second_ended = _answer_of(second)
+        for connection in (oldest, second, newer):
+            connection.close()
+    assert first_answer.startswith(b"HTTP/1.1 200 ") and second_answer.startswith(b"HTTP/1.1 200 ")
+    assert oldest_answer.startswith(b"HTTP/1.1 503 ") and b"connection: close" in oldest_answer
+    assert json.loads(oldest_answer.split(b"\r\n\r\n", 1)[1]) == {"error": "too many connections: try again"}
+    assert second_ended.startswith(b"HTTP/1.1 503 ")
+    assert agent.steered == ["arrived whole", "also whole"]
+
+
+def test_a_body_nested_30000_deep_is_a_400():
+    agent = _Agent(True)
+    deep = b'{"text": ' + b"[" * 30_000 + b"]" * 30_000 + b"}"
+    with steering_server(agent, TOKEN, max_bytes=100_000) as url:
+        answer = _send(url, _steer_request(None, body=deep))
+    assert answer.startswith(b"HTTP/1.1 400 "), answer[:100]
+    assert json.loads(answer.split(b"\r\n\r\n", 1)[1]) == {"error": 'body must be {"text": "<non-empty string>"}'}
+
+
+def test_a_steer_on_a_full_disk_is_answered_and_not_queued():
+    import errno
+
+    agent = _Agent(OSError(errno.ENOSPC, "No space left on device"))
+    with steering_server(agent, TOKEN) as url:
+        answer = _send(url, _steer_request("keep this"))
+    assert answer.startswith(b"HTTP/1.1 507 "), answer
+    assert json.loads(answer.split(b"\r\n\r\n", 1)[1]) == {
+        "error": "the steer could not be recorded ([Errno 28] No space left on device): it is not queued; send it again"}
+
+
+def test_a_host_that_is_not_loopback_or_the_one_served_is_refused_before_the_token_is_read():
+    agent = _Agent(True)
+    with steering_server(agent, TOKEN) as url:
+        port = _address(url)[1]
+        accepted = [_send(url, _steer_request("ok", host=h)) for h in (f"127.0.0.1:{port}", f"localhost:{port}", "[::1]")]
+        refused = _send(url, _steer_request("rebound", host=f"rebound.example:{port}"))
+    assert all(a.startswith(b"HTTP/1.1 200 ") for a in accepted), accepted
+    assert refused.startswith(b"HTTP/1.1 403 ")
+    assert json.loads(refused.split(b"\r\n\r\n", 1)[1]) == {"error": "Host 'rebound.example' is not served here"}
+    assert agent.steered == ["ok"] * 3

@@ -1,0 +1,144 @@
+"""How long a legitimate client waits while slow ones hold connections, on both servers (issue 41).
+
+For ``serve`` (``Emulator.serve()``, the same HTTP layer as ``python -m minimal_runtime serve``) and
+the steering server: the median time of a plain request (``GET /v1/models``, a ``POST /steer``)
+with no other client, then with 32 connections trickling a byte every 100 ms (half stopped in their
+headers, half in a declared body), printed with the ratio of the two. Then ``serve``'s start and
+stop, and the resident growth while 64 MB follow a chunk size of ``-1``. Everything on loopback, in
+this process; absolute times depend on the machine, the ratios are what to compare.
+
+    .venv/bin/python benchmarks/hostile_clients.py
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from minimal_runtime.core.steering import steering_server  # noqa: E402
+from minimal_runtime.emulator import Emulator  # noqa: E402
+
+SLOW, EVERY, TRIES = 32, 0.1, 20
+TOKEN = "bench-token"
+
+
+class Agent:
+    def steer(self, text: str) -> bool:
+        return True
+
+
+def address(url: str) -> tuple[str, int]:
+    host, port = url.removeprefix("http://").split(":")
+    return host, int(port)
+
+
+def timed(url: str, method: str, path: str, body: bytes | None = None, headers: dict | None = None) -> float:
+    started = time.perf_counter()
+    connection = http.client.HTTPConnection(*address(url), timeout=30)
+    connection.request(method, path, body=body, headers=headers or {})
+    answer = connection.getresponse()
+    answer.read()
+    connection.close()
+    assert answer.status == 200, answer.status
+    return time.perf_counter() - started
+
+
+def trickling(url: str, openings: tuple[bytes, bytes]) -> tuple[list[socket.socket], threading.Event, threading.Thread]:
+    sockets = []
+    for k in range(SLOW):
+        s = socket.create_connection(address(url), timeout=5)
+        s.sendall(openings[k % 2])
+        sockets.append(s)
+    stop = threading.Event()
+
+    def trickle() -> None:
+        while not stop.wait(EVERY):
+            for s in sockets:
+                try:
+                    s.send(b"a")
+                except OSError:
+                    pass
+    thread = threading.Thread(target=trickle, daemon=True)
+    thread.start()
+    time.sleep(3 * EVERY)
+    return sockets, stop, thread
+
+
+def compare(name: str, url: str, request, openings: tuple[bytes, bytes]) -> None:
+    alone = statistics.median(request() for _ in range(TRIES))
+    sockets, stop, thread = trickling(url, openings)
+    try:
+        crowded = statistics.median(request() for _ in range(TRIES))
+    finally:
+        stop.set()
+        thread.join()
+        for s in sockets:
+            s.close()
+    print(f"{name:<34} alone {alone * 1000:7.2f} ms   with {SLOW} slow clients {crowded * 1000:7.2f} ms   "
+          f"({crowded / alone:.2f}x)")
+
+
+def rss() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096
+
+
+def main() -> None:
+    emulator = Emulator(model="claude-sonnet-5-5")
+    with emulator.serve() as url:
+        compare("serve: GET /v1/models", url, lambda: timed(url, "GET", "/v1/models"),
+                (b"GET /v1/models HTTP/1.1\r\nhost: 127.0.0.1\r\nx-pad: ",
+                 b"POST /v1/messages HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: 100000\r\n\r\n{"))
+    body = json.dumps({"text": "check the annual prices too"}).encode()
+    steer_headers = {"authorization": f"Bearer {TOKEN}", "content-type": "application/json"}
+    with steering_server(Agent(), TOKEN) as url:
+        compare("steering: POST /steer", url, lambda: timed(url, "POST", "/steer", body, steer_headers),
+                (b"POST /steer HTTP/1.1\r\nx-pad: ",
+                 f"POST /steer HTTP/1.1\r\nauthorization: Bearer {TOKEN}\r\ncontent-length: 1000\r\n\r\n{{".encode()))
+
+    starts, stops = [], []
+    for _ in range(5):
+        began = time.perf_counter()
+        with emulator.serve():
+            up = time.perf_counter()
+        stops.append(time.perf_counter() - up)
+        starts.append(up - began)
+    print(f"{'serve: start, stop':<34} {statistics.median(starts) * 1000:.1f} ms, {statistics.median(stops) * 1000:.1f} ms "
+          "(median of 5)")
+
+    if sys.platform.startswith("linux"):
+        with emulator.serve() as url:
+            before, peak, done = rss(), [0], threading.Event()
+
+            def watch() -> None:
+                while not done.wait(0.005):
+                    peak[0] = max(peak[0], rss())
+            watcher = threading.Thread(target=watch)
+            watcher.start()
+            began = time.perf_counter()
+            s = socket.create_connection(address(url), timeout=10)
+            s.sendall(b"POST /v1/messages HTTP/1.1\r\nhost: 127.0.0.1\r\ntransfer-encoding: chunked\r\n\r\n-1\r\n")
+            sent = 0
+            try:
+                for _ in range(64):
+                    s.sendall(b"x" * (1 << 20))
+                    sent += 1
+            except OSError:
+                pass
+            s.close()
+            refused_after = time.perf_counter() - began
+            done.set()
+            watcher.join()
+        print(f"{'serve: chunk size -1, then 64 MB':<34} refused after {sent} MB sent ({refused_after * 1000:.0f} ms), "
+              f"resident growth {(peak[0] - before) / 2**20:.1f} MB")
+
+
+if __name__ == "__main__":
+    main()
