@@ -29,7 +29,7 @@ import httpx2
 
 from ..provider.cost import CallRecord
 from .models import lookup, model_spec
-from . import batches, binding, compaction, messages as pipeline, structured, versions
+from . import batches, binding, compaction, messages as pipeline, structured, threads, versions
 from .body import BodyParser
 from .cache import PromptCache
 from .diagnostics import Fingerprint, cache_miss_reason
@@ -71,6 +71,7 @@ class Emulator:
         self._ids = 0
         self._bodies = BodyParser()
         self.batches = batches.Batches(self, delay=batch_delay)  # Message Batches, on this emulator's clock
+        self.threads = threads.Threads(clock)  # message threads: the responses held for a continue
 
     # -- wiring ---------------------------------------------------------------------------------
 
@@ -179,6 +180,7 @@ class Emulator:
     def _count_tokens(self, body: bytes, betas: set[str], version: str = versions.V2026) -> dict:
         request = _json(body)
         spec = self._spec(request)
+        threads.refuse_in_count_tokens(request)
         prepared = pipeline.prepare(self, request, betas, spec, counting=True, version=version)
         result: dict[str, Any] = {"input_tokens": prepared.prompt.total}
         if request.get("context_management") is not None:
@@ -188,13 +190,23 @@ class Emulator:
     def _messages(self, body: bytes, betas: set[str], version: str = versions.V2026,
                   wave: batches.Wave | None = None) -> tuple[dict, bool]:
         """One ``POST /v1/messages``; or one request of a batch, sent in ``wave`` (see batches.py)."""
+        thread = self.threads.visit()
+        try:
+            return self._answer(body, betas, version, wave, thread)
+        finally:
+            thread.release()  # a request that failed leaves the thread it continued as it was
+
+    def _answer(self, body: bytes, betas: set[str], version: str, wave: batches.Wave | None,
+                thread: threads.Visit) -> tuple[dict, bool]:
         with self._lock:
             try:
                 parsed, earlier, shared = self._bodies.parse(body)
             except (ValueError, UnicodeDecodeError) as e:
                 raise bad_request(f"request body is not valid JSON: {e}") from None
+            spec = self._spec(parsed.request)
+            # A thread continue is answered as the full request it stands for (see threads.py).
+            parsed, earlier, shared, spec = thread.open(parsed, earlier, shared, betas, spec)
             request = parsed.request
-            spec = self._spec(request)
             prepared = pipeline.prepare(self, request, betas, spec, earlier=earlier, shared=shared, version=version,
                                         batch=wave is not None)
             parsed.prompt = prepared.prompt if not prepared.applied else None
@@ -247,6 +259,7 @@ class Emulator:
             message["context_management"] = {"applied_edits": prepared.applied}
         if pipeline.BINDING_BETA in betas:  # present on every response with the beta, [] when empty [PT]
             message["input_transformations"] = prepared.transformations
+        thread.close(parsed, message)
         return message, bool(request.get("stream"))
 
     def _commit(self, outcomes: list) -> None:
