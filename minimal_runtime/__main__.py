@@ -52,7 +52,16 @@ def add_serve(commands) -> None:
                         "schema-valid input per round, then answer in text")
     s.add_argument("--tool-rounds", type=int, default=2, help="tool calls per user turn before the default policy "
                                                                "answers (default %(default)s)")
-    s.add_argument("--script", default=None, metavar="FILE.jsonl", help="answer from a JSONL of turns instead")
+    s.add_argument("--script", default=None, metavar="FILE.jsonl",
+                   help='answer from a JSONL of turns instead; a line {"error": {"status": 529}} answers its call '
+                        "with that error")
+    s.add_argument("--faults", default=None, metavar="429:0.1,529:0.05,500:0.01",
+                   help="answer a share of the requests with these errors (retry-after included), to test a "
+                        "client's retries; drawn from a seeded generator, so a run repeats")
+    s.add_argument("--fault-seed", type=int, default=0, help="the seed of --faults (default %(default)s)")
+    s.add_argument("--thread-ttl", type=float, default=None, metavar="SECONDS",
+                   help="message threads expire this long after their last response (default 300, the API's "
+                        "5 minutes); shorten it to test a client's replay after a lost thread")
     s.add_argument("--log", default=None, metavar="FILE.jsonl",
                    help="append every request and answer as a JSON line (secret headers redacted)")
     s.add_argument("--batch-delay", type=float, default=0.0, metavar="SECONDS",

@@ -29,11 +29,12 @@ import httpx2
 
 from ..provider.cost import CallRecord
 from .models import lookup, model_spec
-from . import batches, binding, compaction, messages as pipeline, structured, threads, versions
+from . import batches, binding, catalog, compaction, messages as pipeline, structured, threads, versions
 from .body import BodyParser
 from .cache import PromptCache
 from .diagnostics import Fingerprint, cache_miss_reason
-from .errors import ApiError, bad_request
+from .errors import ApiError, bad_request, fault
+from .limits import ratelimit_headers
 from .policies import Policy, ScriptedPolicy, Turn, echo_policy, text, tool_use
 from .prompt import Render, flatten, render_block
 from .server import MAX_REQUEST_BYTES
@@ -72,6 +73,7 @@ class Emulator:
         self._bodies = BodyParser()
         self.batches = batches.Batches(self, delay=batch_delay)  # Message Batches, on this emulator's clock
         self.threads = threads.Threads(clock)  # message threads: the responses held for a continue
+        self.faults = None  # errors on demand (serve --faults, --script): has draw(path) -> ApiError | None
 
     # -- wiring ---------------------------------------------------------------------------------
 
@@ -111,16 +113,19 @@ class Emulator:
     def handle(self, method: str, path: str, body: bytes,
                request_headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
         """One HTTP exchange: (status, headers, body). Shared by the transport and the server.
-        ``path`` may carry its query string (a batch listing is paged by it).
-        Whatever the request, the answer is a status and a body: nothing raises out of here."""
+        ``path`` may carry its query string (a batch listing and the model listing are paged by it).
+        Whatever the request, the answer is a status and a body: nothing raises out of here. Every
+        answer carries a ``request-id`` (also in an error's body) and the rate-limit headers [OV; RL]."""
         request_headers = {k.lower(): v for k, v in (request_headers or {}).items()}
         betas = {b.strip() for b in request_headers.get("anthropic-beta", "").split(",") if b.strip()}
         request_id = f"req_emu_{self._next_id():06d}"
-        headers = {"content-type": "application/json", "request-id": request_id}
+        headers = {"content-type": "application/json", "request-id": request_id, **ratelimit_headers()}
         path, _, query = path.partition("?")
         batch = path == batches.PATH or path.startswith(batches.PATH + "/")
         try:
             self.batches.catch_up()  # first, what the batches have done by now on the clock
+            if method in ("GET", "HEAD") and catalog.is_models_path(path):
+                return 200, headers, catalog.answer(path, query)
             if not batch and (method != "POST" or path not in ("/v1/messages", "/v1/messages/count_tokens")):
                 raise ApiError(404, f"{method} {path}: no such endpoint")
             kind = request_headers.get("content-type", "application/json").split(";")[0].strip().lower()
@@ -131,7 +136,7 @@ class Emulator:
                 raise ApiError(413, f"Request exceeds the maximum allowed number of bytes ({limit:,}).")
             versions.authenticate(request_headers)
             version = versions.api_version(request_headers)
-            self._maybe_fault()
+            self._maybe_fault(path)
             if batch:
                 status, extra, payload = self.batches.handle(method, path, query, body, request_headers, betas, version)
                 return status, {**headers, **extra}, payload
@@ -154,17 +159,14 @@ class Emulator:
             self._ids += 1
             return self._ids
 
-    def _maybe_fault(self) -> None:
+    def _maybe_fault(self, path: str) -> None:
         with self._lock:
-            if not self._faults:
-                return
-            status, retry_after = self._faults.popleft()
-        messages = {429: "Number of request tokens has exceeded your rate limit (emulated fault).",
-                    529: "Overloaded (emulated fault).", 500: "Internal server error (emulated fault)."}
-        raise ApiError(status, messages.get(status, "emulated fault"), {
-            "retry-after": str(max(1, round(retry_after))),
-            "retry-after-ms": str(int(retry_after * 1000)),
-        })
+            injected = self._faults.popleft() if self._faults else None
+        if injected is not None:
+            raise fault(*injected)
+        drawn = self.faults.draw(path) if self.faults is not None else None
+        if drawn is not None:
+            raise drawn
 
     def _spec(self, request: Any):
         if not isinstance(request, dict):

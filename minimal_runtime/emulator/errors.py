@@ -45,3 +45,16 @@ class ApiError(Exception):
 
 def bad_request(message: str, error_code: str | None = None) -> ApiError:
     return ApiError(400, message, details={"error_code": error_code} if error_code else None)
+
+
+FAULTS = {429: "Number of request tokens has exceeded your rate limit (emulated fault).",
+          529: "Overloaded (emulated fault).", 500: "Internal server error (emulated fault)."}
+
+
+def fault(status: int, retry_after: float = 0.01, message: str | None = None, error_code: str | None = None) -> ApiError:
+    """An error answered on demand (``Emulator.inject_fault``, ``serve --faults`` / ``--script``), with a
+    ``retry-after`` so the client's own retry logic runs (``retry-after-ms`` is what the SDKs read first)."""
+    return ApiError(status, message or FAULTS.get(status, "emulated fault"), {
+        "retry-after": str(max(1, round(retry_after))),
+        "retry-after-ms": str(int(retry_after * 1000)),
+    }, details={"error_code": error_code} if error_code else None)

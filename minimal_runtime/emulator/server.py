@@ -21,9 +21,8 @@ a socket, not a thread. What this module adds on top:
   resolves to 127.0.0.1 (DNS rebinding) gets a 403;
 - ``handle`` runs on a pool of ``WORKERS`` threads, and only once its request is whole: a slow
   client never holds one. A payload may be an iterable of bytes (a proxied stream): it is relayed
-  piece by piece as it comes, chunked;
-- ``GET /v1/models`` and ``GET /v1/models/{id}``, answered from the model table in the shapes of the
-  SDK's ``ModelInfo`` and its page (``data``, ``first_id``, ``last_id``, ``has_more``).
+  piece by piece as it comes, chunked. ``handle`` answers every path (``/v1/models`` too, see
+  ``catalog.py``) and reads the query itself.
 """
 
 from __future__ import annotations
@@ -31,19 +30,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
-import json
 import logging
-import re
 import socket
 import threading
 import time
 import zlib
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timezone
 from typing import Iterable, Iterator, Protocol
-from urllib.parse import parse_qs
 
-from ..provider.models import MODELS, ModelSpec, lookup
 from .errors import ApiError
 
 MAX_REQUEST_BYTES = 32 * 1024 * 1024  # the Messages API's request size limit
@@ -76,9 +70,8 @@ class _Gone(Exception):
 @contextlib.contextmanager
 def serve(app: App, host: str = "127.0.0.1", port: int = 0, *, workers: int = WORKERS,
           idle_timeout: float = IDLE_TIMEOUT, deadline: float = DEADLINE, raw: bool = False) -> Iterator[str]:
-    """Serve ``app`` on ``host`` (loopback by default); yields the base URL. ``raw``: the app gets
-    every request as sent (the path with its query, ``/v1/models`` included), as a proxy needs;
-    otherwise the query is cut off and the model listing is answered here."""
+    """Serve ``app`` on ``host`` (loopback by default); yields the base URL. The app gets every
+    request as sent (the path with its query); ``raw`` is kept for callers that still pass it."""
     import uvicorn  # here, not at the top: importing the emulator (every notebook) does not pay for it
 
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -199,12 +192,8 @@ class _Asgi:
             raise _BodyError(ApiError(403, f"Host {name!r} is not served here: only loopback and {self.host} are"))
 
     def _answer(self, method: str, target: str, body: bytes, headers: dict[str, str]):
-        if self.raw:
-            return self.app.handle(method, target, body, headers)
-        path, _, query = target.partition("?")
-        if method in ("GET", "HEAD") and _MODELS_PATH.match(path):
-            return models_answer(path, query)
-        return self.app.handle(method, target, body, headers)  # with its query: a batch listing is paged by it
+        # the app answers every path, /v1/models included, with its query (the listings are paged by it)
+        return self.app.handle(method, target, body, headers)
 
 
 def foreign_host(header: str | None, served: str) -> str | None:
@@ -292,66 +281,3 @@ def _decode(body: bytes, encoding: str) -> bytes:
             raise _too_large()
         body = out
     return body
-
-
-# -- GET /v1/models ---------------------------------------------------------------------------------
-
-_MODELS_PATH = re.compile(r"^/v1/models(?:/(?P<id>[^/]+))?/?$")
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-
-
-def model_info(spec: ModelSpec) -> dict:
-    """The SDK's ``types/model_info.py`` shape. ``capabilities`` is null: the table does not record
-    them (the field is optional in the type), and guessing them would be inventing facts."""
-    released = datetime(spec.released.year, spec.released.month, spec.released.day, tzinfo=timezone.utc) \
-        if spec.released else _EPOCH  # "May be set to an epoch value if the release date is unknown"
-    family = spec.id.removeprefix("claude-").split("-")
-    line = family[0] if family[0] in ("haiku", "sonnet", "opus", "fable", "mythos") else None
-    version = ".".join(p for p in family[1:] if p.isdigit())
-    return {
-        "type": "model", "id": spec.id,
-        "display_name": f"Claude {family[0].capitalize()} {version}".strip(),
-        "created_at": released.isoformat().replace("+00:00", "Z"),
-        "lifecycle": "deprecated" if spec.status == "deprecated" else "active",
-        "deprecated_at": None, "retires_at": None, "line": line,
-        "max_input_tokens": spec.context_window, "max_tokens": spec.max_output, "capabilities": None,
-    }
-
-
-def models_answer(path: str, query: str = "") -> tuple[int, dict[str, str], bytes]:
-    """``GET /v1/models[/{id}]``: newest first, paged by ``limit`` (1..1000, default 20), ``after_id``
-    and ``before_id`` [https://platform.claude.com/docs/en/api/models-list]."""
-    headers = {"content-type": "application/json"}
-    match = _MODELS_PATH.match(path)
-    if match is None:
-        return 404, headers, ApiError(404, f"GET {path}: no such endpoint").body()
-    if match["id"]:
-        spec = lookup(match["id"])
-        if spec is None:
-            return 404, headers, ApiError(404, f"model: {match['id']}").body()
-        return 200, headers, json.dumps(model_info(spec)).encode()
-    params = {k: v[-1] for k, v in parse_qs(query).items()}
-    try:
-        limit = int(params.get("limit", 20))
-    except ValueError:
-        limit = 0
-    if not 1 <= limit <= 1000:
-        return 400, headers, ApiError(400, "limit: must be an integer from 1 to 1000").body()
-    ordered = sorted(MODELS.values(), key=lambda m: (m.released or _EPOCH.date(), m.id), reverse=True)
-    ids = [m.id for m in ordered]
-    start, end = 0, len(ordered)
-    for key in ("after_id", "before_id"):
-        if key in params and params[key] not in ids:
-            return 400, headers, ApiError(400, f"{key}: no model {params[key]!r}").body()
-    if "before_id" in params:
-        end = ids.index(params["before_id"])
-        start = max(0, end - limit)
-    elif "after_id" in params:
-        start = ids.index(params["after_id"]) + 1
-        end = min(len(ordered), start + limit)
-    else:
-        end = min(len(ordered), limit)
-    page = [model_info(m) for m in ordered[start:end]]
-    more = start > 0 if "before_id" in params else end < len(ordered)
-    return 200, headers, json.dumps({"data": page, "first_id": page[0]["id"] if page else None,
-                                     "last_id": page[-1]["id"] if page else None, "has_more": more}).encode()

@@ -4,7 +4,8 @@ and clients such as Claude Code that always stream).
 Event sequence as documented at https://platform.claude.com/docs/en/build-with-claude/streaming:
 ``message_start`` (the message with empty content and the input usage), then per content block
 ``content_block_start``, one or more ``content_block_delta`` and ``content_block_stop``, then
-``message_delta`` (stop reason and output tokens) and ``message_stop``. The accounting is the
+``message_delta`` (stop reason and output tokens) and ``message_stop``; one ``ping`` after the first
+``content_block_start``, as the docs' example has it. The accounting is the
 non-streaming answer's: streaming changes how the bytes arrive, not what is billed.
 
 ``diagnostics`` and ``input_transformations`` are final in ``message_start`` [CD; PT];
@@ -60,6 +61,9 @@ def sse(message: dict) -> bytes:
     events = [_event("message_start", {"type": "message_start", "message": start})]
     for index, block in enumerate(message["content"]):
         events += _block_events(index, block)
+    # "Event streams may also include any number of ping events"; the docs' example has one right
+    # after the first content_block_start [STR "Ping events"].
+    events.insert(2 if message["content"] else 1, _event("ping", {"type": "ping"}))
     delta = {"type": "message_delta", "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
              "usage": {k: v for k, v in usage.items() if k != "service_tier"}}
     if "context_management" in message:

@@ -21,9 +21,10 @@ from typing import IO, Iterator
 from ..emulator import Emulator
 from ..emulator import messages as pipeline
 from ..emulator.binding import THINKING_TYPES
-from ..emulator.server import models_answer, serve as serve_http
+from ..emulator.server import serve as serve_http
 from ..emulator.models import lookup
 from .exchange import Exchange, Log
+from .faults import Faults
 from .policy import ToolThenAnswer
 from .proxy import Upstream, predict, shown
 from .report import Report
@@ -53,12 +54,9 @@ class Front:
         headers = headers or {}
         if self.upstream is not None:
             status, out, payload = self.upstream.forward(method, path, body, headers)
-        else:  # served raw (see ``started``): the model listing is answered here
-            bare, _, query = path.partition("?")
-            if method in ("GET", "HEAD") and bare.startswith("/v1/models"):
-                status, out, payload = models_answer(bare, query)
-            else:  # with the query: a batch listing is paged by it
-                status, out, payload = self.emulator.handle(method, path, self._served_as_default(bare, body), headers)
+        else:  # the emulator answers every path (the model listing too) and reads the query itself
+            bare = path.partition("?")[0]
+            status, out, payload = self.emulator.handle(method, path, self._served_as_default(bare, body), headers)
         if not isinstance(payload, (bytes, bytearray)):  # a relayed stream: reported once it has ended
             return status, out, self._tee(method, path, body, headers, status, out, payload)
         self._report(method, path, body, headers, status, out, payload)
@@ -110,6 +108,7 @@ class Front:
                                upstream=self.upstream.url if self.upstream else None)
         if isinstance(exchange.request, dict) and isinstance(exchange.request.get("model"), str):
             exchange.asked = exchange.request["model"]
+        exchange.thread, exchange.conversation = thread_of(self.emulator, exchange)
         if self.upstream is not None and status < 400:
             exchange.predicted = predict(self.emulator, path, exchange.request, headers)
         exchange.prefix = prefix_verdict(self.emulator, exchange, headers)
@@ -131,11 +130,27 @@ class Front:
             self.log.close()
 
 
+def thread_of(emulator: Emulator, x: Exchange) -> tuple[str | None, dict | None]:
+    """What a message thread did (``create``, ``continue of msg_... (+N messages, M held)``), and for an
+    answered continue the full request the emulator rebuilt from the thread it holds."""
+    thread = x.request.get("thread") if isinstance(x.request, dict) else None
+    kind = thread.get("type") if isinstance(thread, dict) else None
+    if kind != "continue":
+        return kind, None
+    note = f"continue of {thread.get('previous_message_id')}"
+    answer = x.response.get("id") if isinstance(x.response, dict) and x.status < 400 else None
+    full = emulator.threads.request_of(answer) if isinstance(answer, str) else None
+    if full is None:
+        return note, None
+    new = len(x.request.get("messages") or [])
+    return f"{note} (+{new} message{'s' * (new != 1)}, {len(full['messages']) - new} held)", full
+
+
 def prefix_verdict(emulator: Emulator, x: Exchange, headers: dict[str, str]) -> str | None:
     """On a model that binds thinking to its prefix: did the request pass, and what was dropped?
     The emulator says so in ``input_transformations`` only when the client sent the beta, so
     without it the check is run again, read-only (as ``count_tokens`` runs it)."""
-    request = x.request if isinstance(x.request, dict) else None
+    request = x.conversation if isinstance(x.conversation, dict) else x.request if isinstance(x.request, dict) else None
     spec = lookup(x.model) if request and x.model else None  # the model that answered (an alias resolved)
     if spec is None or spec.prefix_check == "none" or x.path != "/v1/messages":
         return None
@@ -179,18 +194,24 @@ def started(emulator: Emulator, host: str = "127.0.0.1", port: int = 0, *, upstr
         front.close()
 
 
-def banner(base_url: str, emulator: Emulator, policy_name: str, upstream: str | None) -> str:
+def banner(base_url: str, emulator: Emulator, policy_name: str, upstream: str | None, extras: str = "") -> str:
     if upstream:
         head = f"serve: recording proxy for {shown(upstream)[0]} at {base_url} (predictions: the emulator, account created " \
                f"{emulator.account_created.date()})"
         key = "  export ANTHROPIC_API_KEY=<your own key: it is forwarded to the upstream unchanged>"
     else:
         head = (f"serve: the offline emulator at {base_url} (default model {emulator.model}, account created "
-                f"{emulator.account_created.date()}, policy {policy_name}: SIMULATED behaviour)")
+                f"{emulator.account_created.date()}, policy {policy_name}: SIMULATED behaviour{extras})")
         key = f"  export ANTHROPIC_API_KEY={DUMMY_KEY}"
+    # Clients differ in where the path starts: the Anthropic SDKs append /v1/messages to their base URL,
+    # the Vercel AI SDK (@ai-sdk/anthropic, which also reads ANTHROPIC_BASE_URL) appends /messages.
     return "\n".join([head, f"  export ANTHROPIC_BASE_URL={base_url}", key,
-                      "one line per call: #n model status | in write read out | read-share cost | prefix | miss "
-                      "(Ctrl-C for the summary)"])
+                      f"  base URL without /v1: {base_url}  (the Anthropic SDKs, Claude Code, pydantic-ai, LangChain, "
+                      "LiteLLM)",
+                      f"  base URL with /v1:    {base_url}/v1  (the Vercel AI SDK: createAnthropic({{ baseURL }}), "
+                      "or its ANTHROPIC_BASE_URL)",
+                      "one line per call: #n model status | in write read out | read-share cost | prefix | thread | "
+                      "miss (Ctrl-C for the summary)"])
 
 
 def main(args) -> None:
@@ -209,10 +230,16 @@ def main(args) -> None:
         created = date.fromisoformat(args.account_created) if args.account_created else None
         if not 0 <= args.batch_delay < float("inf"):
             raise ValueError(f"--batch-delay must be a number of seconds, 0 or more, not {args.batch_delay}")
+        faults = Faults.parse(args.faults, args.fault_seed, chosen if isinstance(chosen, policies.Script) else None)
     except (ValueError, OSError, ImportError, AttributeError) as e:
         raise SystemExit(f"serve: {e}")
     emulator = Emulator(model=args.model, policy=chosen, batch_delay=args.batch_delay,
                         **({"account_created": created} if created else {}))
+    emulator.faults = faults if faults.rates or faults.script is not None else None
+    extras = f", faults {args.faults} (seed {args.fault_seed})" if faults.rates else ""
+    if args.thread_ttl is not None:
+        emulator.threads.ttl = args.thread_ttl
+        extras += f", threads expire after {args.thread_ttl:g} s"
     try:
         front = Front(emulator, upstream=args.upstream, log=args.log, out=sys.stdout)
     except OSError as e:
@@ -227,7 +254,7 @@ def main(args) -> None:
         except OSError as e:  # the port is taken, most often
             raise SystemExit(f"serve: cannot listen on {args.host}:{args.port}: {e.strerror or e}; "
                              "pick another with --port (0: any free port)")
-        print(banner(url, emulator, name, args.upstream), flush=True)
+        print(banner(url, emulator, name, args.upstream, extras), flush=True)
         while not stop.wait(0.5):
             pass
         print("\n" + front.report.summary(), flush=True)

@@ -6,14 +6,16 @@ The log is JSON lines, one object per exchange, in order (``replay`` and any scr
      "request_headers": {...}, "request": {...} | null, "status": 200, "response_headers": {...},
      "response": {...} | null, "stream": false, "model": "claude-sonnet-5-5",
      "usage": {...} | null, "predicted_usage": {...} | null, "upstream": "https://..." | null,
-     "prefix": "ok (2 thinking sent back)" | null, "line": "#1 claude-sonnet-5-5 200 | ..."}
+     "prefix": "ok (2 thinking sent back)" | null, "thread": "continue of msg_... (+1 message, 6 held)" | null,
+     "line": "#1 claude-sonnet-5-5 200 | ..."}
 
 ``request`` and ``response`` are the parsed JSON bodies; a streamed answer is kept as the message
 its events assemble to (``stream: true``), the form a non-streamed call would have had; a body that is
 not JSON is kept as text under ``request_text`` / ``response_text``. ``usage`` is what the server
 reported; ``predicted_usage`` (proxy mode only) is what the emulator's accounting predicted for the
 same request. ``prefix`` is the prefix check's verdict on models that run it (``REFUSED at ...``,
-``ok, dropped N: ...``, ``ok ...``), ``line`` the line ``serve`` printed. Every header whose name says
+``ok, dropped N: ...``, ``ok ...``), ``thread`` what a message thread did (``request`` keeps what was
+sent: a continue's new messages only), ``line`` the line ``serve`` printed. Every header whose name says
 key, token, secret, auth or cookie (``x-api-key``, ``authorization``, ``x-goog-api-key``,
 ``anthropic-admin-key``, ``x-auth-token``, ``set-cookie`` ...) is written as ``"[redacted]"``: a
 log can be shared. A lone surrogate (a JSON ``\\ud800`` a client sent) is kept, escaped.
@@ -54,6 +56,8 @@ class Exchange:
     upstream: str | None = None
     asked: str | None = None  # the model the client named, when it was served as another
     prefix: str | None = None  # the prefix check's verdict, on models that run it
+    thread: str | None = None  # what a message thread did: "continue ...", "create", "create (replays ...)"
+    conversation: Any = None  # a thread continue: the full request it stood for (``request`` is what was sent)
     time: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="milliseconds")
                       .replace("+00:00", "Z"))
 
@@ -99,7 +103,7 @@ class Exchange:
             out["response_text"] = self.response_text
         predicted = self.predicted.get("usage") if isinstance(self.predicted, dict) else None
         out.update(model=self.model, usage=self.usage, predicted_usage=predicted, upstream=self.upstream,
-                   prefix=self.prefix, line=line)
+                   prefix=self.prefix, thread=self.thread, line=line)
         return out
 
 

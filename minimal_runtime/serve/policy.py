@@ -5,7 +5,8 @@ new user turn it calls one of the tools the client offers (a read-only looking o
 an agent which executes it does nothing harmful), with an input built from the tool's JSON schema,
 for ``rounds`` rounds; then it answers in text. With no tools offered, or ``tool_choice: none``, it
 answers in text at once; with a structured-output format it answers with a schema-valid stand-in.
-``--script FILE`` answers from a JSONL of turns instead, ``--policy module:callable`` with your own.
+``--script FILE`` answers from a JSONL of turns (and errors) instead, ``--policy module:callable`` with
+your own.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
+from ..emulator.errors import ApiError
 from ..emulator.policies import ScriptedPolicy, Turn
+from .faults import scripted_error
 
 # Tools whose names say they only look: tried first, so the simulated call is harmless when run.
 LOOKING = ("read", "glob", "grep", "list", "search", "view", "get", "find", "ls")
@@ -134,22 +137,47 @@ def _string(schema: dict) -> str:
 
 # -- the other two ways to say what the model answers ----------------------------------------------
 
-def script(path: str | Path) -> ScriptedPolicy:
-    """A JSONL file, one turn a line: a string (a text answer), a content block, a list of blocks, or
-    ``{"content": [...], "stop_reason": ..., "thinking": ...}`` (a ``Turn``)."""
-    turns = []
+class Script(ScriptedPolicy):
+    """A ``--script`` file's lines in order: each call takes the next one. A turn line answers it; an
+    error line (``{"error": ...}``) is answered before the call is billed (see ``faults.py``)."""
+
+    def __init__(self, entries: list):
+        super().__init__([e for e in entries if isinstance(e, Turn)])
+        self._errors_before = [sum(1 for x in entries[:i] if isinstance(x, ApiError)) for i, e in enumerate(entries)
+                               if isinstance(e, Turn)]  # for each turn: how many error lines come before it
+        self._errors = [e for e in entries if isinstance(e, ApiError)]
+        self._taken = 0
+
+    def take_error(self) -> ApiError | None:
+        """The next error line, if it comes before the next turn line."""
+        with self._lock:
+            before_next = self._errors_before[self._next] if self._next < len(self.turns) else len(self._errors)
+            if self._taken < before_next:
+                self._taken += 1
+                return self._errors[self._taken - 1]
+            return None
+
+
+def script(path: str | Path) -> Script:
+    """A JSONL file, one turn a line: a string (a text answer), a content block, a list of blocks,
+    ``{"content": [...], "stop_reason": ..., "thinking": ...}`` (a ``Turn``), or ``{"error": {"status":
+    529, "message": ..., "retry_after": ..., "error_code": ...}}``: the call answered with that error."""
+    entries: list = []
     for n, line in enumerate(Path(path).read_text().splitlines(), 1):
         if not line.strip():
             continue
         try:
             value = json.loads(line)
+            if isinstance(value, dict) and "error" in value:
+                entries.append(scripted_error(value))
+                continue
         except ValueError as e:
-            raise ValueError(f"{path}:{n}: not JSON: {e}") from None
-        turns.append(Turn.model_validate(value) if isinstance(value, dict) and "content" in value and "type" not in value
-                     else Turn.of(value))
-    if not turns:
+            raise ValueError(f"{path}:{n}: {'not JSON: ' if isinstance(e, json.JSONDecodeError) else ''}{e}") from None
+        entries.append(Turn.model_validate(value) if isinstance(value, dict) and "content" in value and "type" not in value
+                       else Turn.of(value))
+    if not any(isinstance(e, Turn) for e in entries):
         raise ValueError(f"{path}: no turns in the script")
-    return ScriptedPolicy(turns)
+    return Script(entries)
 
 
 def load(spec: str) -> Callable:

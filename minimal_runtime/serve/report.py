@@ -70,7 +70,9 @@ class Report:
             return f"{x.method} {x.path} {x.status}"
         if x.path.startswith("/v1/messages/batches"):
             return self._batch(x)
-        request = x.request if isinstance(x.request, dict) else {}
+        # A thread continue is judged as the full request it stood for: the held turns, then the new ones.
+        request = x.conversation if isinstance(x.conversation, dict) else x.request if isinstance(x.request, dict) else {}
+        thread = thread_note(x, request, self._previous(request)) if x.thread else None
         model = x.model or "?"
         if x.asked and x.asked != model:
             model = f"{x.asked} (served as {model})"
@@ -83,6 +85,8 @@ class Report:
             parts = [f"{model} {x.status} | refused: {_short(x.error or 'no usage in the answer', 200)}"]
             if prefix:
                 parts.append(f"prefix {prefix}")
+            if thread:
+                parts.append(thread)
             previous = self._previous(request)
             if previous is not None and (edit := _edit(previous.request, request)):
                 parts.append(f"edit: {edit}")
@@ -102,6 +106,8 @@ class Report:
             parts.append(f"predicted: {_short(str(x.predicted), 160)}")
         if prefix:
             parts.append(f"prefix {prefix}")
+        if thread:
+            parts.append(thread)
         previous = self._previous(request)
         miss = diagnose(previous, request, record, x.response, self.clock())
         if miss:
@@ -193,6 +199,15 @@ class Report:
                          f"{_share(guess):.1%} (real {_share(real):.1%}), cost {_dollars(sum(c.cost for c in guess))} "
                          f"(real {_dollars(sum(c.cost for c in real))}); {self.unpredicted} answered that it refuses")
             return text
+
+
+def thread_note(x, request: dict, previous: Previous | None) -> str:
+    """``thread continue ...`` / ``thread create``; a create that resends more than the first message of a
+    conversation this report has seen is a replay (after a lost thread, or a client's own restart)."""
+    if x.thread != "create" or previous is None:
+        return f"thread {x.thread}"
+    shared = _shared(previous.request.get("messages") or [], request.get("messages") or [])
+    return f"thread create (replays {shared} messages of an earlier call)" if shared > 1 else "thread create"
 
 
 def diagnose(previous: Previous | None, request: dict, record: CallRecord, response: Any, now: float) -> str | None:

@@ -18,11 +18,15 @@ def test_serve_prints_the_environment_one_line_per_call_and_a_summary_on_sigint(
                                "claude-haiku-5-5", "--script", str(script), "--log", str(log)],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        banner = [server.stdout.readline() for _ in range(4)]
+        banner = [server.stdout.readline()]
+        while not banner[-1].startswith("one line per call") and banner[-1]:
+            banner.append(server.stdout.readline())
         assert banner[0].startswith("serve: the offline emulator at http://127.0.0.1:"), banner + [server.stderr.read()]
         assert "SIMULATED" in banner[0] and "script" in banner[0]
         url = banner[1].strip().removeprefix("export ANTHROPIC_BASE_URL=")
         assert banner[2].startswith("  export ANTHROPIC_API_KEY=")
+        assert f"base URL without /v1: {url}  (the Anthropic SDKs" in banner[3]
+        assert f"base URL with /v1:    {url}/v1  (the Vercel AI SDK" in banner[4]
         client = anthropic.Anthropic(base_url=url, api_key="dummy")
         messages = [{"role": "user", "content": "go"}]
         first = client.messages.create(model="claude-haiku-5-5", max_tokens=100, messages=messages)

@@ -1,0 +1,26 @@
+"""The rate-limit headers every answer carries [RL: https://platform.claude.com/docs/en/api/rate-limits,
+"Response headers"; API-2026.md §13]: ``anthropic-ratelimit-{requests,tokens,input-tokens,
+output-tokens}-{limit,remaining,reset}``, ``*-reset`` in RFC 3339, token counts rounded to the
+nearest thousand, ``tokens-*`` the sum of input and output where no workspace limit applies.
+
+The emulator enforces no rate limit (``serve --faults 429:0.1`` emulates running into one), and the
+headers say exactly that: NOMINAL limits (round numbers of ours, not any tier's), all of it
+remaining, reset now. A client that reads them to pace itself is never held back.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+NOMINAL = {"requests": 4_000, "input-tokens": 2_000_000, "output-tokens": 400_000}
+NOMINAL["tokens"] = NOMINAL["input-tokens"] + NOMINAL["output-tokens"]
+
+
+def ratelimit_headers(now: datetime | None = None) -> dict[str, str]:
+    reset = (now or datetime.now(timezone.utc)).isoformat(timespec="seconds").replace("+00:00", "Z")
+    out = {}
+    for name, limit in NOMINAL.items():
+        out[f"anthropic-ratelimit-{name}-limit"] = str(limit)
+        out[f"anthropic-ratelimit-{name}-remaining"] = str(limit)
+        out[f"anthropic-ratelimit-{name}-reset"] = reset
+    return out
