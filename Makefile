@@ -72,7 +72,7 @@ notebooks: $(STAMP)  ## re-execute every notebook in place (outputs are committe
 	$(BIN)/nbstripout --keep-output --keep-count chapters/*.ipynb
 
 bench: $(STAMP)  ## speed and cost ratios measured in one run
-	for b in benchmarks/emulator_overhead.py benchmarks/runtime_overhead.py benchmarks/replay_real.py; do \
+	for b in benchmarks/emulator_overhead.py benchmarks/runtime_overhead.py benchmarks/replay_real.py benchmarks/thread_300.py; do \
 	  $(BIN)/python $$b || exit 1; done
 
 times: $(STAMP)  ## make test's steps on a fresh clone (and its suites, stub check and notebooks each alone), then the README's chapter table (about twenty minutes)
