@@ -51,6 +51,8 @@ class Exchange:
     status: int
     model: str | None = None
     error: str | None = None
+    error_code: str | None = None  # error.details.error_code; "emulated_fault" for serve --faults
+    thread: str | None = None  # what a message thread did (serve's own note)
     version: str | None = None  # anthropic-version
     auth: str | None = None  # "x-api-key" or "bearer"
     betas: list[str] = field(default_factory=list)
@@ -82,12 +84,16 @@ def exchange_of(record: dict) -> Exchange:
         x.keys = sorted(request)
         x.settings = {k: request[k] for k in _SCALARS if k in request and k not in ("model", "stream")}
         x.signed_blocks = sum(1 for _, b in _thinking_blocks(request) if b.get("signature"))
+    x.thread = record.get("thread")
     if status >= 400:
         response = record.get("response")
         try:
             x.error = response["error"]["message"]
-        except (KeyError, TypeError):
+            x.error_code = (response["error"].get("details") or {}).get("error_code")
+        except (KeyError, TypeError, AttributeError):
             x.error = (record.get("response_text") or json.dumps(response))[:300]
+        if x.error and "(emulated fault)" in x.error:
+            x.error_code = "emulated_fault"
         x.shape = shape(request, h)
         if x.error and PREFIX_ERROR in x.error:
             x.prefix_failures.append(x.error.split(":")[0])
@@ -169,7 +175,7 @@ def serve_emulators(policy: ToolRounds, models: list[str], *, logs: dict[str, Pa
                        "--policy", "tests.interop.policy:Configured", "--log", str(log)]
             if account_created:
                 command += ["--account-created", account_created]
-            command += list(options)
+            command += list(options)  # --thread-ttl, --faults, --batch-delay ...
             out = stack.enter_context(log.with_suffix(".out").open("w"))
             process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
                                        stdin=subprocess.DEVNULL)
@@ -212,13 +218,17 @@ def _stop(process: subprocess.Popen) -> None:
 
 def summary_table(rows: list[dict]) -> str:
     """One line per client and model: requests, refused, prefix failures, and what it sent."""
-    header = ("client", "model", "requests", "refused", "prefix failures", "signed blocks resent", "api versions",
-              "seconds", "result")
+    header = ("client", "model", "requests", "thread create/continue", "refused (expected)", "prefix failures",
+              "signed blocks resent", "api versions", "seconds", "result")
     lines = [header]
     for r in rows:
         xs: list[Exchange] = r["exchanges"]
         versions = sorted({x.version or "-" for x in xs})
-        lines.append((r["client"], r["model"], str(len(xs)), str(sum(x.refused for x in xs)),
+        expected = [x.error_code for x in xs if x.refused and x.error_code in r.get("expected", ())]
+        kinds = [(x.thread or "").split(" ")[0] for x in xs]
+        lines.append((r["client"], r["model"], str(len(xs)), f"{kinds.count('create')}/{kinds.count('continue')}",
+                      f"{sum(x.refused for x in xs)}" + (f" ({', '.join(sorted(set(expected)))}: {len(expected)})"
+                                                         if expected else ""),
                       str(sum(bool(x.prefix_failures) for x in xs)), str(sum(x.signed_blocks for x in xs)),
                       ",".join(versions), f"{r['seconds']:.1f}", r["result"]))
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
