@@ -163,6 +163,7 @@ def prefix_verdict(emulator: Emulator, x: Exchange, headers: dict[str, str]) -> 
         m.get("content"), list) for b in m["content"] if isinstance(b, dict) and b.get("type") in THINKING_TYPES)
     if not sent_thinking:
         return "ok (no thinking sent back)"
+    where = "held by the thread" if x.conversation is not None else "sent back"  # a continue sends none itself
     changes = (x.response or {}).get("input_transformations") if isinstance(x.response, dict) else None
     if changes is None and x.upstream is not None:  # a real server tells only clients that send the beta
         return f"answered ({sent_thinking} thinking sent back; drops are reported only with {pipeline.BINDING_BETA})"
@@ -171,7 +172,7 @@ def prefix_verdict(emulator: Emulator, x: Exchange, headers: dict[str, str]) -> 
         try:
             changes = pipeline.prepare(emulator, request, betas | {pipeline.BINDING_BETA}, spec, counting=True).transformations
         except Exception:  # the request was answered; a check we cannot rerun says nothing
-            return f"ok ({sent_thinking} thinking sent back)"
+            return f"ok ({sent_thinking} thinking {where})"
     dropped = [c for c in changes or [] if c.get("type") == "thinking_dropped"]
     allowed = [c for c in changes or [] if c.get("type") == "thinking_mismatch_allowed"]
     if dropped:
@@ -179,7 +180,7 @@ def prefix_verdict(emulator: Emulator, x: Exchange, headers: dict[str, str]) -> 
         return f"ok, dropped {len(dropped)}: {shown}{', ...' if len(dropped) > 3 else ''}"
     if allowed:
         return f"mismatch let through (account before the check): {', '.join(c['path'] for c in allowed)}"
-    return f"ok ({sent_thinking} thinking sent back)"
+    return f"ok ({sent_thinking} thinking {where})"
 
 
 @contextlib.contextmanager
