@@ -24,6 +24,7 @@ tools included: tools with side effects should be idempotent (or check the works
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 from typing import Any, Callable, Iterable, Literal
@@ -33,12 +34,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..provider.cost import CallRecord
 from ..provider.models import model_spec
-from .context import CallParts, CallPlan, EphemeralQueue, Injection, first_edit, layout_for
+from .context import CallParts, CallPlan, EphemeralQueue, Injection, first_edit, layout_for, without_thinking
 from .hooks import CallEvent, ErrorEvent, HookEvent, HookRegistry, Point, ToolCallEvent, ToolResultEvent
-from .messages import assistant_message, printable, text_block, text_of, tool_uses, user
+from .messages import assistant_message, dumps, printable, text_block, text_of, tool_uses, user
 from .protocols import Layout, Store, Tool, Tools
 from .steering import SteerTooLarge
-from .store import EventLog, MemoryStore, load
+from .store import EventLog, MemoryStore, RunState, load
 from .tools import ToolBox, ToolOffer
 
 log = logging.getLogger(__name__)
@@ -66,6 +67,10 @@ class AgentConfig(BaseModel):
                                                    "tell agents apart")
     check_append_only: bool = Field(default=False, description="debug: compare every request with the previous "
                                                                "one and log where it is not an append-only extension")
+
+    def request_options(self) -> dict[str, Any]:
+        """What every request sends besides its context."""
+        return {"max_tokens": self.max_tokens}
 
 
 class RunResult(BaseModel):
@@ -116,6 +121,8 @@ class Agent:
         self._steering: list[str] = saved.pending_steers  # accepted before a crash: applied on resume
         self.messages: list[dict] = saved.messages
         self.calls: list[CallRecord] = saved.calls
+        self.state = RunState(saved.state)  # what hooks keep across crashes
+        self._start = saved.start  # what the record's run sends besides its history
         self.edits: list[str] = []  # what check_append_only found
         self._run_start = saved.run_start
         self.last_batch: list = []  # the injections the last call carried
@@ -166,13 +173,15 @@ class Agent:
 
     # -- the loop ---------------------------------------------------------------------------------
 
-    def run(self, task: str | None = None) -> RunResult:
+    def run(self, task: str | None = None, *, new_segment: bool = False) -> RunResult:
         """Run until a final answer or ``max_steps``. With ``task``, it starts a new user message;
-        without, it resumes the history as it stands (after a crash, say)."""
+        without, it resumes the history as it stands (after a crash, say). A record started with
+        another model, system prompt or tools is refused, unless ``new_segment``: this agent's go on
+        from here, and the history's thinking (bound to the old ones) is dropped once."""
         with self._lock:
             self.active = True
         try:
-            return self._finish(self._run(task))
+            return self._finish(self._begin(new_segment) or self._run(task))
         except OSError as e:  # the run record could not be written: what is on disk is still whole
             return RunResult(status="error", steps=self.steps, error=f"the run record could not be written: {e}")
         finally:
@@ -182,6 +191,26 @@ class Agent:
                 self._apply_steering()
             except OSError:  # still accepted in the store: applied by the next run
                 pass
+
+    def _begin(self, new_segment: bool) -> RunResult | None:
+        """The start event: what this run sends besides its history, written when it is new."""
+        start = {"model": self.model, "system": _digest(self.system), "tools": _digest(self.toolbox.definitions),
+                 "options": self.config.request_options()}
+        if start == self._start:
+            return None
+        changed = [k for k in ("model", "system", "tools") if self._start and self._start.get(k) != start[k]]
+        if changed and self.messages:
+            what = " and ".join("system prompt" if k == "system" else k for k in changed)
+            if not new_segment:
+                return RunResult(status="error", error=(
+                    f"the run record was started with another {what}: run(new_segment=True) goes on with this "
+                    "agent's as a new segment (the history's thinking is dropped), or restore the old one"))
+            self.replace_history([without_thinking(m) for m in self.messages])  # bound to the old prefix
+        elif self._start:
+            log.warning("the request options differ from the run record's; recorded as a new start")
+        self.store.write({"type": "start", **start})
+        self._start = start
+        return None
 
     def _run(self, task: str | None) -> RunResult:
         if task is not None:
@@ -313,13 +342,19 @@ class Agent:
     def _append(self, kind: str, turn: list[dict], call: CallRecord | None = None) -> None:
         """Append one completed turn (and the call that made it) to the history, and to the store
         first (``kind``: a new ``task``, a ``turn`` the model made, a ``steered`` user message)."""
-        self.store.write({"type": kind, "messages": turn, **({"call": call.model_dump()} if call else {})})
+        self._write({"type": kind, "messages": turn, **({"call": call.model_dump()} if call else {})})
         self.messages.extend(turn)
+
+    def _write(self, event: dict) -> None:
+        """One event, with the state hooks set since the last one."""
+        state = self.state.unwritten
+        self.store.write({**event, "state": state} if state else event)
+        self.state.unwritten = {}
 
     def _finish(self, result: RunResult) -> RunResult:
         if result.status == "done":
             self._hook(HookEvent(Point.FINISHED, self))
-        self.store.write({"type": "status", "status": result.status})
+        self._write({"type": "status", "status": result.status})
         return result
 
 
@@ -351,3 +386,8 @@ def _describe(error: Exception) -> str:
     message = body.get("error", {}).get("message") if isinstance(body, dict) else None
     status = getattr(error, "status_code", None)
     return f"{type(error).__name__}{f' {status}' if status else ''}: {message or error}"
+
+
+def _digest(value: Any) -> str:
+    """A short fingerprint of a request part: equal parts, equal digests."""
+    return hashlib.sha256(dumps(value).encode()).hexdigest()[:16]

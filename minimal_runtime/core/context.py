@@ -364,10 +364,10 @@ def _only_thinking_left_out(old: dict, new: dict) -> bool:
         return True
     kept = {_thinking_id(b) for b in new.get("content") or [] if _is_thinking(b)}
     had = {_thinking_id(b) for b in old.get("content") or [] if _is_thinking(b)}
-    return kept <= had and _strip(_without_thinking(old)) == _strip(_without_thinking(new))
+    return kept <= had and _strip(without_thinking(old)) == _strip(without_thinking(new))
 
 
-def _without_thinking(message: dict) -> dict:
+def without_thinking(message: dict) -> dict:
     content = message.get("content")
     if not isinstance(content, list):
         return message

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from ..provider.cost import CallRecord
     from .context import CallParts, CallPlan, EphemeralQueue
     from .hooks import HookEvent, HookRegistry
+    from .store import RunState
     from .tools import ToolOutput
 
 
@@ -97,6 +98,7 @@ class AgentView(Protocol):
     messages: list[dict]  # the durable history: read it, never edit it
     calls: list["CallRecord"]  # one record per model call, provider-reported usage
     store: Store
+    state: "RunState"  # what hooks keep across crashes: ``get(key)``, ``set(key, value)``
     toolbox: Tools  # to mask and unmask tools by phase
     ephemeral: "EphemeralQueue"  # the next call's batch
 

@@ -2,8 +2,9 @@
 
 One JSON line per event in ``events.jsonl``: a completed turn (the messages it appended to the
 history, with the record of the call that produced it), a tool's raw output, a compaction (the
-history as rewritten), a paid-for response (before its turn), an accepted steer, counters, a
-status change. A line is written whole and flushed to disk before the run goes on, so a kill
+history as rewritten), a paid-for response (before its turn), an accepted steer, what a run sends
+besides its history (its start), a status change. What hooks keep (``RunState``) rides on the turn
+or status event written after it. A line is written whole and flushed to disk before the run goes on, so a kill
 between any two steps leaves a file that ends on a complete line; a kill in the middle of a write
 leaves a torn last line, which opening the store cuts off, and a write that fails (a full disk) is
 cut back at once. Every event carries its sequence number, so a deleted or duplicated line is found
@@ -39,13 +40,33 @@ class StoredRun(BaseModel):
     calls: list[CallRecord] = Field(default_factory=list)
     run_start: int = 0  # calls made before the current run's task: the step cap counts from here
     tool_outputs: dict[str, str] = Field(default_factory=dict)
-    counters: dict[str, int] = Field(default_factory=dict)
+    start: dict[str, Any] | None = None  # the latest start event: model, digests of system and tools, options
+    state: dict[str, Any] = Field(default_factory=dict)  # what hooks keep (``RunState``), the latest value per key
     pending_steers: list[str] = Field(default_factory=list)  # accepted, not yet in the history
     # Paid for, never in the history: a crash fell between a call's response and its turn's write.
     # Not in ``calls`` (hooks count turns by it), but part of what the run cost.
     lost_calls: list[CallRecord] = Field(default_factory=list)
     compactions: int = 0
     status: str = "new"
+
+
+class RunState:
+    """What hooks and features keep across crashes (a warning given, a count, a response id): one
+    JSON value per key, read back when an agent opens the record. ``set`` holds the value until the
+    agent writes its next completed turn (or the run's status), in that same event: a value and the
+    notes its step produced land together or not at all, so a note given once is given exactly once
+    however often the process dies."""
+
+    def __init__(self, values: dict[str, Any] | None = None):
+        self.values: dict[str, Any] = dict(values or {})
+        self.unwritten: dict[str, Any] = {}  # set since the agent's last write: it writes them with its next
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.values.get(key, default)
+
+    def set(self, key: str, value: Any) -> None:
+        dumps(value)  # a value the record cannot hold fails here, in the hook that set it
+        self.values[key] = self.unwritten[key] = value
 
 
 class StoreError(ValueError):
@@ -75,7 +96,9 @@ def load(events: list[dict[str, Any]], where: str = EventLog.where) -> StoredRun
         steer      an accepted steer (``text``); ``steered``: the oldest one, now in the history
         tool_output  a tool's raw output (``tool_use_id``, ``raw``), whatever the history keeps
         compaction the history as rewritten (``messages``)
-        counters, status   the latest ``counters`` dict, the run's ``status``"""
+        start      what the run sends besides its history: ``model``, digests of ``system`` and ``tools``, ``options``
+        status     the run's ``status`` at the end of a ``run()``
+    A turn or status event may carry ``state``: the values hooks set (``RunState``) since the last one."""
     run, billed = StoredRun(), None
     for number, event in enumerate(events, start=1):
         if not isinstance(event, dict):
@@ -85,6 +108,7 @@ def load(events: list[dict[str, Any]], where: str = EventLog.where) -> StoredRun
             raise StoreError(f"{where}:{number}: event {number} expected, found event {event['seq']} "
                              "(a line was deleted, duplicated or moved)")
         try:
+            run.state.update(event.get("state") or {})
             if kind in ("task", "turn", "steered"):
                 if not isinstance(event["messages"], list) or not all(isinstance(m, dict) for m in event["messages"]):
                     raise ValueError("its messages are not a list of message objects")
@@ -109,8 +133,10 @@ def load(events: list[dict[str, Any]], where: str = EventLog.where) -> StoredRun
             elif kind == "compaction":
                 run.messages = list(event["messages"])
                 run.compactions += 1
-            elif kind in ("counters", "status"):
-                setattr(run, kind, event[kind])
+            elif kind == "start":
+                run.start = {k: v for k, v in event.items() if k not in ("type", "seq")}
+            elif kind == "status":
+                run.status = event["status"]
             elif kind != "turn":
                 raise StoreError(f"{where}:{number}: unknown event type {kind!r}")
         except StoreError:

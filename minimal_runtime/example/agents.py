@@ -18,7 +18,7 @@ from ..core.agent import Agent
 from ..core.hooks import HookRegistry
 from ..emulator import Emulator
 from ..features.budget import MaxStepsWarning
-from ..features.delegation import ExecutorTask, TaskHook, delegate_tool, report_tool
+from ..features.delegation import REPORT_STEPS_WARNING, ExecutorTask, TaskHook, delegate_tool, report_tool
 from ..features.filesystem import REFINED_RULES, FilesystemRules
 from ..features.plan import MessageDiscipline, PlanHook, PlanState, StartNote, plan_tool
 from . import SYSTEM
@@ -91,7 +91,8 @@ def planning_team(workdir: str | Path, goal: str, items: list[tuple[str, str]], 
     def spawn(task: ExecutorTask) -> Agent:
         # The executor's hook plan: its task, the filesystem rules, the max-steps warning.
         hooks = HookRegistry().install(TaskHook(task, render_task) if render_task else TaskHook(task),
-                                       FilesystemRules(filesystem_rules), MaxStepsWarning(), *executor_features)
+                                       FilesystemRules(filesystem_rules), MaxStepsWarning(text=REPORT_STEPS_WARNING),
+                                       *executor_features)
         executor = Agent(client, model=model, system=EXECUTOR_SYSTEM, hooks=hooks, max_steps=executor_max_steps,
                          tools=[*(t for t in work if t.name != "message_user"), report_tool()], name="executor")
         executors.append(executor)

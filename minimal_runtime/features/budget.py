@@ -10,8 +10,10 @@ where long-context quality is reported to fall off. The budget is the caller's: 
 trigger is the natural one, since the warning exists to be acted on before compaction.
 
 Both warnings fire *once*. A warning on every call past the threshold is a warning the model
-learns to skip. And a warning that tells an agent to stop must also tell it how to mark the stop
-as partial, or the caller reads every stop as done.
+learns to skip. Once means once across crashes too: the call a warning rode on is kept in the
+run's state (``agent.state``), which lands in the run record with the turn that carried the
+warning. And a warning that tells an agent to stop must also tell it how to mark the stop as
+partial, or the caller reads every stop as done.
 """
 
 from __future__ import annotations
@@ -24,9 +26,8 @@ from ..core.hooks import HookEvent, HookRegistry, Point
 CONTEXT_WARNING = ("Context check: the last prompt filled about {share:.0%} of this run's usable context budget "
                    "({tokens:,} of {budget:,} tokens), and compaction comes at the budget. Whatever is not yet in a file "
                    "(findings, paths, the next step) survives compaction only if it is written down before the next action.")
-STEPS_WARNING = ("{margin} calls are left in this session. No new work starts now: what is in hand gets wrapped up, and "
-                 "the run ends with report, status partial, saying what was done and exactly what remains, so the "
-                 "planner can hand the rest to someone else.")
+STEPS_WARNING = ("{margin} calls are left in this run. No new work starts now: what is in hand gets wrapped up, and "
+                 "the final answer is marked partial and says what was done and exactly what remains.")
 
 
 class BudgetMonitor:
@@ -46,15 +47,18 @@ class BudgetMonitor:
 
     def warn(self, event: HookEvent) -> None:
         """PRE_LLM_CALL: once, the first time the last call was over the threshold."""
+        self.warned_at = event.agent.state.get("budget.warned_at")
         if self.warned_at is not None or self.last_prompt_tokens < self.threshold * self.budget:
             return
         self.warned_at = len(event.agent.calls) + 1
+        event.agent.state.set("budget.warned_at", self.warned_at)
         event.agent.inject_ephemeral("budget", CONTEXT_WARNING.format(
             share=self.last_prompt_tokens / self.budget, tokens=self.last_prompt_tokens, budget=self.budget))
 
     def reset(self, event: HookEvent) -> None:
         """START: a new user message starts a new run, which gets its own warning."""
         self.warned_at = None
+        event.agent.state.set("budget.warned_at", None)
 
     def install(self, hooks: HookRegistry) -> None:
         hooks.register(Point.START, self.reset)
@@ -63,10 +67,11 @@ class BudgetMonitor:
 
 
 class MaxStepsWarning:
-    """PRE_LLM_CALL for an executor: once per run, when three calls of its cap are left."""
+    """PRE_LLM_CALL for an executor: once per run, when three calls of its cap are left. ``text``:
+    what it says (``{margin}`` is filled in); an agent with a tool for a partial report names it."""
 
-    def __init__(self, margin: int = 3):
-        self.margin = margin
+    def __init__(self, margin: int = 3, text: str = STEPS_WARNING):
+        self.margin, self.text = margin, text
         self.warned_at: int | None = None
 
     def install(self, hooks: HookRegistry) -> None:
@@ -76,9 +81,12 @@ class MaxStepsWarning:
     def reset(self, event: HookEvent) -> None:
         """START: a new run has its own cap, and its own warning."""
         self.warned_at = None
+        event.agent.state.set("steps.warned_at", None)
 
     def warn(self, event: HookEvent) -> None:
+        self.warned_at = event.agent.state.get("steps.warned_at")
         if self.warned_at is not None or event.agent.steps != event.agent.max_steps - self.margin:
             return
         self.warned_at = len(event.agent.calls) + 1
-        event.agent.inject_ephemeral("steps", STEPS_WARNING.format(margin=self.margin))
+        event.agent.state.set("steps.warned_at", self.warned_at)
+        event.agent.inject_ephemeral("steps", self.text.format(margin=self.margin))

@@ -23,6 +23,10 @@ from .plan import Plan, PlanState, render_phase_map
 TASK_LINE = "The task handed to this executor: "
 MY_PHASE = "this task's phase"
 SCOPE_LINE = "Scope of this run: "
+# The max-steps warning (``budget.MaxStepsWarning(text=...)``) for an executor, which ends with ``report``.
+REPORT_STEPS_WARNING = ("{margin} calls are left in this session. No new work starts now: what is in hand gets wrapped up, "
+                        "and the run ends with report, status partial, saying what was done and exactly what remains, "
+                        "so the planner can hand the rest to someone else.")
 
 
 class Runnable(Protocol):

@@ -309,8 +309,8 @@ class WorkspaceCounters:
     def count(self, event: HookEvent) -> None:
         before = self.as_dict()
         self._count(event)
-        if self.as_dict() != before:  # into the run record
-            event.agent.store.write({"type": "counters", "counters": self.as_dict()})
+        if self.as_dict() != before:  # into the run record, with the turn
+            event.agent.state.set("counters", self.as_dict())
 
     def _count(self, event: HookEvent) -> None:
         call, result = event.tool_call, event.tool_result

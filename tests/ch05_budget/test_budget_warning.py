@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from minimal_runtime.core.hooks import HookRegistry, Point
+from minimal_runtime.core.store import RunState
 from minimal_runtime.provider.models import model_spec
 from tests.support import CURRENT_MODEL, long_agent, on_both_generations
 
@@ -58,6 +59,7 @@ def test_the_warning_states_the_share_and_what_to_persist_as_a_fact(impl):
     class FakeAgent:
         calls = [type("C", (), {"prompt_tokens": 85})()]
         injected = []
+        state = RunState()  # what the runtime's agent keeps across crashes (a solution may use it)
 
         def inject_ephemeral(self, source, text):
             self.injected.append((source, text))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from minimal_runtime.core.hooks import HookRegistry
-from minimal_runtime.core.store import RunStore, load_run
+from minimal_runtime.core.store import RunState, RunStore, load_run
 from minimal_runtime.emulator import ScriptedPolicy, tool_use
 from minimal_runtime.features.budget import BudgetMonitor
 from minimal_runtime.features.filesystem import WorkspaceCounters
@@ -18,6 +18,7 @@ class _Calls:
     def __init__(self, prompt_tokens: int):
         self.calls = [type("Call", (), {"prompt_tokens": prompt_tokens})()]
         self.injected: list[tuple[str, str]] = []
+        self.state = RunState()
 
     def inject_ephemeral(self, source: str, text: str) -> None:
         self.injected.append((source, text))
@@ -54,7 +55,7 @@ def test_workspace_counters_count_once_within_their_window_skip_errors_and_reach
     agent.run(TASK)
     expected = {"files_written": 2, "duplicate_writes": 1, "reflexive_rereads": 1}
     assert counters.as_dict() == expected
-    assert load_run(tmp_path / "run").counters == expected
+    assert load_run(tmp_path / "run").state["counters"] == expected
 
 
 def test_a_system_prompt_given_as_blocks_is_sent_as_those_blocks(tmp_path):

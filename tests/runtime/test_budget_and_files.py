@@ -65,7 +65,7 @@ def test_counters_show_the_naive_reminders_duplicates_and_rereads(tmp_path):
                          FilesystemRules(rules), counters, store=store)
         agent.run(pages_objective(0, 9, "notes/x.md"))
         figures[name] = counters.as_dict()
-        assert store.load().counters == counters.as_dict()  # in the run record
+        assert store.load().state["counters"] == counters.as_dict()  # in the run record
     assert figures["refined"] == {"files_written": 10, "duplicate_writes": 0, "reflexive_rereads": 0}
     assert figures["naive"]["duplicate_writes"] > 0 and figures["naive"]["reflexive_rereads"] > 0
 

@@ -11,6 +11,7 @@ import pytest
 
 from minimal_runtime.core.context import EphemeralQueue
 from minimal_runtime.core.hooks import HookEvent, HookRegistry, Point, ToolResultEvent
+from minimal_runtime.core.store import RunState
 from minimal_runtime.features.budget import MaxStepsWarning
 from minimal_runtime.features.filesystem import OBSERVATIONS, Offloader, WorkspaceCounters
 from minimal_runtime.features.plan import PLAN_TOOL_DESCRIPTION, Phase, Plan, PlanEdit, PlanHook, PlanState, plan_tool
@@ -92,8 +93,8 @@ def test_the_workspace_is_created_as_needed_and_nothing_outside_it_is_touched(tm
 class _Agent:
     def __init__(self):
         self.calls: list = []
-        self.store = SimpleNamespace(saved=[])
-        self.store.write = lambda event: self.store.saved.append(event["counters"])
+        self.store = SimpleNamespace(saved=[])  # what the run state was given to keep
+        self.state = SimpleNamespace(set=lambda key, value: self.store.saved.append(value))
 
 
 def _tool(counters: WorkspaceCounters, agent: _Agent, name: str, is_error: bool = False, **input) -> None:
@@ -122,7 +123,7 @@ def test_counters_count_every_duplicate_and_reread_and_store_only_changes():
 
 def test_the_step_warning_records_the_call_it_rides_on():
     warning = MaxStepsWarning(margin=3)
-    agent = SimpleNamespace(calls=[None] * 7, steps=7, max_steps=10, ephemeral=EphemeralQueue())
+    agent = SimpleNamespace(calls=[None] * 7, steps=7, max_steps=10, ephemeral=EphemeralQueue(), state=RunState())
     agent.inject_ephemeral = agent.ephemeral.inject
     warning.warn(HookEvent(Point.PRE_LLM_CALL, agent))
     (note,) = agent.ephemeral.drain()

@@ -81,8 +81,8 @@ CHILD = textwrap.dedent("""
             time.sleep(mine.uniform(0.002, 0.006))
             steer(f"steer {life}-{attempt}-t{t}-{n}: from thread {t}")
 
-    def counters(event):  # a hook that writes into the store on every tool call (its failure is isolated)
-        event.agent.store.write({"type": "counters", "counters": {"tool_calls": sum(1 for m in event.agent.messages if m["role"] == "user")}})
+    def counters(event):  # a hook that keeps state on every tool call (written with the turn)
+        event.agent.state.set("tool_calls", sum(1 for m in event.agent.messages if m["role"] == "user"))
 
     def full_disk(event):  # three calls of this life with a disk that takes about 700 bytes more
         calls_here[0] += 1

@@ -139,8 +139,8 @@ def _every_event(store) -> None:
     store.write({"type": "turn", "messages": [{"role": "assistant", "content": "b"}], "call": call(20).model_dump()})
     store.write({"type": "compaction", "messages": [{"role": "user", "content": "summary 2"}]})
     store.write({"type": "steer", "text": "not yet delivered"})
-    store.write({"type": "counters", "counters": {"pages": 3}})
-    store.write({"type": "status", "status": "done"})
+    store.write({"type": "start", "model": "claude-sonnet-5-5", "system": "1a2b", "tools": "3c4d", "options": {}})
+    store.write({"type": "status", "status": "done", "state": {"pages": 3}})
     store.write({"type": "billed", "call": call(30).model_dump()})  # the process died before this call's turn
 
 
@@ -152,7 +152,7 @@ def test_every_event_kind_reads_back_as_written(tmp_path, make):
     assert run.messages == [{"role": "user", "content": "summary 2"}]  # the last compaction, nothing after it
     assert run.compactions == 2 and run.run_start == 1 and [c.input_tokens for c in run.calls] == [10, 20]
     assert run.pending_steers == ["not yet delivered"] and run.tool_outputs == {"t1": "raw output"}
-    assert run.counters == {"pages": 3} and run.status == "done"
+    assert run.state == {"pages": 3} and run.status == "done" and run.start["system"] == "1a2b"
     assert [c.input_tokens for c in run.lost_calls] == [30]
 
 

@@ -83,7 +83,7 @@ def test_a_hooks_write_that_fails_is_isolated_and_leaves_no_trace(tmp_path, monk
         if len(event.agent.calls) == 2:
             monkeypatch.setattr(store_module.os, "write", failing_write(1, short=False))
             try:
-                event.agent.store.write({"type": "counters", "counters": {"reads": 2}})
+                event.agent.store.write({"type": "tool_output", "tool_use_id": "a hook's", "raw": "reads: 2"})
             finally:
                 monkeypatch.undo()
     agent.hooks.register(Point.POST_LLM_CALL, counters)
@@ -91,7 +91,7 @@ def test_a_hooks_write_that_fails_is_isolated_and_leaves_no_trace(tmp_path, monk
     assert [f.hook for f in agent.hooks.failures] == ["counters"]
     agent.store.close()
     saved = RunStore(tmp_path / "run").load()  # every later line in sequence
-    assert saved.messages == agent.messages and saved.counters == {}
+    assert saved.messages == agent.messages and "a hook's" not in saved.tool_outputs
 
 
 def test_a_full_disk_under_the_loop_stops_the_run_with_the_record_whole(tmp_path, monkeypatch):
