@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..provider.cost import CallRecord
 from ..provider.models import model_spec
 from .context import CallParts, CallPlan, EphemeralQueue, Injection, first_edit, layout_for, without_thinking
-from .hooks import CallEvent, ErrorEvent, HookEvent, HookRegistry, Point, ToolCallEvent, ToolResultEvent
+from .hooks import CallEvent, EndEvent, ErrorEvent, HookEvent, HookRegistry, Point, ToolCallEvent, ToolResultEvent
 from .messages import assistant_message, dumps, printable, text_block, text_of, tool_uses, user
 from .protocols import Layout, Store, Tool, Tools
 from .steering import SteerTooLarge
@@ -113,6 +113,7 @@ class Agent:
                              "use 'auto' and mask the tools instead")
 
         self.ephemeral = ephemeral if ephemeral is not None else EphemeralQueue()
+        self._unsent: list[Injection] = []  # the notes of a call whose turn has not landed
         self.last_request: dict | None = None
         self.active = False
         self._lock = threading.Lock()
@@ -181,9 +182,9 @@ class Agent:
         with self._lock:
             self.active = True
         try:
-            return self._finish(self._begin(new_segment) or self._run(task))
+            result = self._begin(new_segment) or self._run(task)
         except OSError as e:  # the run record could not be written: what is on disk is still whole
-            return RunResult(status="error", steps=self.steps, error=f"the run record could not be written: {e}")
+            result = self._unwritable(e)
         finally:
             with self._lock:
                 self.active = False
@@ -191,6 +192,7 @@ class Agent:
                 self._apply_steering()
             except OSError:  # still accepted in the store: applied by the next run
                 pass
+        return self._end(result)
 
     def _begin(self, new_segment: bool) -> RunResult | None:
         """The start event: what this run sends besides its history, written when it is new."""
@@ -233,13 +235,14 @@ class Agent:
         """One call: assemble it, send it, record it, then take the reply (run its tools, decide)."""
         self._apply_steering()
         self._hook(HookEvent(Point.PRE_LLM_CALL, self))
-        batch = self.ephemeral.drain()  # cleared by this call whatever happens to it
+        # An unfinished call's notes go first, unless a hook has just written a note of the same source.
+        self.ephemeral.requeue(self._unsent)
+        batch = self._unsent = self.ephemeral.drain()  # unsent until the turn of this call lands
         plan = None
         try:
             plan = self._assemble(batch)
             response = self._send(plan)
-        except BaseException as e:  # the batch never reached the model: back in the queue
-            self.ephemeral.requeue(batch)
+        except BaseException as e:
             if plan is None or not isinstance(e, Exception):
                 raise  # a failing layout is a bug to see; KeyboardInterrupt and the like are the process's
             # The SDK has retried what is retryable (429, 529, 5xx), or the client refused to send:
@@ -342,20 +345,31 @@ class Agent:
     def _append(self, kind: str, turn: list[dict], call: CallRecord | None = None) -> None:
         """Append one completed turn (and the call that made it) to the history, and to the store
         first (``kind``: a new ``task``, a ``turn`` the model made, a ``steered`` user message)."""
-        self._write({"type": kind, "messages": turn, **({"call": call.model_dump()} if call else {})})
+        landed = kind == "turn" and bool(turn)  # the model's turn: its call's notes are delivered
+        self._write({"type": kind, "messages": turn, **({"call": call.model_dump()} if call else {})}, landed)
         self.messages.extend(turn)
+        if landed:
+            self._unsent = []
 
-    def _write(self, event: dict) -> None:
-        """One event, with the state hooks set since the last one."""
-        state = self.state.unwritten
+    def _write(self, event: dict, notes_landed: bool = False) -> None:
+        """One event, with the state hooks set since the last one, unless some notes are still
+        unsent: a value and the notes its step made land together (a note given once is not lost)."""
+        state = self.state.unwritten if notes_landed or not self._unsent else {}
         self.store.write({**event, "state": state} if state else event)
-        self.state.unwritten = {}
+        if state:
+            self.state.unwritten = {}
 
-    def _finish(self, result: RunResult) -> RunResult:
-        if result.status == "done":
-            self._hook(HookEvent(Point.FINISHED, self))
-        self._write({"type": "status", "status": result.status})
+    def _end(self, result: RunResult) -> RunResult:
+        """Every run ends here, whatever its status: END hooks see the result, then the record."""
+        self._hook(EndEvent(Point.END, self, result))
+        try:
+            self._write({"type": "status", "status": result.status})
+        except OSError as e:
+            return self._unwritable(e)
         return result
+
+    def _unwritable(self, error: OSError) -> RunResult:
+        return RunResult(status="error", steps=self.steps, error=f"the run record could not be written: {error}")
 
 
 def _unfinished(stop_reason: str | None, max_tokens: int, text: str) -> RunResult | None:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar
 from pydantic import BaseModel
 
 if TYPE_CHECKING:
+    from .agent import RunResult
     from .context import EphemeralQueue, Injection
     from .protocols import AgentView, Feature, Hook
 
@@ -34,8 +35,8 @@ class Point(str, Enum):
     POST_LLM_CALL = "post_llm_call"    # after every model call, with the response
     PRE_TOOL_CALL = "pre_tool_call"
     POST_TOOL_CALL = "post_tool_call"
-    FINISHED = "finished"
-    ERROR = "error"
+    END = "end"                        # once per run(), whatever its status: the event carries its RunResult
+    ERROR = "error"                    # a call failed past the SDK's retries (END follows, with status error)
 
 
 @dataclass
@@ -70,6 +71,13 @@ class ToolResultEvent(ToolCallEvent):
     """POST_TOOL_CALL: the tool_use block and the tool_result block the history keeps."""
 
     tool_result: dict
+
+
+@dataclass
+class EndEvent(HookEvent):
+    """END: how the run ended (``done``, ``max_steps``, ``truncated``, ``refused``, ``error``)."""
+
+    result: "RunResult"
 
 
 @dataclass

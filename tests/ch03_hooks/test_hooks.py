@@ -19,7 +19,7 @@ def test_hooks_run_in_registration_order(impl):
     registry.run(impl.Point.PRE_LLM_CALL, event(impl, impl.Point.PRE_LLM_CALL))
     assert order == ["policy", "discipline", "plan", "budget"]
     assert registry.names(impl.Point.PRE_LLM_CALL) == order
-    assert registry.names(impl.Point.FINISHED) == []
+    assert registry.names(impl.Point.END) == []
 
 
 def test_a_raising_hook_is_recorded_and_skipped(impl):
@@ -54,7 +54,7 @@ def test_a_raising_condition_counts_as_a_failure(impl):
     assert ran == [] and registry.failures[0].error.startswith("ZeroDivisionError")
 
 
-@pytest.mark.parametrize("point", ["START", "PRE_LLM_CALL", "POST_LLM_CALL", "PRE_TOOL_CALL", "POST_TOOL_CALL", "FINISHED"])
+@pytest.mark.parametrize("point", ["START", "PRE_LLM_CALL", "POST_LLM_CALL", "PRE_TOOL_CALL", "POST_TOOL_CALL", "END"])
 def test_a_raising_hook_at_any_point_leaves_the_run_finishing(impl, tmp_path, point):
     registry = impl.HookRegistry()
 

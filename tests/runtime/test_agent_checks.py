@@ -41,7 +41,7 @@ def test_an_accepted_steer_is_stored_as_sent_and_each_task_marks_a_run_start(tmp
 
 
 def test_every_hook_point_gets_an_event_of_its_own_type_with_only_what_that_point_has(tmp_path):
-    from minimal_runtime.core.hooks import CallEvent, ErrorEvent, HookEvent, ToolCallEvent, ToolResultEvent
+    from minimal_runtime.core.hooks import CallEvent, EndEvent, ErrorEvent, HookEvent, ToolCallEvent, ToolResultEvent
     agent, emu, _ = pricing_agent(tmp_path)
     seen = []
     for point in Point:
@@ -52,7 +52,7 @@ def test_every_hook_point_gets_an_event_of_its_own_type_with_only_what_that_poin
     kinds = {point: kind for point, kind, *_ in seen}
     assert kinds == {Point.START: HookEvent, Point.PRE_LLM_CALL: HookEvent, Point.POST_LLM_CALL: CallEvent,
                      Point.PRE_TOOL_CALL: ToolCallEvent, Point.POST_TOOL_CALL: ToolResultEvent,
-                     Point.FINISHED: HookEvent, Point.ERROR: ErrorEvent}
+                     Point.END: EndEvent, Point.ERROR: ErrorEvent}
     assert all(mine and queue for *_, mine, queue in seen)  # the live agent, and the queue a failed hook is cut back in
     assert not hasattr(HookEvent(Point.START, agent), "tool_result")  # no field a point does not fill
 
