@@ -5,7 +5,8 @@ into a package, give it ``from .core import *`` as its ``__init__``, and you hav
 (the README's fork section; ``tests/runtime/test_fork.py`` checks it).
 """
 
-from .agent import Agent, AgentConfig, RunResult
+from .agent import Agent, RunResult
+from .config import AgentConfig, RequestOptions
 from .context import CallParts, CallPlan, EphemeralQueue, Injection, layout_for, tail_layout, turn_scoped_layout
 from .hooks import (CallEvent, EndEvent, ErrorEvent, HookEvent, HookFailure, HookRegistry, Point, ToolCallEvent,
                     ToolResultEvent)
@@ -13,7 +14,7 @@ from .protocols import AgentView, Feature, Hook, Layout, Store, Tool, Tools
 from .store import EventLog, MemoryStore, RunStore, StoredRun, StoreLocked, load_run
 from .tools import FunctionTool, ToolBox, ToolOffer, ToolOutput
 
-__all__ = ["Agent", "AgentConfig", "RunResult", "CallParts", "CallPlan", "EphemeralQueue", "Injection", "layout_for",
+__all__ = ["Agent", "AgentConfig", "RequestOptions", "RunResult", "CallParts", "CallPlan", "EphemeralQueue", "Injection", "layout_for",
            "tail_layout", "turn_scoped_layout", "CallEvent", "EndEvent", "ErrorEvent", "HookEvent", "HookFailure", "HookRegistry",
            "Point", "ToolCallEvent", "ToolResultEvent", "AgentView", "Feature", "Hook", "Layout", "Store", "Tool", "Tools",
            "EventLog", "MemoryStore", "RunStore", "StoredRun", "StoreLocked", "load_run", "FunctionTool", "ToolBox",

@@ -30,10 +30,11 @@ import threading
 from typing import Any, Callable, Iterable, Literal
 
 import anthropic
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel
 
 from ..provider.cost import CallRecord
 from ..provider.models import model_spec
+from .config import AgentConfig
 from .context import CallParts, CallPlan, EphemeralQueue, Injection, first_edit, layout_for, without_thinking
 from .hooks import CallEvent, EndEvent, ErrorEvent, HookEvent, HookRegistry, Point, ToolCallEvent, ToolResultEvent
 from .messages import assistant_message, dumps, printable, text_block, text_of, tool_uses, user
@@ -47,30 +48,6 @@ log = logging.getLogger(__name__)
 # The SDK refuses a non-streaming call that could take over ten minutes at its assumed 128,000
 # output tokens an hour: ``max_tokens`` above about 21,333. Such a call streams (the SDK's own helper).
 STREAM_ABOVE = 21_333
-
-
-class AgentConfig(BaseModel):
-    """An agent's settings: plain values, validated. Collaborators (client, tools, hooks, store,
-    layout) are arguments of ``Agent`` instead."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    model: str = Field(description="the model id sent with every request; its facts come from the model table")
-    system: str | list[dict] = Field(default="", description="the system prompt: built once, resent byte-identical")
-    max_steps: int = Field(default=50, description="model calls allowed for one user message (one run)")
-    max_tokens: int = Field(default=4096, description="the per-call output cap sent to the API")
-    max_tool_output: int = Field(default=100_000, description="characters of one tool output the history keeps; "
-                                 "the rest is cut with a note (the store keeps it whole; an offloader does better)")
-    tool_choice: dict | None = Field(default=None, description="sent as is; changing it mid-run invalidates the "
-                                                                "messages cache, so it is a setting, not a lever")
-    name: str = Field(default="agent", description="the agent's role name, for logs and for hooks that "
-                                                   "tell agents apart")
-    check_append_only: bool = Field(default=False, description="debug: compare every request with the previous "
-                                                               "one and log where it is not an append-only extension")
-
-    def request_options(self) -> dict[str, Any]:
-        """What every request sends besides its context."""
-        return {"max_tokens": self.max_tokens}
 
 
 class RunResult(BaseModel):
@@ -95,10 +72,10 @@ class Agent:
         layout: Layout | None = None,
         ephemeral: EphemeralQueue | None = None,
         offloader: Callable[[dict, dict], dict] | None = None,  # (tool_use, result) -> the result the history keeps
-        **settings: Any,  # the rest of AgentConfig
+        **settings: Any,  # the rest of AgentConfig, and its request options (thinking=..., betas=...)
     ):
         self.client = client
-        self.config = AgentConfig(model=model, system=system, max_steps=max_steps, **settings)
+        self.config = AgentConfig.of(model=model, system=system, max_steps=max_steps, **settings)
         self.system = [text_block(system)] if isinstance(system, str) and system else list(system or [])
         self.toolbox: Tools = toolbox if toolbox is not None else ToolBox(tools)
         self.hooks = hooks or HookRegistry()
@@ -107,10 +84,6 @@ class Agent:
         self.spec = model_spec(model)
         chosen, why = layout_for(self.spec)
         self.layout, self.layout_reason = (layout, "chosen by the caller") if layout is not None else (chosen, why)
-        forced = (self.config.tool_choice or {}).get("type") in ("any", "tool")
-        if forced and self.spec.rejects_forced_tool_choice:
-            raise ValueError(f"{self.spec.id} rejects a forced tool_choice ({self.config.tool_choice}); "
-                             "use 'auto' and mask the tools instead")
 
         self.ephemeral = ephemeral if ephemeral is not None else EphemeralQueue()
         self._unsent: list[Injection] = []  # the notes of a call whose turn has not landed
@@ -172,6 +145,17 @@ class Agent:
             self._steering.append(text)
             return True
 
+    def configure(self, **changes: Any) -> None:
+        """Change settings and request options between runs (``max_tokens=``, ``thinking=`` ...),
+        checked against the model's facts as at construction."""
+        if changes.keys() & {"model", "system"}:
+            raise ValueError("the model and the system prompt are the record's: make a new Agent on the same store "
+                             "and run(new_segment=True)")
+        with self._lock:
+            if self.active:
+                raise RuntimeError("a run is active: change the settings between runs")
+            self.config = AgentConfig.of(**{**self.config.keywords(), **changes})
+
     # -- the loop ---------------------------------------------------------------------------------
 
     def run(self, task: str | None = None, *, new_segment: bool = False) -> RunResult:
@@ -197,7 +181,7 @@ class Agent:
     def _begin(self, new_segment: bool) -> RunResult | None:
         """The start event: what this run sends besides its history, written when it is new."""
         start = {"model": self.model, "system": _digest(self.system), "tools": _digest(self.toolbox.definitions),
-                 "options": self.config.request_options()}
+                 "options": {"max_tokens": self.config.max_tokens, **self.config.request.model_dump(exclude_none=True)}}
         if start == self._start:
             return None
         changed = [k for k in ("model", "system", "tools") if self._start and self._start.get(k) != start[k]]
@@ -282,6 +266,9 @@ class Agent:
                           prefill_ok=self.spec.supports_prefill, previous_durable_len=self._previous_len,
                           tool_choice=self.config.tool_choice, tool_changes=self.offer.changes())
         plan = CallPlan.of(self.layout(parts))
+        for key, value in self.config.request.model_dump(exclude_none=True, exclude={"betas"}).items():
+            plan.request.setdefault(key, value)  # a layout's own wins (one that asks to drop blocks, say)
+        plan.betas = [*plan.betas, *(b for b in self.config.request.betas if b not in plan.betas)]
         if self.config.check_append_only and self.last_request is not None:
             edit = first_edit(self.last_request, plan.sent())
             if edit:
@@ -378,7 +365,7 @@ def _unfinished(stop_reason: str | None, max_tokens: int, text: str) -> RunResul
         limit = f"max_tokens ({max_tokens:,})" if stop_reason == "max_tokens" else "the context window"
         return RunResult(status="truncated", final_text=text, error=(
             f"the reply was cut at {limit}; it was not kept and no tool it asked for ran. Raise max_tokens "
-            "(or shorten the history) and call run() to make the call again"))
+            "(agent.configure(max_tokens=...)) or shorten the history, and call run() to make the call again"))
     if stop_reason == "refusal":
         return RunResult(status="refused", final_text=text, error=(
             "the model declined to go on (stop_reason refusal); the reply was not kept. Change the task or the "

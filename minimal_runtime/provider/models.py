@@ -1,5 +1,5 @@
-"""Per-model facts the runtime reads, in one table (what only the emulator needs besides is in
-``emulator/models.py``).
+"""Per-model facts the runtime reads, in one table (what only a simulator of the API needs besides
+is kept with the simulator).
 
 Every figure is a published fact with its source and the date we read it. Where sources disagree
 the entry says so ([UNCERTAIN]: the reading we chose, and the other). If a provider changes a
@@ -35,7 +35,7 @@ from pydantic import BaseModel, Field
 LOOKBACK_BLOCKS = 20  # a read walks back at most 20 block positions from a breakpoint (itself included)
 CACHE_WRITE_5M, CACHE_WRITE_1H, CACHE_READ = 1.25, 2.0, 0.10  # the usual multipliers on base input [pricing]
 
-# The anthropic-beta values of the 2026 features the runtime and the course send (API-2026.md).
+# The anthropic-beta values of the 2026 features the runtime sends (each with the page that names it).
 CLEAR_AT_BETA = "mid-conversation-system-clear-at-2026-08-21"  # [MCSM] turn-scoped system messages
 INLINE_TOOLS_BETA = "inline-tools-2026-09-15"  # [MCSM] tool_addition / tool_removal, by reference or value
 BINDING_BETA = "thinking-binding-controls-2026-08-01"  # [PT] block_binding, input_transformations
@@ -81,6 +81,9 @@ class ModelSpec(BaseModel, frozen=True):
     tool_changes: bool = Field(default=False, description="tool_addition / tool_removal blocks [MCSM]")
     compaction: bool = Field(default=False, description="compact_20260112 and on-demand compaction [CT] [COD]")
     rejects_forced_tool_choice: bool = Field(default=False, description="tool_choice any/tool is a 400 [PAI]")
+    thinking_refused: tuple[str, ...] = Field(default=(), description="thinking.type values that are a 400 [models] "
+                                              "[PAI]: manual budget_tokens on Opus 4.7 and later, turning it off where "
+                                              "it is always on")
 
     def price(self, prompt_tokens: int) -> Prices | None:
         """The prices of a call whose prompt (cached or not) is ``prompt_tokens`` long."""
@@ -88,6 +91,10 @@ class ModelSpec(BaseModel, frozen=True):
 
 
 _FIVE = dict(context_window=1_000_000, max_output=128_000, supports_prefill=False)
+# Thinking [models] [PAI]: manual budget_tokens thinking is a 400 on Opus 4.7 and later and on every 5.x
+# model; where adaptive thinking is always on, so is turning it off; Sonnet 5.5 turns it off only
+# with between_tools (its overview lists "disabled" among the breaking changes).
+_MANUAL, _ALWAYS_ON = ("enabled",), ("enabled", "disabled", "between_tools")
 _CURRENT = dict(**_FIVE, system_messages="yes", tool_changes=True, compaction=True)
 
 MODELS: dict[str, ModelSpec] = {m.id: m for m in [
@@ -95,27 +102,27 @@ MODELS: dict[str, ModelSpec] = {m.id: m for m in [
     # Fable/Mythos 5.2: min cacheable not found [UNCERTAIN]: we use 512, the value of every other 5.x
     # model. Prefix check on every account [F52]. Compaction: the pages' model lists (Sep 2026)
     # predate 5.2 and do not name it [UNCERTAIN]; we follow the lists and leave it off.
-    # System messages and tool changes: supported per PAI's model lists [INFERRED in API-2026 §2].
+    # System messages and tool changes: supported per PAI's model lists [INFERRED from PAI; MCSM predates 5.2].
     *(ModelSpec(id=f"claude-{name}-5-2", released=date(2026, 11, 9), prices=(_usual(8, 40, read=0.20),),
-                min_cacheable_tokens=512, prefix_check="all_accounts",
+                min_cacheable_tokens=512, prefix_check="all_accounts", thinking_refused=_ALWAYS_ON,
                 rejects_forced_tool_choice=True, **{**_CURRENT, "compaction": False})
       for name in ("fable", "mythos")),
     # Fable 5.1 runs the check for new accounts [PT]. Mythos 5.1 [UNCERTAIN]: the Sep 2026 PT says it
     # does not run the check (PAI agrees); the current F52 and the prefix-check page's model list
     # (Nov 2026) say it does, on every account. We follow the newer pages.
     ModelSpec(id="claude-fable-5-1", released=date(2026, 9, 1), prices=(_usual(10, 50, read=0.25),),
-              min_cacheable_tokens=512, prefix_check="new_accounts",
+              min_cacheable_tokens=512, prefix_check="new_accounts", thinking_refused=_ALWAYS_ON,
               rejects_forced_tool_choice=True, **_CURRENT),
     ModelSpec(id="claude-mythos-5-1", released=date(2026, 9, 1), prices=(_usual(10, 50, read=0.25),),
-              min_cacheable_tokens=512, prefix_check="all_accounts",
+              min_cacheable_tokens=512, prefix_check="all_accounts", thinking_refused=_ALWAYS_ON,
               rejects_forced_tool_choice=True, **_CURRENT),
     ModelSpec(id="claude-opus-5-5", released=date(2026, 9, 23), prices=(_usual(4, 20, read=0.20),),
-              min_cacheable_tokens=512, prefix_check="new_accounts",
+              min_cacheable_tokens=512, prefix_check="new_accounts", thinking_refused=_ALWAYS_ON,
               rejects_forced_tool_choice=True, **_CURRENT),
     # Sonnet 5.5: min cacheable 512 from secondary sources [UNCERTAIN]; cache read $0.20 per its
     # overview page (two third-party tools say $0.10) [UNCERTAIN].
     ModelSpec(id="claude-sonnet-5-5", released=date(2026, 9, 28), prices=(_usual(2, 10, read=0.20),),
-              min_cacheable_tokens=512, prefix_check="new_accounts",
+              min_cacheable_tokens=512, prefix_check="new_accounts", thinking_refused=("enabled", "disabled"),
               rejects_forced_tool_choice=True, **_CURRENT),
     # Haiku 5.5: two price tiers by prompt size [models]; the 1h write above 100k follows the 2x
     # multiplier [INFERRED]; reads per the apidog guide. Min cacheable not found [UNCERTAIN]: 512, as
@@ -123,19 +130,19 @@ MODELS: dict[str, ModelSpec] = {m.id: m for m in [
     ModelSpec(id="claude-haiku-5-5", released=date(2026, 10, 7),
               prices=(Prices(input=0.10, output=0.50, write_5m=0.125, write_1h=0.20, read=0.01, up_to=100_000),
                       Prices(input=0.50, output=2.50, write_5m=0.625, write_1h=1.00, read=0.05)),
-              min_cacheable_tokens=512, prefix_check="new_accounts", **_CURRENT),
+              min_cacheable_tokens=512, prefix_check="new_accounts", thinking_refused=_MANUAL, **_CURRENT),
     # -- legacy, still served [models] -----------------------------------------------------------
     ModelSpec(id="claude-opus-5", status="legacy", released=date(2026, 7, 24), prices=(_usual(5, 25, read=0.50),),
-              min_cacheable_tokens=512, **_CURRENT),
+              min_cacheable_tokens=512, thinking_refused=_MANUAL, **_CURRENT),
     # Sonnet 5 accepts role "system" entries and ignores them [PAI]; rejects tool changes [MCSM].
     ModelSpec(id="claude-sonnet-5", status="legacy", released=date(2026, 6, 30), prices=(_usual(2, 10, read=0.20),),
-              min_cacheable_tokens=1024, compaction=True, system_messages="ignored", **_FIVE),
+              min_cacheable_tokens=1024, compaction=True, system_messages="ignored", thinking_refused=_MANUAL, **_FIVE),
     *(ModelSpec(id=f"claude-{name}-5", status="legacy", released=date(2026, 6, 9), prices=(_usual(10, 50, read=1.0),),
-                min_cacheable_tokens=512, **_CURRENT) for name in ("fable", "mythos")),
+                min_cacheable_tokens=512, thinking_refused=_ALWAYS_ON, **_CURRENT) for name in ("fable", "mythos")),
     ModelSpec(id="claude-opus-4-8", status="legacy", prices=(_usual(5, 25),), min_cacheable_tokens=1024,
-              system_messages="yes", tool_changes=True, compaction=True, **_FIVE),
+              system_messages="yes", tool_changes=True, compaction=True, thinking_refused=_MANUAL, **_FIVE),
     ModelSpec(id="claude-opus-4-7", status="legacy", prices=(_usual(5, 25),), min_cacheable_tokens=2048,
-              compaction=True, **_FIVE),
+              compaction=True, thinking_refused=_MANUAL, **_FIVE),
     ModelSpec(id="claude-opus-4-6", status="legacy", released=date(2026, 2, 5), prices=(_usual(5, 25),),
               min_cacheable_tokens=4096, compaction=True, **_FIVE),
     ModelSpec(id="claude-sonnet-4-6", status="legacy", released=date(2026, 2, 17), prices=(_usual(3, 15),),

@@ -40,7 +40,7 @@ def test_a_reply_cut_at_max_tokens_is_truncated_its_tool_call_never_runs_and_a_l
     result = agent.run("Read page 1.")
     assert result.status == "truncated" and "max_tokens (60)" in result.error and "call run()" in result.error
     assert ran == [] and [m["role"] for m in agent.messages] == ["user"] and len(agent.calls) == 1
-    agent.config.max_tokens = 4096  # what the status says to do: a larger cap, and run() again
+    agent.configure(max_tokens=4096)  # what the status says to do: a larger cap, and run() again
     assert agent.run().status == "done" and ran == [1]
     agent.store.close()
     saved = RunStore(tmp_path / "r").load()
