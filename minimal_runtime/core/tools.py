@@ -11,10 +11,13 @@ invalidates the messages cache, so it is a deliberate, occasional lever.
 
 from __future__ import annotations
 
+import inspect
 import threading
 from typing import Any, Callable, Iterable
 
-from pydantic import BaseModel, ValidationError
+from anthropic import beta_tool
+from anthropic.lib.tools import BetaFunctionTool
+from pydantic import BaseModel, ValidationError, validate_call
 
 from .messages import tool_result_block
 from .protocols import Tool, Tools
@@ -25,26 +28,43 @@ class ToolOutput(BaseModel):
     is_error: bool = False
 
 
-class FunctionTool:
-    """A tool from a function taking one pydantic model: the model is the input schema.
-    A ``final`` tool ends the run when it succeeds; its output is the run's result (a
-    structured report, say)."""
+WHAT_A_TOOL_IS = ("a tool is a plain function (typed parameters, a docstring: what anthropic.beta_tool takes), a "
+                  "function decorated with anthropic.beta_tool, a FunctionTool(name, description, InputModel, fn), or "
+                  "an object with name, description, definition() and run(input) (the Tool protocol)")
 
-    def __init__(self, name: str, description: str, input_model: type[BaseModel], fn: Callable[[Any], str],
-                 final: bool = False):
-        self.name, self.description, self.input_model, self.fn, self.final = name, description, input_model, fn, final
+
+class FunctionTool:
+    """A tool from a function taking one pydantic model, the model its input schema (or taking the
+    input as sent, with a JSON schema instead of a model). From a plain function: ``FunctionTool.of``.
+    A ``final`` tool ends the run when it succeeds; its output is the run's result (a structured
+    report, say). Input the function cannot take (a ``ValidationError``) is an error result."""
+
+    def __init__(self, name: str, description: str, input_model: type[BaseModel] | dict[str, Any],
+                 fn: Callable[[Any], str], final: bool = False):
+        self.name, self.description, self.final = name, description, final
+        if isinstance(input_model, dict):
+            self.input_schema, self.call = input_model, fn
+        else:
+            self.input_schema = input_model.model_json_schema()
+            self.call = lambda raw_input: fn(input_model.model_validate(raw_input))
+
+    @classmethod
+    def of(cls, fn: Callable[..., str] | BetaFunctionTool, final: bool = False) -> "FunctionTool":
+        """A tool from a plain function, as the SDK's ``beta_tool`` makes one: its signature is the
+        input schema (through pydantic), its docstring the description."""
+        made = fn if isinstance(fn, BetaFunctionTool) else beta_tool(fn)
+        checked = validate_call(made.func)
+        return cls(made.name, made.description, made.input_schema, lambda raw_input: checked(**raw_input), final)
 
     def definition(self) -> dict[str, Any]:
-        return {"name": self.name, "description": self.description, "input_schema": self.input_model.model_json_schema()}
+        return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
 
     def run(self, raw_input: dict[str, Any]) -> ToolOutput:
         try:
-            args = self.input_model.model_validate(raw_input)
+            content = self.call(raw_input)
         except ValidationError as e:
             problems = "; ".join(f"{'.'.join(map(str, err['loc'])) or 'input'}: {err['msg']}" for err in e.errors())
             return ToolOutput(content=f"Invalid input for {self.name}: {problems}", is_error=True)
-        try:
-            content = self.fn(args)
         except Exception as e:  # a failing tool is an observation, not a crash
             return ToolOutput(content=f"{self.name} failed: {type(e).__name__}: {e}", is_error=True)
         if not isinstance(content, str):
@@ -55,8 +75,8 @@ class FunctionTool:
 class ToolBox:
     """The run's tools. ``definitions`` never change; ``mask`` decides what may run now."""
 
-    def __init__(self, tools: Iterable[Tool]):
-        self.tools = {t.name: t for t in tools}
+    def __init__(self, tools: Iterable[Tool | Callable[..., str]]):
+        self.tools = {t.name: t for t in map(as_tool, tools)}
         self.definitions = [t.definition() for t in self.tools.values()]  # computed once: stable bytes
         self.masked: set[str] = set()
         self._lock = threading.Lock()
@@ -89,6 +109,16 @@ class ToolBox:
         if not _sendable(content):  # an int or bytes would be a 400 (or a TypeError) on every later call
             return tool_result_block(tool_id, f"{name} returned {type(content).__name__} content, not text", True)
         return tool_result_block(tool_id, content, bool(getattr(output, "is_error", False)))
+
+
+def as_tool(thing: Any) -> Tool:
+    """``thing`` as a tool: a Tool as it is, a plain function (or the SDK's tool of one) through
+    ``FunctionTool.of``, anything else a TypeError saying what a tool is."""
+    if isinstance(thing, Tool):
+        return thing
+    if isinstance(thing, BetaFunctionTool) or inspect.isfunction(thing) or inspect.ismethod(thing):
+        return FunctionTool.of(thing)
+    raise TypeError(f"{thing!r} is not a tool: {WHAT_A_TOOL_IS}")
 
 
 def _sendable(content: Any) -> bool:
