@@ -1,5 +1,5 @@
-"""Command line: ``python -m minimal_runtime demo [--turns N]``, ``replay PATH [--strategy S]`` and
-``serve [--port N] [--upstream URL]``."""
+"""Command line: ``python -m minimal_runtime demo [--turns N]``, ``replay PATH [--strategy S]``,
+``serve [--port N] [--upstream URL]`` and ``fork DEST [--name PKG]``."""
 
 from __future__ import annotations
 
@@ -21,6 +21,10 @@ def main(argv: list[str] | None = None) -> None:
     rep.add_argument("--plot", default=None, help="where to write the plot (default: a new temporary file, printed; "
                                                   "'none' for no plot)")
     add_serve(commands)
+    fork = commands.add_parser("fork", help="write core/ and provider/ as a package of your own (anthropic and pydantic "
+                                            "only), with its README and a test")
+    fork.add_argument("dest", help="the folder to write into (created if needed)")
+    fork.add_argument("--name", default="agent", help="the package's name (default %(default)s)")
     args = parser.parse_args(argv)
     if args.command == "demo":
         from .example.demo import DemoFailed, run_demo
@@ -33,6 +37,9 @@ def main(argv: list[str] | None = None) -> None:
     elif args.command == "serve":
         from .serve import main as serve_main
         serve_main(args)
+    elif args.command == "fork":
+        from .fork import main as fork_main
+        fork_main(args)
 
 
 def add_serve(commands) -> None:

@@ -4,7 +4,7 @@ Hooks at a point run in registration order, and each appends to the ephemeral qu
 registration order is the order the model reads the batch. A hook that raises is logged, recorded
 and skipped: a missing note is a far better failure than a dead run. The exceptions are the types
 in ``HookRegistry.reraised`` (none by default): a project that wants some failures to stop the run
-(the course: an unwritten exercise) names them there. A hook may carry a condition (``when``) saying
+(a stub not written yet, say) names them there. A hook may carry a condition (``when``) saying
 when it applies at all; a condition that raises counts as the hook failing.
 
 A hook's name (in logs and failure records) comes from what it is: a function's name, a method's

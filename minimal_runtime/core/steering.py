@@ -1,7 +1,7 @@
 """Steering over HTTP: a person (or a supervisor) pushes a user message into a live run.
 
 Unlike an injection, a steering message is durable: it lands in the history as a user turn, because
-the model should still know ten turns later that it was told to change course.
+the model should still know ten turns later that it was told to change direction.
 
     POST /steer   {"text": "..."}   Authorization: Bearer <token>
     200 queued · 400 bad body · 401 no or wrong token · 403 a Host not served here · 404 · 405

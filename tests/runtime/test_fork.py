@@ -1,6 +1,7 @@
-"""The fork, done as the README says: ``core/`` and ``provider/`` copied into a package of their own,
-in a fresh venv holding only ``anthropic`` and ``pydantic`` (the project's own versions), running the
-README's snippet and a small agent (a tool, a hook, a store) against the emulator over HTTP.
+"""The fork, done as the README says: ``python -m minimal_runtime fork DEST`` run from another folder,
+and the package it writes run in one fresh venv holding only ``anthropic`` and ``pydantic`` (the
+project's own versions), against the emulator over HTTP. Each test below runs a script in that venv
+(issue 40: each failed on the runtime before its item was built).
 
 ``python tests/runtime/test_fork.py`` prints the size of what a fork copies.
 """
@@ -16,98 +17,376 @@ import shutil
 import subprocess
 import sys
 import tokenize
+from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
 
 import pytest
 
+from minimal_runtime.emulator import Emulator, Turn, tool_use
+
 ROOT = Path(__file__).resolve().parents[2]
 COPIED = ("core", "provider")
-
-AGENT = '''
-from pydantic import BaseModel
-from myagent import Agent, FunctionTool, HookRegistry, Point, RunStore
-
-class Pair(BaseModel):
-    a: int
-    b: int
-
-seen = []
-hooks = HookRegistry()
-hooks.register(Point.PRE_LLM_CALL, lambda e: e.agent.inject_ephemeral("steps", f"I am at step {e.agent.steps + 1}."))
-hooks.register(Point.POST_TOOL_CALL, lambda e: seen.append(e.tool_result["content"]))
-add = FunctionTool("add", "Add two numbers.", Pair, lambda p: str(p.a + p.b))
-agent = Agent(anthropic.Anthropic(), model="claude-sonnet-5-5", tools=[add], hooks=hooks, store=RunStore("runs/2"))
-result = agent.run("Add 2 and 3.")
-agent.store.close()
-saved = RunStore("runs/2").load()
-print(json.dumps({"status": result.status, "text": result.final_text, "seen": seen, "steps": result.steps,
-                  "stored": len(saved.messages), "held": len(agent.messages), "layout": agent.layout.__name__}))
-'''
+MODEL = "claude-sonnet-5-5"
+COURSE_WORDS = re.compile(r"\b(course|chapters?|exercises?|notebooks?|solutions|planner|learners?)\b|API-2026|report tool",
+                          re.IGNORECASE)
 
 
 def fork_snippet() -> tuple[str, str]:
-    """The README's fork section: its shell lines and its Python snippet."""
+    """The README's fork section: its shell line and its Python snippet."""
     section = (ROOT / "README.md").read_text().split("### Forking the runtime", 1)[1]
     shell = re.search(r"```sh\n(.*?)```", section, re.S).group(1)
     python = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     return shell, python
 
 
-def policy(request: dict) -> "object":
-    """Simulated: call ``add`` once when it is offered, then answer with what it returned."""
-    from minimal_runtime.emulator import Turn, tool_use
-    last = request["messages"][-1]
-    results = [b for m in request["messages"] if isinstance(m["content"], list) for b in m["content"]
-               if b.get("type") == "tool_result"]
-    if request.get("tools") and not results:
-        return Turn.of([tool_use("add", {"a": 2, "b": 3})])
-    if results:
-        return Turn.of(f"The sum is {results[-1]['content']}.")
-    return Turn.of(f"Hello ({len(json.dumps(last))} bytes read).")
-
-
 def fresh_venv(where: Path) -> Path:
     """A venv with only anthropic and pydantic, at this project's versions; from uv's cache when it can."""
-    if shutil.which("uv") is None:
+    uv = shutil.which("uv") or shutil.which("uv", path=str(Path(sys.executable).parent))  # the course's venv has one
+    if uv is None:
         pytest.skip("uv is not installed")
     pins = [f"anthropic=={version('anthropic')}", f"pydantic=={version('pydantic')}"]
-    subprocess.run(["uv", "venv", "-q", str(where), "--python", sys.executable], check=True, capture_output=True)
+    subprocess.run([uv, "venv", "-q", str(where), "--python", sys.executable], check=True, capture_output=True)
     python = where / "bin" / "python"
     for offline in (["--offline"], []):
-        done = subprocess.run(["uv", "pip", "install", "-q", *offline, "--python", str(python), *pins],
+        done = subprocess.run([uv, "pip", "install", "-q", *offline, "--python", str(python), *pins],
                               capture_output=True, text=True)
         if done.returncode == 0:
             return python
     pytest.skip(f"could not install {' '.join(pins)} (no cache, no registry): {done.stderr.strip()[-200:]}")
 
 
-def test_a_fork_of_core_and_provider_runs_alone_on_a_current_model(tmp_path):
-    from minimal_runtime.emulator import Emulator
-    python = fresh_venv(tmp_path / "venv")
-    shell, snippet = fork_snippet()
-    work = tmp_path / "work"
-    (work / "minimal_runtime").mkdir(parents=True)
-    for name in COPIED:
-        shutil.copytree(ROOT / "minimal_runtime" / name, work / "minimal_runtime" / name,
-                        ignore=shutil.ignore_patterns("__pycache__"))
-    subprocess.run(["sh", "-e", "-c", shell], cwd=work, check=True)
-    shutil.rmtree(work / "minimal_runtime")  # the fork must not lean on the course's package
-    emu = Emulator(model="claude-sonnet-5-5", policy=policy)
-    with emu.serve() as base_url:
-        env = {"PATH": os.environ["PATH"], "ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": "offline-emulator"}
-        script = f"import anthropic, json\n{snippet}\n{AGENT}"
-        done = subprocess.run([str(python), "-E", "-s", "-c", script], cwd=work, env=env, capture_output=True, text=True,
-                              timeout=120)
-    assert done.returncode == 0, done.stderr
-    first, agent = done.stdout.strip().splitlines()[-2:]
-    assert first.startswith("done Hello (")  # the README's snippet, as printed
-    run = json.loads(agent)
-    assert run == {"status": "done", "text": "The sum is 5.", "seen": ["5"], "steps": 2, "stored": run["held"],
-                   "held": run["held"], "layout": "turn_scoped_layout"}
-    assert len(emu.calls) == 3
-    print(line_report())
+@dataclass
+class Fork:
+    python: Path  # the fresh venv's
+    dest: Path  # the folder the README's command wrote: the package and its test
+    name: str
 
+    def run(self, emu: Emulator, script: str, *args: str, killed: bool = False) -> dict:
+        """``script`` in the fork's venv, from ``dest``, against ``emu``; what it printed last, as JSON
+        (``killed``: it must die by SIGKILL, and prints nothing)."""
+        with emu.serve() as base_url:
+            return self.run_at(base_url, script, *args, killed=killed)
+
+    def run_at(self, base_url: str, script: str, *args: str, killed: bool = False) -> dict:
+        env = {"PATH": os.environ["PATH"], "ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": "offline-emulator"}
+        done = subprocess.run([str(self.python), "-E", "-s", "-c", PRELUDE.format(name=self.name) + script, *args],
+                              cwd=self.dest, env=env, capture_output=True, text=True, timeout=120)
+        if killed:
+            assert done.returncode == -9, done.stderr
+            return {}
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+PRELUDE = """
+import json, os, signal, sys
+import anthropic
+import {name} as package
+from {name} import *
+
+def client():
+    return anthropic.Anthropic(max_retries=0)
+
+def die(event):
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+@pytest.fixture(scope="module")
+def fork(tmp_path_factory) -> Fork:
+    """One fresh venv, and the fork as the README's command writes it from a folder outside the project."""
+    where = tmp_path_factory.mktemp("fork")
+    python = fresh_venv(where / "venv")
+    elsewhere = where / "elsewhere"
+    elsewhere.mkdir()
+    shell, _ = fork_snippet()
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}  # the course's venv, active
+    subprocess.run(["sh", "-e", "-c", shell], cwd=elsewhere, env=env, check=True, capture_output=True)
+    (dest,) = [p for p in elsewhere.iterdir() if p.is_dir()]
+    (package,) = [p for p in dest.iterdir() if p.is_dir()]
+    return Fork(python, dest, package.name)
+
+
+RAMBLE = Turn.of("Let me think about the numbers first. " * 30)  # cut at a max_tokens of 60
+
+
+def answering(tool_rounds: int = 0, seen: list | None = None, ramble_below: int = 0, **by_system: Turn):
+    """Simulated: ``tool_rounds`` calls of the first tool offered (``add``), then an answer; a system
+    prompt containing a key of ``by_system`` gets that turn instead, a ``max_tokens`` under
+    ``ramble_below`` a reply too long for it. Keeps what it was sent in ``seen``."""
+    def policy(request: dict) -> Turn:
+        if seen is not None:
+            seen.append(request)
+        if request["max_tokens"] < ramble_below:
+            return RAMBLE
+        system = json.dumps(request.get("system"))
+        for key, turn in by_system.items():
+            if key in system:
+                return turn
+        results = sum(1 for m in request["messages"] if isinstance(m["content"], list)
+                      for b in m["content"] if b.get("type") == "tool_result")
+        if request.get("tools") and results < tool_rounds:
+            return Turn.of([tool_use(request["tools"][0]["name"], {"a": results, "b": 1})])
+        return Turn.of(f"Done after {results} tool calls.")
+    return policy
+
+
+def notes(messages: list[dict], source: str) -> int:
+    """How many times a note of ``source`` is in a history (turn-scoped entries are kept in it)."""
+    return json.dumps(messages).count(f"<!-- {source} -->")
+
+
+# item 6: the front door ----------------------------------------------------------------------------
+
+def test_the_fork_command_writes_a_package_from_any_folder_that_runs_the_readme_and_its_own_test(fork):
+    from minimal_runtime.serve.policy import ToolThenAnswer
+    written = [p for p in fork.dest.rglob("*") if p.is_file()]
+    assert {p.relative_to(fork.dest).as_posix() for p in written} >= {
+        f"{fork.name}/__init__.py", f"{fork.name}/README.md", f"test_{fork.name}.py", f"{fork.name}/core/agent.py"}
+    worded = {p.name: m.group(0) for p in written if (m := COURSE_WORDS.search(p.read_text()))}
+    assert worded == {}, f"course words in what the fork writes: {worded}"
+    _, snippet = fork_snippet()
+    emu = Emulator(model=MODEL, policy=ToolThenAnswer(rounds=2))  # serve's default: a tool per round, then text
+    with emu.serve() as base_url:
+        readme = fork.run_at(base_url, snippet.replace("print(result.status, result.final_text)",
+                                                       "print(json.dumps([result.status, package.__all__]))"))
+        assert readme[0] == "done"
+        assert {"Agent", "RunStore", "steering_server", "RequestOptions", "RunState", "EndEvent"} <= set(readme[1])
+        before = len(emu.calls)
+        env = {"PATH": os.environ["PATH"], "ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": "offline-emulator"}
+        own = subprocess.run([str(fork.python), "-E", "-s", "-m", "unittest", f"test_{fork.name}"], cwd=fork.dest,
+                             env=env, capture_output=True, text=True, timeout=120)
+    assert own.returncode == 0 and "OK" in own.stderr and "skipped" not in own.stderr, own.stderr
+    assert len(emu.calls) - before == 3  # its three-call agent: two tool calls and the answer
+    print(line_report(fork.dest / fork.name))
+
+
+# item 1: the run's state in the store ---------------------------------------------------------------
+
+BUDGET = """
+from {name}.features.budget import BudgetMonitor
+kill_at = int(sys.argv[1])
+hooks = HookRegistry().install(BudgetMonitor(budget=100, threshold=0.5))  # over the threshold from the first call
+if kill_at:
+    hooks.register(Point.POST_LLM_CALL, die, when=lambda e: len(e.agent.calls) == kill_at)
+store = RunStore(sys.argv[2])
+agent = Agent(client(), model="{model}", system="You add.", tools=[FunctionTool.of(lambda_add)], hooks=hooks, store=store)
+result = agent.run("Add some numbers.") if not store.load().messages else agent.run()
+print(json.dumps({{"status": result.status, "warnings": agent.messages and json.dumps(agent.messages).count("<!-- budget -->"),
+                  "state": agent.state.values}}))
+"""
+ADD = '''
+def lambda_add(a: int, b: int) -> str:
+    """Add two integers."""
+    return str(a + b)
+'''
+
+
+def test_a_warning_given_once_stays_once_across_two_kills(fork, tmp_path):
+    features = fork.dest / fork.name / "features"  # a forker takes the feature it needs: it imports core/ only
+    if not features.exists():
+        features.mkdir()
+        (features / "__init__.py").write_text("")
+        shutil.copy(ROOT / "minimal_runtime" / "features" / "budget.py", features)
+    emu = Emulator(model=MODEL, policy=answering(tool_rounds=5))
+    script = ADD + BUDGET.format(name=fork.name, model=MODEL)
+    with emu.serve() as url:
+        fork.run_at(url, script, "3", str(tmp_path / "run"), killed=True)  # after the warned call's turn landed
+        fork.run_at(url, script, "5", str(tmp_path / "run"), killed=True)  # resumed, and killed again
+        run = fork.run_at(url, script, "0", str(tmp_path / "run"))
+    assert run["status"] == "done" and run["warnings"] == 1 and run["state"] == {"budget.warned_at": 2}
+
+
+SEGMENT = """
+store = RunStore(sys.argv[1])
+agent = Agent(client(), model="{model}", system=sys.argv[2], tools=[FunctionTool.of(lambda_add)], store=store)
+result = agent.run("Add some numbers.") if not store.load().messages else agent.run(new_segment=sys.argv[3] == "new")
+print(json.dumps({{"status": result.status, "error": result.error, "start": store.load().start}}))
+"""
+
+
+def test_a_resume_with_another_system_prompt_is_refused_in_one_line_or_goes_on_as_a_new_segment(fork, tmp_path):
+    emu = Emulator(model=MODEL, policy=answering(tool_rounds=3))
+    script = ADD + SEGMENT.format(model=MODEL)
+    kill = script.replace("store=store)", "store=store, hooks=HookRegistry())\n"
+                          "agent.hooks.register(Point.POST_LLM_CALL, die, when=lambda e: len(e.agent.calls) == 2)")
+    with emu.serve() as url:
+        fork.run_at(url, kill, str(tmp_path / "run"), "You add.", "", killed=True)
+        calls = len(emu.calls)
+        refused = fork.run_at(url, script, str(tmp_path / "run"), "You add, carefully.", "")
+        assert len(emu.calls) == calls  # refused before any call
+        assert refused["status"] == "error" and "\n" not in refused["error"]
+        assert "another system prompt" in refused["error"] and "new_segment=True" in refused["error"]
+        first = refused["start"]
+        segment = fork.run_at(url, script, str(tmp_path / "run"), "You add, carefully.", "new")
+    assert segment["status"] == "done", segment["error"]  # no 400 for thinking bound to the old prompt
+    assert first["model"] == MODEL and first["options"] == {"max_tokens": 4096, "betas": []}
+    assert segment["start"]["system"] != first["system"] and segment["start"]["tools"] == first["tools"]
+
+
+# item 2: an unfinished call's notes --------------------------------------------------------------------
+
+NOTES = """
+def once(event):  # a note given once per run, kept in the run's state
+    if not event.agent.state.get("told"):
+        event.agent.state.set("told", True)
+        event.agent.inject_ephemeral("once", "The figures are in thousands.")
+
+hooks = HookRegistry()
+hooks.register(Point.START, lambda e: e.agent.state.set("told", False))
+hooks.register(Point.PRE_LLM_CALL, once)
+hooks.register(Point.PRE_LLM_CALL, lambda e: e.agent.inject_ephemeral("step", f"Step {{e.agent.steps + 1}}."))
+store = RunStore(sys.argv[1])
+agent = Agent(client(), model="{model}", system="You add.", tools=[FunctionTool.of(lambda_add)], hooks=hooks, store=store,
+              max_tokens=int(sys.argv[2]))
+if sys.argv[3] == "kill-before-send":
+    hooks.register(Point.PRE_LLM_CALL, die)
+statuses = [agent.run("Add some numbers.").status] if not store.load().messages else []
+if sys.argv[3] == "cut":  # the reply is cut: the documented remedy is a larger cap, and run() again
+    agent.configure(max_tokens=4096)
+    statuses.append(agent.run().status)
+elif sys.argv[3] == "kill-after-cut":
+    die(None)
+elif sys.argv[3] != "new":
+    statuses.append(agent.run().status)
+store.close()
+saved = load_run(sys.argv[1])
+print(json.dumps({{"statuses": statuses, "history": agent.messages, "record": saved.messages}}))
+"""
+
+
+@pytest.mark.parametrize("how", ["cut", "kill-after-cut", "kill-before-send"])
+def test_an_unfinished_calls_notes_go_back_on_the_queue_in_order_exactly_once(fork, tmp_path, how):
+    emu = Emulator(model=MODEL, policy=answering(tool_rounds=2, ramble_below=100))
+    script = ADD + NOTES.format(model=MODEL)
+    with emu.serve() as url:
+        if how == "cut":  # cut at max_tokens, then a larger cap and run() again, in the same process
+            run = fork.run_at(url, script, str(tmp_path / "run"), "60", "cut")
+            assert run["statuses"] == ["truncated", "done"]
+        else:
+            fork.run_at(url, script, str(tmp_path / "run"), "60", how, killed=True)
+            run = fork.run_at(url, script, str(tmp_path / "run"), "4096", "again")
+            assert run["statuses"] == ["done"]
+    assert run["history"] == run["record"]
+    assert notes(run["history"], "once") == 1 and notes(run["history"], "step") == 3  # one per call that landed
+    first = next(m for m in run["history"] if m.get("clear_at"))
+    assert [b["text"].split("\n")[0] for b in first["content"]] == ["<!-- once -->", "<!-- step -->"]  # in order
+
+
+def test_a_failed_calls_notes_go_back_once_and_a_fresh_note_of_the_same_source_wins(fork, tmp_path):
+    emu = Emulator(model=MODEL, policy=answering(tool_rounds=1))
+    emu.inject_fault(529)  # the first call fails (no retries in the script)
+    script = ADD + NOTES.format(model=MODEL)
+    run = fork.run(emu, script, str(tmp_path / "run"), "4096", "again")
+    assert run["statuses"] == ["error", "done"]
+    assert notes(run["history"], "once") == 1 and notes(run["history"], "step") == 2
+
+
+# item 3: one end for every status ---------------------------------------------------------------------
+
+ENDS = """
+ended = []
+hooks = HookRegistry()
+hooks.register(Point.END, lambda e: ended.append([e.result.status, e.result.steps, bool(e.result.error)]))
+def agent(system, **settings):
+    return Agent(client(), model="{model}", system=system, tools=[FunctionTool.of(lambda_add)], hooks=hooks, **settings)
+results = [agent("You add.").run("Add."), agent("You add.", max_steps=1).run("Add."),
+           agent("You ramble.", max_tokens=60).run("Add."), agent("You refuse.").run("Add."),
+           Agent(anthropic.Anthropic(base_url="http://127.0.0.1:9", max_retries=0), model="{model}", hooks=hooks).run("Hi.")]
+print(json.dumps({{"ended": ended, "returned": [[r.status, r.steps, bool(r.error)] for r in results]}}))
+"""
+
+
+def test_every_status_ends_at_one_end_point_with_its_result(fork):
+    refuse = Turn(content=[{"type": "text", "text": "I can't help with that."}], stop_reason="refusal")
+    emu = Emulator(model=MODEL, policy=answering(tool_rounds=1, ramble=RAMBLE, refuse=refuse))
+    run = fork.run(emu, ADD + ENDS.format(model=MODEL))
+    assert [s for s, *_ in run["ended"]] == ["done", "max_steps", "truncated", "refused", "error"]
+    assert run["ended"] == run["returned"]
+
+
+# item 4: the request a forker needs ---------------------------------------------------------------------
+
+OPTIONS = """
+ran = []
+hooks = HookRegistry()
+hooks.register(Point.START, lambda e: ran.append("start"))
+refusals = []
+for bad in ({{"max_tokens": 200_000}}, {{"thinking": {{"type": "disabled"}}}}, {{"thinking": {{"type": "adaptive", "dispaly": "x"}}}}):
+    try:
+        Agent(client(), model="{model}", hooks=hooks, **bad)
+    except ValueError as e:
+        refusals.append(str(e))
+agent = Agent(client(), model="{model}", hooks=hooks, thinking={{"type": "adaptive", "display": "summarized"}},
+              output_config={{"effort": "low"}}, metadata={{"user_id": "u-1"}}, service_tier="auto",
+              context_management={{"edits": [{{"type": "clear_thinking_20251015", "keep": "all"}}]}},
+              betas=["context-management-2025-06-27"])
+first = agent.run("Hi.").status
+try:
+    agent.configure(max_tokens=200_000)
+except ValueError as e:
+    refusals.append(str(e))
+agent.configure(max_tokens=64_000, output_config={{"effort": "high"}})
+second = agent.run("Again.").status
+print(json.dumps({{"refusals": refusals, "ran": ran, "statuses": [first, second]}}))
+"""
+
+
+def test_request_options_are_one_typed_setting_checked_against_the_model_before_any_hook(fork):
+    seen: list[dict] = []
+    emu = Emulator(model=MODEL, policy=answering(seen=seen))
+    run = fork.run(emu, OPTIONS.format(model=MODEL))
+    assert run["statuses"] == ["done", "done"] and run["ran"] == ["start", "start"]  # no hook of a refused agent ran
+    too_many, disabled, typo, reconfigured = run["refusals"]
+    assert "200,000" in too_many and "128,000" in too_many and "200,000" in reconfigured
+    assert "'disabled'" in disabled and "dispaly" in typo
+    first, second = seen
+    assert first["thinking"] == {"type": "adaptive", "display": "summarized"} and first["output_config"] == {"effort": "low"}
+    assert first["metadata"] == {"user_id": "u-1"} and first["service_tier"] == "auto"
+    assert first["context_management"]["edits"][0]["type"] == "clear_thinking_20251015"
+    assert second["max_tokens"] == 64_000 and second["output_config"] == {"effort": "high"}
+
+
+# item 5: plain functions as tools --------------------------------------------------------------------------
+
+TOOLS = """
+def add(a: int, b: int) -> str:
+    '''Add two integers.
+
+    Args:
+        a: the first
+        b: the second
+    '''
+    return str(a + b)
+
+agent = Agent(client(), model="{model}", tools=[add])
+result = agent.run("Add.")
+try:
+    Agent(client(), model="{model}", tools=[42])
+    refused = None
+except TypeError as e:
+    refused = str(e)
+print(json.dumps({{"status": result.status, "definitions": agent.tool_definitions, "history": agent.messages,
+                  "refused": refused}}))
+"""
+
+
+def test_a_plain_function_is_a_tool_and_anything_else_is_told_what_a_tool_is(fork):
+    def policy(request: dict) -> Turn:
+        sent = sum(1 for m in request["messages"] if m["role"] == "assistant")
+        return Turn.of([[tool_use("add", {"a": 2, "b": "two"})], [tool_use("add", {"a": 2, "b": 3})], "5."][sent])
+    run = fork.run(Emulator(model=MODEL, policy=policy), TOOLS.format(model=MODEL))
+    (definition,) = run["definitions"]
+    assert definition["description"] == "Add two integers."
+    assert definition["input_schema"]["properties"]["a"] == {"description": "the first", "title": "A", "type": "integer"}
+    results = [b for m in run["history"] if m["role"] == "user" for b in m["content"] if b["type"] == "tool_result"]
+    assert results[0]["is_error"] and results[0]["content"].startswith("Invalid input for add: b:")
+    assert results[1]["content"] == "5" and run["status"] == "done"
+    assert run["refused"].startswith("42 is not a tool: a tool is a plain function")
+
+
+# the size of what a fork copies ---------------------------------------------------------------------------
 
 def line_counts(path: Path) -> dict[str, int]:
     """Non-blank lines of one module: code, comments (whole-line), docstrings."""
@@ -127,10 +406,11 @@ def line_counts(path: Path) -> dict[str, int]:
             "blank": sum(1 for line in lines if not line.strip()), "total": len(lines)}
 
 
-def line_report() -> str:
+def line_report(package: Path = ROOT / "minimal_runtime") -> str:
+    """The Python modules of ``package``'s core/ and provider/, one row each, and their sum."""
     rows, total = [], dict.fromkeys(("code", "comments", "docstrings", "blank", "total"), 0)
     for name in COPIED:
-        for path in sorted((ROOT / "minimal_runtime" / name).glob("*.py")):
+        for path in sorted((package / name).glob("*.py")):
             counts = line_counts(path)
             total = {k: total[k] + counts[k] for k in total}
             rows.append(f"  {name}/{path.name:<14} " + "  ".join(f"{k} {v:>4}" for k, v in counts.items()))

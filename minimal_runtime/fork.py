@@ -1,0 +1,162 @@
+"""``python -m minimal_runtime fork DEST [--name PKG]``: the forkable loop as a package of your own.
+
+Writes ``DEST/PKG/``: ``core/`` and ``provider/`` as they are here, an ``__init__.py`` giving their
+public names, and a README of its own; and ``DEST/test_PKG.py``, a three-call agent run against the
+Messages API server in ``ANTHROPIC_BASE_URL``. The package needs ``anthropic`` and ``pydantic`` only.
+Paths are found from this file, so it works from any directory; it never overwrites anything.
+"""
+
+from __future__ import annotations
+
+import keyword
+import shutil
+import textwrap
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+COPIED = ("core", "provider")
+
+INIT = '''"""{name}: an agent loop for the Messages API (forked from minimal_runtime's core/ and provider/).
+
+    core/      the loop: agent, config, context (the note queue, the layouts), hooks, tools, messages,
+               store (the crash-safe run record and the state hooks keep), steering (POST /steer)
+    provider/  facts about the models: the per-model table, dollars from usage
+
+It needs anthropic and pydantic only. README.md says how to start.
+"""
+
+from .core import (
+{core})
+from .provider.cost import CallRecord
+from .provider.models import ModelSpec, model_spec
+
+__all__ = [
+{names}]
+'''
+
+README = '''# {name}
+
+An agent loop for the Messages API: a durable history, a batch of notes for each call that the
+model reads on that call only, hooks around every step, and a run record on disk that a killed
+process resumes from. It needs `anthropic` and `pydantic` only.
+
+```python
+import anthropic
+from {name} import Agent, RunStore
+
+
+def add(a: int, b: int) -> str:
+    """Add two integers."""
+    return str(a + b)
+
+
+agent = Agent(anthropic.Anthropic(), model="claude-sonnet-5-5", system="You are a careful assistant.",
+              tools=[add], store=RunStore("runs/1"))
+result = agent.run("What is 2 + 3?")
+print(result.status, result.final_text)  # done, max_steps, truncated, refused or error (result.error says why)
+```
+
+- **Tools**: a plain function (its typed parameters are the input schema, its docstring the
+  description, as `anthropic.beta_tool` makes them), a `FunctionTool(name, description, Model, fn)`
+  taking one pydantic model, or any object with `name`, `description`, `definition()` and `run(input)`.
+- **Request options**: `Agent(..., max_tokens=..., thinking=..., output_config=..., metadata=...,
+  service_tier=..., context_management=..., betas=[...])`, checked against the model table before
+  anything is sent; `agent.configure(max_tokens=...)` changes them between runs.
+- **Hooks**: `HookRegistry().register(Point.PRE_LLM_CALL, hook)`; a hook reads `event.agent` and adds
+  a note for the next call with `event.agent.inject_ephemeral(source, text)`. `Point.END` runs once
+  per `run()`, whatever its status, with `event.result`. A hook that raises is logged and skipped.
+- **Notes are kept in the record**: on the current models a call's notes are one system entry that
+  the model reads on that call only (`clear_at`), then resent untouched with the history, so they are
+  in `agent.messages` and on disk. Put nothing in a note you would not keep in the run record.
+- **State across crashes**: `event.agent.state.set(key, value)` / `.get(key)`; a value lands in the
+  record with the turn that carried its step's notes, so "once" means once however often it dies.
+- **Resume**: make the agent again on the same `RunStore` and call `agent.run()`. A record started
+  with another model, system prompt or tools is refused unless `agent.run(new_segment=True)`.
+- **Steering**: `with steering_server(agent, token) as url:` takes `POST url/steer` while a run is active.
+
+`test_{name}.py` runs a three-call agent against the server in `ANTHROPIC_BASE_URL` (the real API
+with `ANTHROPIC_API_KEY`, or an offline stand-in for it such as `python -m minimal_runtime serve`):
+`python -m unittest test_{name}`.
+'''
+
+TEST = '''"""A three-call agent ((2 + 3) * 4 with two tools, then the answer) against the Messages API server in
+ANTHROPIC_BASE_URL (the real API, or an offline stand-in), with ANTHROPIC_API_KEY and MODEL if set.
+Run: python -m unittest test_{name}"""
+
+import os
+import tempfile
+import unittest
+
+import anthropic
+
+from {name} import Agent, HookRegistry, Point, RunStore, load_run
+
+
+def add(a: int, b: int) -> str:
+    """Add two integers and return the sum."""
+    return str(a + b)
+
+
+def multiply(a: int, b: int) -> str:
+    """Multiply two integers and return the product."""
+    return str(a * b)
+
+
+class ThreeCalls(unittest.TestCase):
+    def test_a_tool_using_agent_ends_done_and_its_record_reads_back(self):
+        if not os.environ.get("ANTHROPIC_BASE_URL"):
+            self.skipTest("set ANTHROPIC_BASE_URL (and ANTHROPIC_API_KEY) to a Messages API server")
+        ran, ended = [], []
+        hooks = HookRegistry()
+        hooks.register(Point.POST_TOOL_CALL, lambda e: ran.append(e.tool_call["name"]))
+        hooks.register(Point.END, lambda e: ended.append(e.result.status))
+        with tempfile.TemporaryDirectory() as folder:
+            store = RunStore(folder)
+            agent = Agent(anthropic.Anthropic(), model=os.environ.get("MODEL", "claude-sonnet-5-5"),
+                          system="You do arithmetic with the tools, one call at a time.", tools=[add, multiply],
+                          hooks=hooks, store=store, max_steps=6)
+            result = agent.run("What is (2 + 3) * 4?")
+            store.close()
+            self.assertEqual(result.status, "done", result.error)
+            self.assertEqual(ended, ["done"])
+            self.assertTrue(ran, "the model used no tool")
+            saved = load_run(folder)
+            self.assertEqual(saved.messages, agent.messages)
+            self.assertEqual(len(saved.calls), result.steps)
+            print(f"{{result.steps}} calls, tools {{ran}}: {{result.final_text!r}}")
+
+
+if __name__ == "__main__":
+    unittest.main()
+'''
+
+
+def write_fork(dest: Path, name: str = "agent") -> list[Path]:
+    """Write the fork; returns what it wrote. Refuses a name that is not a package name, and any
+    file or folder that is there already."""
+    if not name.isidentifier() or keyword.iskeyword(name):
+        raise ValueError(f"{name!r} is not a Python package name")
+    dest = Path(dest).expanduser().resolve()
+    package, test = dest / name, dest / f"test_{name}.py"
+    for path in (package, test):
+        if path.exists():
+            raise FileExistsError(f"{path} exists: choose another DEST or --name")
+    from .core import __all__ as core_names
+    for folder in COPIED:
+        shutil.copytree(HERE / folder, package / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    names = [*core_names, "CallRecord", "ModelSpec", "model_spec"]
+    lines = lambda words: textwrap.fill(", ".join(words), 100, initial_indent="    ", subsequent_indent="    ")  # noqa: E731
+    (package / "__init__.py").write_text(INIT.format(name=name, core=lines(core_names), names=lines(f'"{n}"' for n in names)))
+    (package / "README.md").write_text(README.format(name=name))
+    test.write_text(TEST.format(name=name))
+    return [package, test]
+
+
+def main(args) -> None:
+    try:
+        package, test = write_fork(Path(args.dest), args.name)
+    except (ValueError, FileExistsError) as e:
+        raise SystemExit(f"fork: {e}")
+    print(f"wrote {package}/ (README.md inside) and {test}\n"
+          f"  it needs anthropic and pydantic: python -m venv .venv && .venv/bin/pip install anthropic pydantic\n"
+          f"  test it against a Messages API server: ANTHROPIC_BASE_URL=... python -m unittest test_{args.name}")
