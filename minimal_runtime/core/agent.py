@@ -1,19 +1,24 @@
 """The agent loop: durable history, an ephemeral batch per call, hooks around every step.
 
     messages   the durable history, append-only; only a completed turn is ever appended
-    ephemeral  the batch for the next call; drained by the call, whatever happens to it
+    ephemeral  the notes for the next call (its batch), written by hooks
 
-A step is five named parts: assemble the call (``messages + batch``, laid out by ``layout``: by
-default the one the model's facts call for, see ``context.layout_for``), send it, record what it
-cost, run the tools the model asked for, and decide whether the run goes on. The assistant turn
-and its tool results are appended to the history together, with the system entries the call carried
-after the history (on the current models: its tool changes and its turn-scoped batch).
+A run starts (``_begin``: what it sends besides its history, in the store), makes steps until it
+ends, and ends in one place (``_end``: the END hooks see its ``RunResult``, then the store). A step
+is named parts, in order: ``_prepare`` (steers, the PRE_LLM_CALL hooks, the batch), ``_assemble``
+(``messages + batch``, laid out by ``layout``: by default the one the model's facts call for, see
+``context.layout_for``), ``_send``, ``_record`` (what it cost), ``_take`` (the reply and its tools'
+results into the history, with the system entries the call carried after it) and ``_outcome``.
 
 Where the batch ends up depends on the layout. On ``tail_layout`` it lives in the call's copy of
 the request only: never in ``messages``, never in the store. On ``turn_scoped_layout`` the provider
 keeps it on the wire, so it joins ``messages`` with its turn and is written to the store like any
 other turn (cleared, it costs no tokens, but its text is on disk). A production fork should inject
 only what it would be content to keep in its run record: no secrets, nothing a user must not see.
+A call that does not finish (cut at ``max_tokens``, refused, failed) leaves its notes unsent: they
+go back on the queue for the next call. What a hook keeps in ``state`` is written with the turn
+that delivers its step's notes, so after a crash a hook that gives a note once gives it again,
+exactly once. A note injected from outside a hook lives in memory until then (a steer is durable).
 
 A run ends on a final answer, at the step limit, on a reply the model could not finish (``truncated``:
 it hit ``max_tokens``; ``refused``), or on an error the SDK's own retries did not get past. In every
@@ -74,34 +79,38 @@ class Agent:
         offloader: Callable[[dict, dict], dict] | None = None,  # (tool_use, result) -> the result the history keeps
         **settings: Any,  # the rest of AgentConfig, and its request options (thinking=..., betas=...)
     ):
+        # the model, and what every request sends besides the history
         self.client = client
         self.config = AgentConfig.of(model=model, system=system, max_steps=max_steps, **settings)
-        self.system = [text_block(system)] if isinstance(system, str) and system else list(system or [])
-        self.toolbox: Tools = toolbox if toolbox is not None else ToolBox(tools)
-        self.hooks = hooks or HookRegistry()
-        self.store: Store = store if store is not None else MemoryStore()
-        self.offloader = offloader
         self.spec = model_spec(model)
+        self.system = [text_block(system)] if isinstance(system, str) and system else list(system or [])
         chosen, why = layout_for(self.spec)
         self.layout, self.layout_reason = (layout, "chosen by the caller") if layout is not None else (chosen, why)
-
-        self.ephemeral = ephemeral if ephemeral is not None else EphemeralQueue()
-        self._unsent: list[Injection] = []  # the notes of a call whose turn has not landed
-        self.last_request: dict | None = None
-        self.active = False
-        self._lock = threading.Lock()
-        self._previous_len: int | None = None
+        # the record: the history, the calls, what hooks keep; read back from the store
+        self.store: Store = store if store is not None else MemoryStore()
         saved = load(self.store.events(), getattr(self.store, "where", EventLog.where))  # where: a file, in errors
-        self._steering: list[str] = saved.pending_steers  # accepted before a crash: applied on resume
         self.messages: list[dict] = saved.messages
         self.calls: list[CallRecord] = saved.calls
-        self.state = RunState(saved.state)  # what hooks keep across crashes
-        self._start = saved.start  # what the record's run sends besides its history
-        self.edits: list[str] = []  # what check_append_only found
-        self._run_start = saved.run_start
-        self.last_batch: list = []  # the injections the last call carried
-        self.offer = ToolOffer(self.toolbox, self.spec.tool_changes, self.messages)  # what the model may call
+        self.state = RunState(saved.state)
+        self._start, self._run_start = saved.start, saved.run_start  # what the run sends; where its steps count from
+        # the tools: a fixed list, what the model is told it may call, what the history keeps of an output
+        self.toolbox: Tools = toolbox if toolbox is not None else ToolBox(tools)
+        self.offer = ToolOffer(self.toolbox, self.spec.tool_changes, self.messages)
         self.tool_definitions = self.offer.definitions
+        self.offloader = offloader
+        # the hooks, and the notes they queue for the next call
+        self.hooks = hooks or HookRegistry()
+        self.ephemeral = ephemeral if ephemeral is not None else EphemeralQueue()
+        self._unsent: list[Injection] = []  # the notes of a call whose turn has not landed
+        # the last call, as sent (for hooks, views and the append-only check)
+        self.last_request: dict | None = None
+        self.last_batch: list[Injection] = []
+        self._previous_len: int | None = None  # the history's length at the last call
+        self.edits: list[str] = []  # what check_append_only found
+        # steering, from another thread
+        self._lock = threading.Lock()
+        self.active = False
+        self._steering: list[str] = saved.pending_steers  # accepted before a crash: applied on resume
 
     @property
     def model(self) -> str:
@@ -216,58 +225,33 @@ class Agent:
         return RunResult(status="max_steps", steps=self.steps)
 
     def _step(self) -> RunResult | None:
-        """One call: assemble it, send it, record it, then take the reply (run its tools, decide)."""
-        self._apply_steering()
-        self._hook(HookEvent(Point.PRE_LLM_CALL, self))
-        # An unfinished call's notes go first, unless a hook has just written a note of the same source.
-        self.ephemeral.requeue(self._unsent)
-        batch = self._unsent = self.ephemeral.drain()  # unsent until the turn of this call lands
-        plan = None
+        """One call: its batch, its request, the answer, what the answer adds; None: the run goes on."""
+        batch = self._prepare()
+        plan = self._assemble(batch)
         try:
-            plan = self._assemble(batch)
             response = self._send(plan)
-        except BaseException as e:
-            if plan is None or not isinstance(e, Exception):
-                raise  # a failing layout is a bug to see; KeyboardInterrupt and the like are the process's
-            # The SDK has retried what is retryable (429, 529, 5xx), or the client refused to send:
-            # the run stops cleanly, with every completed turn in the history, and can be resumed.
-            self._hook(ErrorEvent(Point.ERROR, self, e))
-            return RunResult(status="error", error=_describe(e))
+        except Exception as e:  # the SDK has retried what is retryable (429, 529, 5xx), or the client refused
+            return self._failed(e)
         record = self._record(plan, response, batch)
         return self._take(plan, response, record)
 
-    def _take(self, plan: CallPlan, response: Any, record: CallRecord) -> RunResult | None:
-        """What the reply adds to the history (its tools run first), and whether the run goes on (None)."""
-        reply = assistant_message(response.content)
-        unfinished = _unfinished(response.stop_reason, self.config.max_tokens, text_of(reply))
-        if unfinished or not reply["content"]:
-            # Nothing to build on: the call is recorded (it was paid for), the history unchanged, and
-            # the call's own system entries go (nothing is bound to them).
-            self._append("turn", [], record)
-            return unfinished or RunResult(status="done")
-        # The call's own system entries (its turn-scoped batch, its tool changes) are on the wire for
-        # good once an answer follows them: they join the history with the turn.
-        entries = plan.entries
-        for entry in entries:
-            self.offer.announced(entry["content"])
-        calls = tool_uses(reply)
-        if not calls:
-            self._append("turn", [*entries, reply], record)
-            return RunResult(status="done", final_text=text_of(reply))
-        results = [self._run_tool(call) for call in calls]
-        self._append("turn", [*entries, reply, {"role": "user", "content": results}], record)
-        finals = [r for c, r in zip(calls, results) if self.toolbox.is_final(c, r)]
-        if finals:  # a final tool (a structured report, say) ends the run with its output as the result
-            return RunResult(status="done", final_text=finals[0]["content"])
-        return None
+    def _prepare(self) -> list[Injection]:
+        """Steers into the history, the PRE_LLM_CALL hooks, then the batch: the notes of a call that
+        did not finish first, unless a hook has just written a note of the same source."""
+        self._apply_steering()
+        self._hook(HookEvent(Point.PRE_LLM_CALL, self))
+        self.ephemeral.requeue(self._unsent)
+        self._unsent = self.ephemeral.drain()  # unsent until the turn of this call lands
+        return self._unsent
 
     def _assemble(self, batch: list[Injection]) -> CallPlan:
+        """The call laid out (``messages + batch``), with the request options; a layout's own keyword wins."""
         parts = CallParts(system=self.system, tools=self.tool_definitions, durable=self.messages, batch=batch,
                           prefill_ok=self.spec.supports_prefill, previous_durable_len=self._previous_len,
                           tool_choice=self.config.tool_choice, tool_changes=self.offer.changes())
         plan = CallPlan.of(self.layout(parts))
         for key, value in self.config.request.model_dump(exclude_none=True, exclude={"betas"}).items():
-            plan.request.setdefault(key, value)  # a layout's own wins (one that asks to drop blocks, say)
+            plan.request.setdefault(key, value)
         plan.betas = [*plan.betas, *(b for b in self.config.request.betas if b not in plan.betas)]
         if self.config.check_append_only and self.last_request is not None:
             edit = first_edit(self.last_request, plan.sent())
@@ -286,15 +270,42 @@ class Agent:
         with api.stream(**keywords) as stream:
             return stream.get_final_message()
 
+    def _failed(self, error: Exception) -> RunResult:
+        """The run stops cleanly, every completed turn in the history, and can be resumed."""
+        self._hook(ErrorEvent(Point.ERROR, self, error))
+        return RunResult(status="error", error=_describe(error))
+
     def _record(self, plan: CallPlan, response: Any, batch: list[Injection]) -> CallRecord:
+        """What the call cost, billed in the store before anything else; then the POST_LLM_CALL hooks."""
         self._previous_len = len(self.messages)
         record = CallRecord.from_usage(response.usage, self.model)
-        # Paid for, whatever happens before its turn is written (not synced: the turn will be).
-        self.store.write({"type": "billed", "call": record.model_dump()}, sync=False)
+        self.store.write({"type": "billed", "call": record.model_dump()}, sync=False)  # not synced: the turn will be
         self.calls.append(record)  # in memory now, for hooks; in the store with its turn
         self.last_request, self.last_batch = plan.sent(), batch
         self._hook(CallEvent(Point.POST_LLM_CALL, self, self.last_request, response, batch))
         return record
+
+    def _take(self, plan: CallPlan, response: Any, record: CallRecord) -> RunResult | None:
+        """The reply and its tools' results into the history, with the system entries the call carried
+        (its batch, its tool changes: on the wire for good once an answer follows them)."""
+        reply = assistant_message(response.content)
+        unfinished = _unfinished(response.stop_reason, self.config.max_tokens, text_of(reply))
+        if unfinished or not reply["content"]:  # nothing to build on: the history unchanged, the notes unsent
+            self._append("turn", [], record)
+            return unfinished or RunResult(status="done")
+        calls = tool_uses(reply)
+        results = [self._run_tool(call) for call in calls]
+        self._append("turn", [*plan.entries, reply, *([{"role": "user", "content": results}] if calls else [])], record)
+        for entry in plan.entries:
+            self.offer.announced(entry["content"])
+        return self._outcome(reply, calls, results)
+
+    def _outcome(self, reply: dict, calls: list[dict], results: list[dict]) -> RunResult | None:
+        """Done on a reply without tool calls, or on a final tool's success (its output is the result)."""
+        if not calls:
+            return RunResult(status="done", final_text=text_of(reply))
+        final = next((r for c, r in zip(calls, results) if self.toolbox.is_final(c, r)), None)
+        return RunResult(status="done", final_text=final["content"]) if final else None
 
     def _run_tool(self, call: dict) -> dict:
         self._hook(ToolCallEvent(Point.PRE_TOOL_CALL, self, call))
