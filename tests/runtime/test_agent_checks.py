@@ -107,3 +107,26 @@ def test_the_call_is_laid_out_with_the_models_prefill_and_the_configured_tool_ch
     request = agent.last_request
     assert request["tool_choice"] == {"type": "auto"} and set(points) == {Point.PRE_LLM_CALL}
     assert request["messages"][-1]["role"] == "assistant"  # a model that takes prefill: the batch rides after the turn
+
+
+@pytest.mark.parametrize("mode", ["enabled", "adaptive", "disabled", "between_tools"])
+def test_the_runtime_refuses_a_thinking_mode_exactly_where_the_emulator_answers_400(mode):
+    """The model table's ``thinking_refused`` (checked before a run) and the emulator's own check agree."""
+    from minimal_runtime.core.config import AgentConfig
+    from minimal_runtime.emulator.errors import ApiError
+    from minimal_runtime.emulator.models import lookup
+    from minimal_runtime.emulator.validate import _check_thinking
+    from minimal_runtime.provider.models import MODELS
+    thinking = {"type": mode, **({"budget_tokens": 2048} if mode == "enabled" else {})}
+    for model in MODELS:
+        try:
+            _check_thinking({"thinking": thinking}, lookup(model), set())
+            answered = True
+        except ApiError:
+            answered = False
+        try:
+            AgentConfig.of(model=model, thinking=thinking)
+            accepted = True
+        except ValueError:
+            accepted = False
+        assert accepted == answered, f"{model} {mode}: the runtime {'accepts' if accepted else 'refuses'} it"
