@@ -20,6 +20,7 @@ import tokenize
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -56,11 +57,39 @@ def fresh_venv(where: Path) -> Path:
     pytest.skip(f"could not install {' '.join(pins)} (no cache, no registry): {done.stderr.strip()[-200:]}")
 
 
+# Runs in the fork's venv: imports the SDK and the package once, then runs each script it is sent in a
+# forked copy of itself (as tests/runtime/test_store.py does), so a script costs its run, not an
+# interpreter's start and the SDK's import, and a script that SIGKILLs itself dies like any process.
+SERVER = """
+import json, os, sys, traceback
+import anthropic, {name}
+for line in sys.stdin:
+    job = json.loads(line)
+    pid = os.fork()
+    if pid == 0:
+        os.environ.update(job["env"])
+        sys.argv = ["-c", *job["args"]]
+        out = os.open(job["out"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        os.dup2(out, 1), os.dup2(out, 2)
+        code = 0
+        try:
+            exec(compile(job["script"], "<script>", "exec"), {{"__name__": "__main__"}})
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+        sys.stdout.flush(), sys.stderr.flush()
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    print(-os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status), flush=True)
+"""
+
+
 @dataclass
 class Fork:
     python: Path  # the fresh venv's
     dest: Path  # the folder the README's command wrote: the package and its test
     name: str
+    server: subprocess.Popen  # SERVER, in the fresh venv, from dest
 
     def run(self, emu: Emulator, script: str, *args: str, killed: bool = False) -> dict:
         """``script`` in the fork's venv, from ``dest``, against ``emu``; what it printed last, as JSON
@@ -69,14 +98,17 @@ class Fork:
             return self.run_at(base_url, script, *args, killed=killed)
 
     def run_at(self, base_url: str, script: str, *args: str, killed: bool = False) -> dict:
-        env = {"PATH": os.environ["PATH"], "ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": "offline-emulator"}
-        done = subprocess.run([str(self.python), "-E", "-s", "-c", PRELUDE.format(name=self.name) + script, *args],
-                              cwd=self.dest, env=env, capture_output=True, text=True, timeout=120)
+        out = self.dest.parent / "script.out"
+        env = {"ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": "offline-emulator"}
+        job = {"script": PRELUDE.format(name=self.name) + script, "args": list(args), "env": env, "out": str(out)}
+        self.server.stdin.write(json.dumps(job) + "\n")
+        self.server.stdin.flush()
+        status, printed = int(self.server.stdout.readline()), out.read_text()
         if killed:
-            assert done.returncode == -9, done.stderr
+            assert status == -9, printed
             return {}
-        assert done.returncode == 0, done.stderr
-        return json.loads(done.stdout.strip().splitlines()[-1])
+        assert status == 0, printed
+        return json.loads(printed.strip().splitlines()[-1])
 
 
 PRELUDE = """
@@ -94,7 +126,7 @@ def die(event):
 
 
 @pytest.fixture(scope="module")
-def fork(tmp_path_factory) -> Fork:
+def fork(tmp_path_factory) -> Iterator[Fork]:
     """One fresh venv, and the fork as the README's command writes it from a folder outside the project."""
     where = tmp_path_factory.mktemp("fork")
     python = fresh_venv(where / "venv")
@@ -105,7 +137,11 @@ def fork(tmp_path_factory) -> Fork:
     subprocess.run(["sh", "-e", "-c", shell], cwd=elsewhere, env=env, check=True, capture_output=True)
     (dest,) = [p for p in elsewhere.iterdir() if p.is_dir()]
     (package,) = [p for p in dest.iterdir() if p.is_dir()]
-    return Fork(python, dest, package.name)
+    server = subprocess.Popen([str(python), "-E", "-s", "-c", SERVER.format(name=package.name)], cwd=dest, text=True,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, env={"PATH": os.environ["PATH"]})
+    yield Fork(python, dest, package.name, server)
+    server.stdin.close()
+    server.wait(timeout=30)
 
 
 RAMBLE = Turn.of("Let me think about the numbers first. " * 30)  # cut at a max_tokens of 60
