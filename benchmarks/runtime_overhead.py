@@ -77,8 +77,8 @@ def history(turns: int, current: bool = False) -> list[dict]:
 
 def make_agent(turns: int, store: RunStore | None = None, model: str = MODEL) -> Agent:
     hooks = HookRegistry()
-    hooks.register(Point.PRE_LLM_CALL, lambda e: e.agent.inject_ephemeral("progress", f"I have made {len(e.agent.calls)} calls."))
-    hooks.register(Point.PRE_LLM_CALL, lambda e: e.agent.inject_ephemeral("plan", "I am on phase 2 of 4: collect pricing data."))
+    hooks.register(Point.PRE_LLM_CALL, lambda e: e.agent.inject_turn_scoped("progress", f"I have made {len(e.agent.calls)} calls."))
+    hooks.register(Point.PRE_LLM_CALL, lambda e: e.agent.inject_turn_scoped("plan", "I am on phase 2 of 4: collect pricing data."))
     hooks.register(Point.POST_LLM_CALL, lambda e: None)
     current = model == CURRENT
     agent = Agent(InstantClient(current), model=model, system="You are an agent.", hooks=hooks, max_steps=10_000,

@@ -13,10 +13,10 @@ from typing import Any
 
 from minimal_runtime.core.context import Injection  # a source and a text; .block() gives the marked text block
 
-__all__ = ["EphemeralQueue", "Injection", "append_batch", "batch_entry", "first_edit"]
+__all__ = ["TurnScopedQueue", "Injection", "append_batch", "batch_entry", "first_edit"]
 
 
-class EphemeralQueue:
+class TurnScopedQueue:
     """Injections for the next call only."""
 
     def __init__(self) -> None:
@@ -25,11 +25,11 @@ class EphemeralQueue:
 
     def inject(self, source: str, text: str) -> None:
         """Add an ``Injection(source=..., text=...)`` to the queue."""
-        raise NotImplementedError("ch01: EphemeralQueue.inject")
+        raise NotImplementedError("ch01: TurnScopedQueue.inject")
 
     def drain(self) -> list[Injection]:
         """Return every queued injection, in the order injected, and leave the queue empty."""
-        raise NotImplementedError("ch01: EphemeralQueue.drain")
+        raise NotImplementedError("ch01: TurnScopedQueue.drain")
 
     def __len__(self) -> int:
         return len(self._items)

@@ -63,7 +63,7 @@ print(result.status, result.final_text)  # done, max_steps, truncated, refused o
   service_tier=..., context_management=..., betas=[...])`, checked against the model table before
   anything is sent; `agent.configure(max_tokens=...)` changes them between runs.
 - **Hooks**: `HookRegistry().register(Point.PRE_LLM_CALL, hook)`; a hook reads `event.agent` and adds
-  a note for the next call with `event.agent.inject_ephemeral(source, text)`. `Point.END` runs once
+  a note for the next call with `event.agent.inject_turn_scoped(source, text)`. `Point.END` runs once
   per `run()`, whatever its status, with `event.result`. A hook that raises is logged and skipped.
 - **Notes are kept in the record**: on the current models a call's notes are one system entry that
   the model reads on that call only (`clear_at`), then resent untouched with the history, so they are

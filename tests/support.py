@@ -21,7 +21,7 @@ def progress_hooks():
     """A PRE_LLM_CALL hook that injects a per-call note, so every call has a batch."""
     from minimal_runtime.core.hooks import HookRegistry, Point
     hooks = HookRegistry()
-    hooks.register(Point.PRE_LLM_CALL, lambda e: e.agent.inject_ephemeral("progress", f"Calls made so far: {len(e.agent.calls)}."))
+    hooks.register(Point.PRE_LLM_CALL, lambda e: e.agent.inject_turn_scoped("progress", f"Calls made so far: {len(e.agent.calls)}."))
     return hooks
 
 

@@ -7,7 +7,7 @@ a package of their own (``python -m minimal_runtime fork DEST`` writes one).
 
 from .agent import Agent, RunResult
 from .config import AgentConfig, RequestOptions
-from .context import CallParts, CallPlan, EphemeralQueue, Injection, layout_for, tail_layout, turn_scoped_layout
+from .context import CallParts, CallPlan, TurnScopedQueue, Injection, layout_for, tail_layout, turn_scoped_layout
 from .hooks import (CallEvent, EndEvent, ErrorEvent, HookEvent, HookFailure, HookRegistry, Point, ToolCallEvent,
                     ToolResultEvent)
 from .protocols import AgentView, Feature, Hook, Layout, Store, Tool, Tools
@@ -15,7 +15,7 @@ from .steering import SteerTooLarge, steering_server
 from .store import EventLog, MemoryStore, RunState, RunStore, StoredRun, StoreLocked, load_run
 from .tools import FunctionTool, ToolBox, ToolOffer, ToolOutput
 
-__all__ = ["Agent", "AgentConfig", "RequestOptions", "RunResult", "CallParts", "CallPlan", "EphemeralQueue",
+__all__ = ["Agent", "AgentConfig", "RequestOptions", "RunResult", "CallParts", "CallPlan", "TurnScopedQueue",
            "Injection", "layout_for", "tail_layout", "turn_scoped_layout", "CallEvent", "EndEvent", "ErrorEvent",
            "HookEvent", "HookFailure", "HookRegistry", "Point", "ToolCallEvent", "ToolResultEvent", "AgentView",
            "Feature", "Hook", "Layout", "Store", "Tool", "Tools", "SteerTooLarge", "steering_server", "EventLog",

@@ -1,7 +1,8 @@
-"""The agent loop: durable history, an ephemeral batch per call, hooks around every step.
+"""The agent loop: durable history, a turn-scoped batch of notes per call, hooks around every step.
 
-    messages   the durable history, append-only; only a completed turn is ever appended
-    ephemeral  the notes for the next call (its batch), written by hooks
+    messages    the durable history, append-only; only a completed turn is ever appended
+    turn_queue  the notes for the next call (its batch), written by hooks: turn-scoped, the model
+                reads each on its own call only (on the current models it stays in the record)
 
 A run starts (``_begin``: what it sends besides its history, in the store), makes steps until it
 ends, and ends in one place (``_end``: the END hooks see its ``RunResult``, then the store). A step
@@ -40,7 +41,7 @@ from pydantic import BaseModel
 from ..provider.cost import CallRecord
 from ..provider.models import model_spec
 from .config import AgentConfig
-from .context import CallParts, CallPlan, EphemeralQueue, Injection, first_edit, layout_for, without_thinking
+from .context import CallParts, CallPlan, TurnScopedQueue, Injection, first_edit, layout_for, without_thinking
 from .hooks import CallEvent, EndEvent, ErrorEvent, HookEvent, HookRegistry, Point, ToolCallEvent, ToolResultEvent
 from .messages import assistant_message, dumps, printable, text_block, text_of, tool_uses, user
 from .protocols import Layout, Store, Tool, Tools
@@ -75,7 +76,7 @@ class Agent:
         hooks: HookRegistry | None = None,
         store: Store | None = None,
         layout: Layout | None = None,
-        ephemeral: EphemeralQueue | None = None,
+        turn_queue: TurnScopedQueue | None = None,
         offloader: Callable[[dict, dict], dict] | None = None,  # (tool_use, result) -> the result the history keeps
         **settings: Any,  # the rest of AgentConfig, and its request options (thinking=..., betas=...)
     ):
@@ -100,7 +101,7 @@ class Agent:
         self.offloader = offloader
         # the hooks, and the notes they queue for the next call
         self.hooks = hooks or HookRegistry()
-        self.ephemeral = ephemeral if ephemeral is not None else EphemeralQueue()
+        self.turn_queue = turn_queue if turn_queue is not None else TurnScopedQueue()
         self._unsent: list[Injection] = []  # the notes of a call whose turn has not landed
         # the last call, as sent (for hooks, views and the append-only check)
         self.last_request: dict | None = None
@@ -131,10 +132,10 @@ class Agent:
 
     # -- the two ways in from outside -------------------------------------------------------------
 
-    def inject_ephemeral(self, source: str, text: str) -> None:
-        """Add to the next call's batch. Shown to the model on that call only; whether it is kept
-        afterwards is the layout's (see the module docstring)."""
-        self.ephemeral.inject(source, text)
+    def inject_turn_scoped(self, source: str, text: str) -> None:
+        """Add a note to the next call's batch. The model reads it on that call only; on the current
+        models it is then kept, cleared, in the history and the record (see the module docstring)."""
+        self.turn_queue.inject(source, text)
 
     def steer(self, text: str) -> bool:
         """Queue a user message for the durable history, applied before the next call. Returns
@@ -240,8 +241,8 @@ class Agent:
         did not finish first, unless a hook has just written a note of the same source."""
         self._apply_steering()
         self._hook(HookEvent(Point.PRE_LLM_CALL, self))
-        self.ephemeral.requeue(self._unsent)
-        self._unsent = self.ephemeral.drain()  # unsent until the turn of this call lands
+        self.turn_queue.requeue(self._unsent)
+        self._unsent = self.turn_queue.drain()  # unsent until the turn of this call lands
         return self._unsent
 
     def _assemble(self, batch: list[Injection]) -> CallPlan:
@@ -320,7 +321,7 @@ class Agent:
         return result
 
     def _hook(self, event: HookEvent) -> None:
-        event.queue = self.ephemeral  # a failing hook's notes are cut back from it
+        event.queue = self.turn_queue  # a failing hook's notes are cut back from it
         self.hooks.run(event.point, event)
 
     def _apply_steering(self) -> None:

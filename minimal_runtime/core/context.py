@@ -1,4 +1,4 @@
-"""One call's context: the durable history, the ephemeral batch, and how they are laid out.
+"""One call's context: the durable history, the turn-scoped batch, and how they are laid out.
 
 The history is what the run remembers; the batch is what this one call needs right now (the plan
 position, the budget, a note): the model reads it on its own call only. The batch goes at the
@@ -57,7 +57,7 @@ def injected_source(block: dict) -> str | None:
     return text[5:text.index(" -->")]
 
 
-class EphemeralQueue:
+class TurnScopedQueue:
     """Injections for the next call only. ``drain`` hands them over and empties the queue.
     Thread-safe: a background process may inject while the agent works."""
 
@@ -243,7 +243,7 @@ def tail_layout(parts: CallParts) -> CallPlan:
 
 
 def batch_entry(batch: list[Injection]) -> dict:
-    """The call's batch as the provider's own ephemeral entry: shown on this call only, kept on the
+    """The call's batch as the provider's own turn-scoped entry: shown on this call only, kept on the
     wire, free once cleared. The same markers and text as the 2025 batch."""
     return {"role": "system", "clear_at": "next_user_message", "content": [i.block() for i in batch]}
 

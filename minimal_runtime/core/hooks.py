@@ -1,6 +1,6 @@
 """Lifecycle hooks: where the batch gets filled.
 
-Hooks at a point run in registration order, and each appends to the ephemeral queue, so
+Hooks at a point run in registration order, and each appends to the turn-scoped queue, so
 registration order is the order the model reads the batch. A hook that raises is logged, recorded
 and skipped: a missing note is a far better failure than a dead run. The exceptions are the types
 in ``HookRegistry.reraised`` (none by default): a project that wants some failures to stop the run
@@ -23,7 +23,7 @@ from pydantic import BaseModel
 
 if TYPE_CHECKING:
     from .agent import RunResult
-    from .context import EphemeralQueue, Injection
+    from .context import TurnScopedQueue, Injection
     from .protocols import AgentView, Feature, Hook
 
 log = logging.getLogger(__name__)
@@ -47,7 +47,7 @@ class HookEvent:
 
     point: Point
     agent: "AgentView"
-    queue: "EphemeralQueue | None" = field(default=None, kw_only=True)
+    queue: "TurnScopedQueue | None" = field(default=None, kw_only=True)
 
 
 @dataclass

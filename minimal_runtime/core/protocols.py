@@ -1,7 +1,7 @@
 """The runtime's interfaces, in one place. Everything that crosses one of them is a Messages API
 dict (messages, content blocks, tool definitions) or a pydantic model.
 
-    Layout    how one call is laid out (a ``CallPlan``) from the durable history and the ephemeral batch
+    Layout    how one call is laid out (a ``CallPlan``) from the durable history and the turn-scoped batch
     Hook      a function run at a lifecycle point; it reads the run and may inject into the batch
     Feature   one behaviour (a plan, a budget warning): an object that installs its hooks, each at its point
     Tool      something the model can call; validated input in, text out
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from ..provider.cost import CallRecord
-    from .context import CallParts, CallPlan, EphemeralQueue
+    from .context import CallParts, CallPlan, TurnScopedQueue
     from .hooks import HookEvent, HookRegistry
     from .store import RunState
     from .tools import ToolOutput
@@ -31,7 +31,7 @@ class Layout(Protocol):
 
 
 class Hook(Protocol):
-    """Runs at a lifecycle point. Injects with ``event.agent.inject_ephemeral(source, text)``.
+    """Runs at a lifecycle point. Injects with ``event.agent.inject_turn_scoped(source, text)``.
     A hook that raises is logged and skipped (unless its error type is in ``HookRegistry.reraised``)."""
 
     def __call__(self, event: "HookEvent") -> None: ...
@@ -100,7 +100,7 @@ class AgentView(Protocol):
     store: Store
     state: "RunState"  # what hooks keep across crashes: ``get(key)``, ``set(key, value)``
     toolbox: Tools  # to mask and unmask tools by phase
-    ephemeral: "EphemeralQueue"  # the next call's batch
+    turn_queue: "TurnScopedQueue"  # the next call's batch
 
     @property
     def max_steps(self) -> int: ...
@@ -113,7 +113,7 @@ class AgentView(Protocol):
 
     last_request: dict | None  # the last request sent, exactly as sent
 
-    def inject_ephemeral(self, source: str, text: str) -> None: ...
+    def inject_turn_scoped(self, source: str, text: str) -> None: ...
 
     def steer(self, text: str) -> bool: ...
 

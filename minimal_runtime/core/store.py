@@ -12,7 +12,7 @@ on load, and a damaged line is reported with its file, line and what is wrong, n
 ``JSONDecodeError``.
 
 What is written is what the history holds. On the turn-scoped layout that includes each call's
-ephemeral batch (it joins the history with its turn: see ``agent``); on the 2025 tail layout the
+turn-scoped batch (it joins the history with its turn: see ``agent``); on the 2025 tail layout the
 batch is never written here.
 
 ``MemoryStore`` keeps the same events in memory: the agent's default, so the loop has one code path

@@ -28,12 +28,12 @@ class NotesProgress:
         folder = self.workspace.root / "notes"
         notes = sorted(p.stem for p in folder.glob("*.md")) if folder.exists() else []
         have = ", ".join(notes) if notes else "none yet"
-        event.agent.inject_ephemeral("progress", f"Where I stand: notes saved for {len(notes)} of 4 competitors ({have}).")
+        event.agent.inject_turn_scoped("progress", f"Where I stand: notes saved for {len(notes)} of 4 competitors ({have}).")
 
 
 def pages_progress(event: HookEvent) -> None:
     """The long run's PRE_LLM_CALL hook: how far the reading has got."""
-    event.agent.inject_ephemeral("progress", f"Where I stand: {len(event.agent.calls)} pages read so far.")
+    event.agent.inject_turn_scoped("progress", f"Where I stand: {len(event.agent.calls)} pages read so far.")
 
 
 class DemoFailed(RuntimeError):

@@ -52,7 +52,7 @@ class BudgetMonitor:
             return
         self.warned_at = len(event.agent.calls) + 1
         event.agent.state.set("budget.warned_at", self.warned_at)
-        event.agent.inject_ephemeral("budget", CONTEXT_WARNING.format(
+        event.agent.inject_turn_scoped("budget", CONTEXT_WARNING.format(
             share=self.last_prompt_tokens / self.budget, tokens=self.last_prompt_tokens, budget=self.budget))
 
     def reset(self, event: HookEvent) -> None:
@@ -89,4 +89,4 @@ class MaxStepsWarning:
             return
         self.warned_at = len(event.agent.calls) + 1
         event.agent.state.set("steps.warned_at", self.warned_at)
-        event.agent.inject_ephemeral("steps", self.text.format(margin=self.margin))
+        event.agent.inject_turn_scoped("steps", self.text.format(margin=self.margin))

@@ -194,7 +194,7 @@ class _Summarizing:
         if not self.handoff:
             return True
         if self._asked is None:
-            agent.inject_ephemeral("handoff", HANDOFF_ASK)
+            agent.inject_turn_scoped("handoff", HANDOFF_ASK)
             self._asked = (self._read_note(), 0)
             return False
         before, waited = self._asked
@@ -337,7 +337,7 @@ class ContextGauge:
             text += " " + NOTES_ASK.format(pct=tenth * 10)
             self.asks += 1
         self._announced = tenth
-        event.agent.inject_ephemeral("context", text)
+        event.agent.inject_turn_scoped("context", text)
 
 
 # -- what was lost ----------------------------------------------------------------------------

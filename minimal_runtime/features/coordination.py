@@ -69,4 +69,4 @@ class Coordination:
                  f"I add to {NOTES_FILE} only what the others could not find out by themselves.",
                  f"I work in my claimed workspace ({claimed})." if claimed else
                  "Before my first edit I claim a workspace of my own."]
-        event.agent.inject_ephemeral("coordination", "\n".join(lines))
+        event.agent.inject_turn_scoped("coordination", "\n".join(lines))

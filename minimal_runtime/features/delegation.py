@@ -75,7 +75,7 @@ class TaskHook:
         hooks.register(Point.PRE_LLM_CALL, self.recite)
 
     def recite(self, event: HookEvent) -> None:
-        event.agent.inject_ephemeral("task", self.render(self.task))
+        event.agent.inject_turn_scoped("task", self.render(self.task))
 
 
 def report_tool() -> FunctionTool:

@@ -114,7 +114,7 @@ class EventRecitation:
         last = self.meter.verdicts[-1] if self.meter.verdicts else None
         if self.trigger.should_recite(self.current(event.agent), last):
             self.recitations += 1
-            event.agent.inject_ephemeral("plan", self.render(event.agent))
+            event.agent.inject_turn_scoped("plan", self.render(event.agent))
 
 
 def _failed(message: dict) -> bool:

@@ -288,7 +288,7 @@ class FilesystemRules:
         hooks.register(Point.PRE_LLM_CALL, self.remind)
 
     def remind(self, event: HookEvent) -> None:
-        event.agent.inject_ephemeral("filesystem", self.rules)
+        event.agent.inject_turn_scoped("filesystem", self.rules)
 
 
 @dataclass

@@ -457,7 +457,7 @@ class KnowledgeManager:
     def inject(self, event: HookEvent) -> None:
         block = self.board.take(role_of(event.agent.name))
         if block:
-            event.agent.inject_ephemeral("notes", block)
+            event.agent.inject_turn_scoped("notes", block)
 
     def after_call(self, event: HookEvent) -> None:
         if role_of(event.agent.name) == "other" or event.request is None:

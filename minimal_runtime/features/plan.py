@@ -139,7 +139,7 @@ class PlanHook:
         hooks.register(Point.PRE_LLM_CALL, self.recite, when=lambda event: self.state.plan is not None)
 
     def recite(self, event: HookEvent) -> None:
-        event.agent.inject_ephemeral("plan", self.render(self.state.plan))
+        event.agent.inject_turn_scoped("plan", self.render(self.state.plan))
 
 
 class MessageDiscipline:
@@ -153,7 +153,7 @@ class MessageDiscipline:
         hooks.register(Point.PRE_LLM_CALL, self.remind, when=lambda event: self.state.plan is None)
 
     def remind(self, event: HookEvent) -> None:
-        event.agent.inject_ephemeral("discipline", COMMUNICATION_RULES + " Raw text stays under 200 words.")  # pragma: no mutate (prose)
+        event.agent.inject_turn_scoped("discipline", COMMUNICATION_RULES + " Raw text stays under 200 words.")  # pragma: no mutate (prose)
 
 
 START_NOTE = ("A new user message has arrived. The first action acknowledges it with message_user; then comes the "
@@ -168,4 +168,4 @@ class StartNote:
         hooks.register(Point.START, self.note)
 
     def note(self, event: HookEvent) -> None:
-        event.agent.inject_ephemeral("start", START_NOTE)
+        event.agent.inject_turn_scoped("start", START_NOTE)

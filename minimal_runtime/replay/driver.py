@@ -350,7 +350,7 @@ def _replay_in(workdir: Path, run: RecordedRun, strategy: Strategy, model: str,
         if k < len(run.calls) and run.calls[k].compacted_before:  # the log's compaction, reproduced
             event.agent.replace_history([user(run.calls[k].compacted_before)])
         if strategy.batch:
-            event.agent.inject_ephemeral("progress", f"I have made {k} calls so far.")
+            event.agent.inject_turn_scoped("progress", f"I have made {k} calls so far.")
 
     def after_call(event) -> None:
         k = len(event.agent.calls) - 1

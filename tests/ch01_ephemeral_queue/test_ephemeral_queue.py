@@ -10,7 +10,7 @@ from tests.support import TASK, pricing_agent
 
 
 def test_drain_returns_in_order_and_empties(impl):
-    queue = impl.EphemeralQueue()
+    queue = impl.TurnScopedQueue()
     queue.inject("plan", "I am on phase 2.")
     queue.inject("budget", "I am at 40% of my window.")
     drained = queue.drain()
@@ -54,8 +54,8 @@ def _agent_with(impl, tmp_path, model="claude-sonnet-4-6"):
                                                 parts.batch, parts.prefill_ok)
         return request
     hooks = HookRegistry()
-    hooks.register(Point.PRE_LLM_CALL, lambda e: e.agent.inject_ephemeral("plan", f"SECRET-PLAN call {len(e.agent.calls)}"))
-    agent, emu, _ = pricing_agent(tmp_path, model=model, hooks=hooks, layout=layout, ephemeral=impl.EphemeralQueue())
+    hooks.register(Point.PRE_LLM_CALL, lambda e: e.agent.inject_turn_scoped("plan", f"SECRET-PLAN call {len(e.agent.calls)}"))
+    agent, emu, _ = pricing_agent(tmp_path, model=model, hooks=hooks, layout=layout, turn_queue=impl.TurnScopedQueue())
     return agent, emu
 
 
@@ -66,7 +66,7 @@ def test_a_run_keeps_injections_out_of_the_history(impl, tmp_path):
     assert agent.run(TASK).status == "done"
     assert all("SECRET-PLAN" in s for s in seen)  # every call carried its batch
     assert "SECRET-PLAN" not in dumps(agent.messages)  # and the history never did
-    assert len(agent.ephemeral) == 0
+    assert len(agent.turn_queue) == 0
 
 
 def test_a_run_on_a_prefill_model_keeps_injections_out_of_the_history(impl, tmp_path):
@@ -90,9 +90,9 @@ def test_a_run_on_a_current_model_keeps_every_batch_on_the_wire_and_passes_the_p
             request["messages"] = [*request["messages"], impl.batch_entry(parts.batch)]
         return request
     hooks = HookRegistry()
-    hooks.register(Point.PRE_LLM_CALL, lambda e: e.agent.inject_ephemeral("plan", f"PLAN call {len(e.agent.calls)}"))
+    hooks.register(Point.PRE_LLM_CALL, lambda e: e.agent.inject_turn_scoped("plan", f"PLAN call {len(e.agent.calls)}"))
     agent, _, _ = pricing_agent(tmp_path, model="claude-sonnet-5-5", hooks=hooks, layout=layout,
-                                ephemeral=impl.EphemeralQueue())
+                                turn_queue=impl.TurnScopedQueue())
     assert agent.run(TASK).status == "done"
     entries = [m for m in agent.messages if m["role"] == "system"]
     assert len(entries) == len(agent.calls) and all(m["clear_at"] == "next_user_message" for m in entries)

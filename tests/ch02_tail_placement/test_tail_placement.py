@@ -104,7 +104,7 @@ def test_a_long_run_reads_the_whole_previous_prompt_every_call(impl, tmp_path, m
     on the current model, every request is also an append-only extension of the one before."""
     layout = impl.tail_layout if model == LEGACY_MODEL else impl.turn_scoped_layout
     hooks = HookRegistry()
-    hooks.register(Point.PRE_LLM_CALL, lambda e: e.agent.inject_ephemeral("progress", f"{len(e.agent.calls)} done"))
+    hooks.register(Point.PRE_LLM_CALL, lambda e: e.agent.inject_turn_scoped("progress", f"{len(e.agent.calls)} done"))
     sent = []
     hooks.register(Point.POST_LLM_CALL, lambda e: sent.append(e.request))
     agent, emu = long_agent(tmp_path, turns=60, hooks=hooks, layout=layout, model=model)

@@ -82,7 +82,7 @@ def test_a_raising_error_hook_still_stops_cleanly(impl, tmp_path):
 def test_the_batch_order_is_the_registration_order(impl, tmp_path, model):
     registry = impl.HookRegistry()
     for source in ("policy", "plan", "budget"):
-        registry.register(impl.Point.PRE_LLM_CALL, lambda e, s=source: e.agent.inject_ephemeral(s, f"{s} note"), name=source)
+        registry.register(impl.Point.PRE_LLM_CALL, lambda e, s=source: e.agent.inject_turn_scoped(s, f"{s} note"), name=source)
     agent, _, _ = pricing_agent(tmp_path, hooks=registry, model=model)
     agent.run(TASK)
     last = agent.last_request["messages"][-1]

@@ -61,7 +61,7 @@ def test_the_warning_states_the_share_and_what_to_persist_as_a_fact(impl):
         injected = []
         state = RunState()  # what the runtime's agent keeps across crashes (a solution may use it)
 
-        def inject_ephemeral(self, source, text):
+        def inject_turn_scoped(self, source, text):
             self.injected.append((source, text))
     fake = FakeAgent()
     event = type("E", (), {"agent": fake})()

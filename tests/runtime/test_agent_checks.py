@@ -45,7 +45,7 @@ def test_every_hook_point_gets_an_event_of_its_own_type_with_only_what_that_poin
     agent, emu, _ = pricing_agent(tmp_path)
     seen = []
     for point in Point:
-        agent.hooks.register(point, lambda e: seen.append((e.point, type(e), e.agent is agent, e.queue is agent.ephemeral)))
+        agent.hooks.register(point, lambda e: seen.append((e.point, type(e), e.agent is agent, e.queue is agent.turn_queue)))
     agent.run(TASK)
     emu.inject_fault(529, count=10)
     agent.run("And once more.")
@@ -102,7 +102,7 @@ def test_a_steer_left_when_the_step_cap_ends_the_run_is_kept_once_and_the_result
 def test_the_call_is_laid_out_with_the_models_prefill_and_the_configured_tool_choice(tmp_path):
     agent, emulator, _ = pricing_agent(tmp_path, model="claude-sonnet-4-5", tool_choice={"type": "auto"})
     points = []
-    agent.hooks.register(Point.PRE_LLM_CALL, lambda e: (points.append(e.point), e.agent.inject_ephemeral("note", "n")))
+    agent.hooks.register(Point.PRE_LLM_CALL, lambda e: (points.append(e.point), e.agent.inject_turn_scoped("note", "n")))
     agent.run(TASK)
     request = agent.last_request
     assert request["tool_choice"] == {"type": "auto"} and set(points) == {Point.PRE_LLM_CALL}

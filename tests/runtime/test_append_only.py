@@ -186,7 +186,7 @@ def test_random_hook_plans_stay_append_only_and_batches_stay_in_their_call(plans
 
         def inject(event):
             for source in plans[len(event.agent.calls) % len(plans)]:
-                event.agent.inject_ephemeral(source, f"BATCH-{len(event.agent.calls)}-{source}")
+                event.agent.inject_turn_scoped(source, f"BATCH-{len(event.agent.calls)}-{source}")
         hooks.register(Point.PRE_LLM_CALL, inject)
         sent = recording(hooks)
         seen: list[str] = []

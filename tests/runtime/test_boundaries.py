@@ -20,7 +20,7 @@ class _Calls:
         self.injected: list[tuple[str, str]] = []
         self.state = RunState()
 
-    def inject_ephemeral(self, source: str, text: str) -> None:
+    def inject_turn_scoped(self, source: str, text: str) -> None:
         self.injected.append((source, text))
 
 
@@ -75,45 +75,45 @@ def test_a_failing_hook_is_logged_and_recorded_with_its_name_point_and_error(cap
     the log line's parts were not checked)."""
     import logging
 
-    from minimal_runtime.core.context import EphemeralQueue
+    from minimal_runtime.core.context import TurnScopedQueue
     from minimal_runtime.core.hooks import HookEvent, HookRegistry, Point
 
     class View:
-        ephemeral = EphemeralQueue()
+        turn_queue = TurnScopedQueue()
 
     def half_written(event):
-        event.agent.ephemeral.inject("note", "half")
+        event.agent.turn_queue.inject("note", "half")
         raise ValueError("boom")
     hooks = HookRegistry()
     hooks.register(Point.PRE_LLM_CALL, half_written)
     with caplog.at_level(logging.WARNING):
-        hooks.run(Point.PRE_LLM_CALL, HookEvent(Point.PRE_LLM_CALL, View(), queue=View.ephemeral))
+        hooks.run(Point.PRE_LLM_CALL, HookEvent(Point.PRE_LLM_CALL, View(), queue=View.turn_queue))
     assert [r.getMessage() for r in caplog.records] == ["hook half_written failed at pre_llm_call: ValueError: boom"]
     assert hooks.failures[0].hook == "half_written" and hooks.failures[0].error == "ValueError: boom"
-    assert len(View.ephemeral) == 0  # its half-written note is not delivered
+    assert len(View.turn_queue) == 0  # its half-written note is not delivered
 
 
 def test_a_failing_hook_rolls_back_only_its_own_notes_and_a_condition_sees_the_event():
-    from minimal_runtime.core.context import EphemeralQueue
+    from minimal_runtime.core.context import TurnScopedQueue
     from minimal_runtime.core.hooks import HookEvent, HookRegistry, Point, hook_name
 
     class View:
-        ephemeral = EphemeralQueue()
+        turn_queue = TurnScopedQueue()
         phase = "execute"
 
     class Counter:  # a callable object: named after its type
         def __call__(self, event):
-            event.agent.ephemeral.inject("count", "1")
+            event.agent.turn_queue.inject("count", "1")
 
     def failing(event):
-        event.agent.ephemeral.inject("note", "half")
+        event.agent.turn_queue.inject("note", "half")
         raise ValueError("boom")
     hooks = HookRegistry()
     hooks.register(Point.PRE_LLM_CALL, Counter(), when=lambda e: e.agent.phase == "execute")
     hooks.register(Point.PRE_LLM_CALL, failing)
-    hooks.register(Point.PRE_LLM_CALL, lambda e: e.agent.ephemeral.inject("plan", "p"), when=lambda e: e.agent.phase == "plan")
-    hooks.run(Point.PRE_LLM_CALL, HookEvent(Point.PRE_LLM_CALL, View(), queue=View.ephemeral))
-    assert [i.source for i in View.ephemeral.drain()] == ["count"]  # before the failure: kept; the false condition: skipped
+    hooks.register(Point.PRE_LLM_CALL, lambda e: e.agent.turn_queue.inject("plan", "p"), when=lambda e: e.agent.phase == "plan")
+    hooks.run(Point.PRE_LLM_CALL, HookEvent(Point.PRE_LLM_CALL, View(), queue=View.turn_queue))
+    assert [i.source for i in View.turn_queue.drain()] == ["count"]  # before the failure: kept; the false condition: skipped
     assert hooks.names(Point.PRE_LLM_CALL)[:2] == ["Counter", "failing"] and hook_name(Counter()) == "Counter"
 
 

@@ -213,7 +213,7 @@ def test_the_gauge_speaks_in_tenths_and_asks_for_notes_once_per_new_tenth():
         def __init__(self):
             self.messages, self.calls, self.notes = [user("t")], [], []
 
-        def inject_ephemeral(self, source, text):
+        def inject_turn_scoped(self, source, text):
             self.notes.append(text)
     gauge, view = ContextGauge(window=1000), View()
     for prompt in (50, 120, 150, 340, 90, 130):

@@ -135,7 +135,7 @@ class Agent:
     def __init__(self, messages, prompt=0):
         self.messages, self.calls, self.injected = list(messages), [NS(prompt_tokens=prompt)], []
 
-    def inject_ephemeral(self, source, text):
+    def inject_turn_scoped(self, source, text):
         self.injected.append((source, text))
 
     def replace_history(self, messages):

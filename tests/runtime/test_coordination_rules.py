@@ -17,7 +17,7 @@ class Agent:
     def __init__(self, messages=()):
         self.messages, self.injected = list(messages), []
 
-    def inject_ephemeral(self, source, text):
+    def inject_turn_scoped(self, source, text):
         self.injected.append((source, text))
 
 

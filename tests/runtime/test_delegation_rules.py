@@ -154,7 +154,7 @@ class Agent:
     def __init__(self):
         self.injected = []
 
-    def inject_ephemeral(self, source, text):
+    def inject_turn_scoped(self, source, text):
         self.injected.append((source, text))
 
 

@@ -21,7 +21,7 @@ def _demo_folders_in_tmp_path(tmp_path, monkeypatch):
 
 def test_call_view_tells_the_regions_apart(tmp_path):
     hooks = HookRegistry()
-    hooks.register(Point.PRE_LLM_CALL, lambda e: e.agent.inject_ephemeral("plan", "I am on phase 2 of 4."))
+    hooks.register(Point.PRE_LLM_CALL, lambda e: e.agent.inject_turn_scoped("plan", "I am on phase 2 of 4."))
     agent, _, _ = pricing_agent(tmp_path, hooks=hooks)
     agent.run(TASK)
     view = CallView(agent.last_request, agent.calls[-1])  # the agent records; the view shows

@@ -25,7 +25,7 @@ def test_no_ephemeral_text_in_history_or_store(per_call, prefill_model):
 
         def inject(event):
             for k, (source, body) in enumerate(per_call[len(event.agent.calls) % len(per_call)]):
-                event.agent.inject_ephemeral(source, f"{marker}{len(event.agent.calls)}-{k} {body}")
+                event.agent.inject_turn_scoped(source, f"{marker}{len(event.agent.calls)}-{k} {body}")
         hooks.register(Point.PRE_LLM_CALL, inject)
         model = "claude-opus-4-5" if prefill_model else "claude-sonnet-4-6"
         agent, emu = long_agent(Path(tmp), turns=99, model=model, hooks=hooks, store=RunStore(Path(tmp) / "run"))

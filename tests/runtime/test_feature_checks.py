@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from minimal_runtime.core.context import EphemeralQueue
+from minimal_runtime.core.context import TurnScopedQueue
 from minimal_runtime.core.hooks import HookEvent, HookRegistry, Point, ToolResultEvent
 from minimal_runtime.core.store import RunState
 from minimal_runtime.features.budget import MaxStepsWarning
@@ -123,10 +123,10 @@ def test_counters_count_every_duplicate_and_reread_and_store_only_changes():
 
 def test_the_step_warning_records_the_call_it_rides_on():
     warning = MaxStepsWarning(margin=3)
-    agent = SimpleNamespace(calls=[None] * 7, steps=7, max_steps=10, ephemeral=EphemeralQueue(), state=RunState())
-    agent.inject_ephemeral = agent.ephemeral.inject
+    agent = SimpleNamespace(calls=[None] * 7, steps=7, max_steps=10, turn_queue=TurnScopedQueue(), state=RunState())
+    agent.inject_turn_scoped = agent.turn_queue.inject
     warning.warn(HookEvent(Point.PRE_LLM_CALL, agent))
-    (note,) = agent.ephemeral.drain()
+    (note,) = agent.turn_queue.drain()
     assert warning.warned_at == 8 and note.source == "steps" and note.text.startswith("3 calls are left")
 
 
@@ -144,10 +144,10 @@ def test_the_plan_tool_says_what_is_wrong_and_a_state_can_start_with_a_plan():
 def test_the_plan_hook_waits_for_a_plan_without_failing():
     state, hooks = PlanState(), HookRegistry()
     hooks.install(PlanHook(state))
-    agent = SimpleNamespace(ephemeral=EphemeralQueue())
-    agent.inject_ephemeral = agent.ephemeral.inject
+    agent = SimpleNamespace(turn_queue=TurnScopedQueue())
+    agent.inject_turn_scoped = agent.turn_queue.inject
     hooks.run(Point.PRE_LLM_CALL, HookEvent(Point.PRE_LLM_CALL, agent))
-    assert hooks.failures == [] and len(agent.ephemeral) == 0
+    assert hooks.failures == [] and len(agent.turn_queue) == 0
     state.apply(PlanEdit(goal="g", phases=[Phase(title="a")]))
     hooks.run(Point.PRE_LLM_CALL, HookEvent(Point.PRE_LLM_CALL, agent))
-    assert [i.source for i in agent.ephemeral.drain()] == ["plan"]
+    assert [i.source for i in agent.turn_queue.drain()] == ["plan"]

@@ -267,12 +267,12 @@ NOTES = """
 def once(event):  # a note given once per run, kept in the run's state
     if not event.agent.state.get("told"):
         event.agent.state.set("told", True)
-        event.agent.inject_ephemeral("once", "The figures are in thousands.")
+        event.agent.inject_turn_scoped("once", "The figures are in thousands.")
 
 hooks = HookRegistry()
 hooks.register(Point.START, lambda e: e.agent.state.set("told", False))
 hooks.register(Point.PRE_LLM_CALL, once)
-hooks.register(Point.PRE_LLM_CALL, lambda e: e.agent.inject_ephemeral("step", f"Step {{e.agent.steps + 1}}."))
+hooks.register(Point.PRE_LLM_CALL, lambda e: e.agent.inject_turn_scoped("step", f"Step {{e.agent.steps + 1}}."))
 store = RunStore(sys.argv[1])
 agent = Agent(client(), model="{model}", system="You add.", tools=[FunctionTool.of(lambda_add)], hooks=hooks, store=store,
               max_tokens=int(sys.argv[2]))
@@ -420,6 +420,27 @@ def test_a_plain_function_is_a_tool_and_anything_else_is_told_what_a_tool_is(for
     assert results[0]["is_error"] and results[0]["content"].startswith("Invalid input for add: b:")
     assert results[1]["content"] == "5" and run["status"] == "done"
     assert run["refused"].startswith("42 is not a tool: a tool is a plain function")
+
+
+# item 7: names that say what happens ----------------------------------------------------------------------
+
+NAMES = """
+hooks = HookRegistry()
+hooks.register(Point.PRE_LLM_CALL, lambda e: e.agent.inject_turn_scoped("step", f"Step {{e.agent.steps + 1}}."))
+agent = Agent(client(), model="{model}", tools=[FunctionTool.of(lambda_add)], hooks=hooks)
+agent.run("Add.")
+names = [*package.__all__, *dir(Agent), *vars(agent)]
+print(json.dumps({{"names": names, "record": agent.store.load().messages, "last": agent.last_request["messages"]}}))
+"""
+
+
+def test_turn_scoped_notes_are_named_so_kept_in_the_record_and_cleared_after_their_turn(fork):
+    run = fork.run(Emulator(model=MODEL, policy=answering(tool_rounds=1)), ADD + NAMES.format(model=MODEL))
+    assert [n for n in run["names"] if "ephemeral" in n.lower()] == []
+    assert "inject_turn_scoped" in run["names"] and "TurnScopedQueue" in run["names"]
+    entries = [m for m in run["record"] if m.get("clear_at") == "next_user_message"]
+    assert [b["text"] for m in entries for b in m["content"]] == ["<!-- step -->\nStep 1.", "<!-- step -->\nStep 2."]
+    assert entries[0] in run["last"]  # resent with the history, cleared: the model reads it on its own call only
 
 
 # the size of what a fork copies ---------------------------------------------------------------------------

@@ -65,7 +65,7 @@ def test_a_current_models_max_output_streams_instead_of_crashing():
 
 def test_a_client_side_error_ends_the_run_cleanly_and_loses_no_batch(tmp_path):
     agent, _ = agent_on(ScriptedPolicy(["Done."]), store=RunStore(tmp_path / "r"))
-    agent.hooks.register(Point.PRE_LLM_CALL, lambda e: e.agent.inject_ephemeral("plan", "PLAN") if not e.agent.calls else None)
+    agent.hooks.register(Point.PRE_LLM_CALL, lambda e: e.agent.inject_turn_scoped("plan", "PLAN") if not e.agent.calls else None)
     create = agent.client.beta.messages.create
 
     def refuse(**kwargs):
@@ -84,7 +84,7 @@ def test_a_client_side_error_ends_the_run_cleanly_and_loses_no_batch(tmp_path):
 @pytest.mark.parametrize("model", [CURRENT, LEGACY])
 def test_string_content_in_the_history_is_sent_as_the_api_takes_it(model):
     agent, _ = agent_on(ScriptedPolicy(["Carrying on."]), model=model)
-    agent.hooks.register(Point.PRE_LLM_CALL, lambda e: e.agent.inject_ephemeral("plan", "phase 2"))
+    agent.hooks.register(Point.PRE_LLM_CALL, lambda e: e.agent.inject_turn_scoped("plan", "phase 2"))
     agent.replace_history([{"role": "user", "content": "summary of the work so far"}])
     assert agent.run().status == "done"
     sent = agent.last_request["messages"]
@@ -231,7 +231,7 @@ def test_the_layout_says_what_the_call_sends_and_what_the_history_keeps():
     agent, emu = agent_on(ScriptedPolicy([[tool_use("read_page", {"n": 1})], "Read."]))
     layout = agent.layout
     agent.layout = lambda parts: plans.append(layout(parts)) or plans[-1]
-    agent.hooks.register(Point.PRE_LLM_CALL, lambda e: e.agent.inject_ephemeral("plan", "I read page 1."))
+    agent.hooks.register(Point.PRE_LLM_CALL, lambda e: e.agent.inject_turn_scoped("plan", "I read page 1."))
     assert agent.run("Read page 1.").status == "done"
     assert all(isinstance(p, CallPlan) and p.betas for p in plans)  # a current model: the beta endpoint
     assert [m for m in agent.messages if m["role"] == "system"] == [e for p in plans for e in p.entries]

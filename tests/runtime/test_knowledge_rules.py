@@ -385,7 +385,7 @@ def test_the_notes_land_in_the_agent_s_batch_under_their_own_name():
     km = KnowledgeManager(_Recorded(), "claude-haiku-5-5", FakeClock(), pool=SerialPool())
     km.board.post(KmOutput(nudges=[Nudge(text="Save first.", role="executor")]))
     injected = []
-    agent = NS(name="executor", inject_ephemeral=lambda name, text: injected.append((name, text)))
+    agent = NS(name="executor", inject_turn_scoped=lambda name, text: injected.append((name, text)))
     km.inject(NS(agent=agent))
     km.inject(NS(agent=agent))  # nothing left: nothing injected
     assert injected == [("notes", "- Save first.")]

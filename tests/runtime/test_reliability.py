@@ -14,7 +14,7 @@ import pytest
 from pydantic import BaseModel
 
 from minimal_runtime.core.agent import Agent
-from minimal_runtime.core.context import EphemeralQueue, Injection, batch_of, injected_source, with_breakpoints
+from minimal_runtime.core.context import TurnScopedQueue, Injection, batch_of, injected_source, with_breakpoints
 from minimal_runtime.core.hooks import HookRegistry, Point
 from minimal_runtime.core.messages import dumps
 from minimal_runtime.core.steering import steering_server
@@ -242,7 +242,7 @@ def test_a_one_shot_note_whose_call_failed_is_sent_on_the_next(tmp_path):
     def warn_once(event):
         if not once["done"]:
             once["done"] = True
-            event.agent.inject_ephemeral("budget", "I am at 81% of my window.")
+            event.agent.inject_turn_scoped("budget", "I am at 81% of my window.")
     agent.hooks.register(Point.PRE_LLM_CALL, warn_once)
     agent.hooks.register(Point.POST_LLM_CALL, lambda e: sent.append([i.source for i in e.batch]))
     emu.inject_fault(529, count=3)  # the first attempt and the SDK's two retries
@@ -252,7 +252,7 @@ def test_a_one_shot_note_whose_call_failed_is_sent_on_the_next(tmp_path):
 
 
 def test_a_requeued_note_gives_way_to_a_fresh_one_of_the_same_source():
-    queue = EphemeralQueue()
+    queue = TurnScopedQueue()
     queue.inject("plan", "fresh plan")
     queue.requeue([Injection(source="plan", text="old plan"), Injection(source="budget", text="warning")])
     assert [(i.source, i.text) for i in queue.drain()] == [("budget", "warning"), ("plan", "fresh plan")]
@@ -264,9 +264,9 @@ def test_a_failing_hook_delivers_nothing_it_wrote_before_failing(tmp_path):
     hooks = HookRegistry()
 
     def half(event):
-        event.agent.inject_ephemeral("memory", "HALF-WRITTEN")
+        event.agent.inject_turn_scoped("memory", "HALF-WRITTEN")
         raise ConnectionError("store unreachable")
-    hooks.register(Point.PRE_LLM_CALL, lambda e: e.agent.inject_ephemeral("plan", "PLAN-NOTE"))
+    hooks.register(Point.PRE_LLM_CALL, lambda e: e.agent.inject_turn_scoped("plan", "PLAN-NOTE"))
     hooks.register(Point.PRE_LLM_CALL, half)
     sent = []
     hooks.register(Point.POST_LLM_CALL, lambda e: sent.append(dumps(e.request)))
