@@ -69,7 +69,7 @@ def chapter_tests(root: Path = ROOT) -> Counter:
     counts = Counter(re.findall(r"^tests/ch(\d\d)_\w+/\S+::", listed.stdout, re.M))
     if listed.returncode != 0:  # a collection error: counted, shown as a mismatch, never kept
         return counts
-    write_whole(kept, json.dumps(counts).encode())  # whole or absent: a worker reading it meanwhile never sees half
+    write_whole(kept.parent, kept.name, json.dumps(counts).encode())  # whole or absent: a worker reading it meanwhile never sees half
     return counts
 
 
