@@ -12,6 +12,10 @@ from pathlib import Path
 
 import pytest
 
+# tests/ui/ drives a browser (Playwright, Debian's chromium): `make ui-test` runs it with UI_TEST=1; make
+# test and a bare pytest leave it out, uncollected (Playwright is not installed for them)
+collect_ignore = [] if os.environ.get("UI_TEST") else ["ui"]
+
 
 def pytest_addoption(parser):
     parser.addoption("--impl", default=os.environ.get("COURSE_IMPL", "solutions"), choices=["exercises", "solutions"],
