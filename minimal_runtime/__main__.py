@@ -1,5 +1,5 @@
 """Command line: ``python -m minimal_runtime demo [--turns N]``, ``replay PATH [--strategy S]``,
-``serve [--port N] [--upstream URL]`` and ``fork DEST [--name PKG]``."""
+``serve [--port N] [--upstream URL] [--ui]``, ``view LOG.jsonl`` and ``fork DEST [--name PKG]``."""
 
 from __future__ import annotations
 
@@ -25,6 +25,10 @@ def main(argv: list[str] | None = None) -> None:
                                             "only), with its README and a test")
     fork.add_argument("dest", help="the folder to write into (created if needed)")
     fork.add_argument("--name", default="agent", help="the package's name (default %(default)s)")
+    view = commands.add_parser("view", help="serve --ui's page for a --log file, on loopback")
+    view.add_argument("log", metavar="FILE.jsonl", help="a log written by serve --log")
+    view.add_argument("--host", default="127.0.0.1", help="the address to listen on (default %(default)s: loopback)")
+    view.add_argument("--port", type=int, default=8766, help="default %(default)s; 0 picks a free port")
     args = parser.parse_args(argv)
     if args.command == "demo":
         from .example.demo import DemoFailed, run_demo
@@ -40,6 +44,9 @@ def main(argv: list[str] | None = None) -> None:
     elif args.command == "fork":
         from .fork import main as fork_main
         fork_main(args)
+    elif args.command == "view":
+        from .serve.page import view_main
+        view_main(args)
 
 
 def add_serve(commands) -> None:
@@ -75,6 +82,9 @@ def add_serve(commands) -> None:
                    help="Message Batches: seconds from create until a batch has ended, its requests sent in waves "
                         "spread over them (default 0: at once, the first poll sees it ended; over 86400 the rest "
                         "expire at 24 h)")
+    s.add_argument("--ui", action="store_true",
+                   help="also serve a page at /ui on the same port: the conversations, their calls, each call's "
+                        "prompt in cache regions, where a prefix broke; it updates as the run goes on")
     s.add_argument("--upstream", default=None, metavar="URL",
                    help="a recording proxy: forward to this Messages API server with the client's own key, and "
                         "report its usage next to the emulator's prediction")

@@ -25,9 +25,11 @@ from ..emulator.server import serve as serve_http
 from ..emulator.models import lookup
 from .exchange import Exchange, Log
 from .faults import Faults
+from .page import Page, is_page
 from .policy import ToolThenAnswer
 from .proxy import Upstream, predict, shown
 from .report import Report
+from .timeline import Timeline
 
 DEFAULT_PORT = 8765
 DUMMY_KEY = "dummy-key-for-the-offline-emulator"
@@ -40,18 +42,24 @@ class Front:
     its line printed and its record logged."""
 
     def __init__(self, emulator: Emulator, *, upstream: str | None = None, log: str | None = None,
-                 out: IO[str] | None = None):
+                 out: IO[str] | None = None, ui: bool = False):
         self.emulator = emulator
         self.upstream = Upstream(upstream) if upstream else None
         self.log = Log(log) if log else None
         self.out = out
         self.report = Report()
+        self.timeline = Timeline(f"serve: the recording proxy for {shown(upstream)[0]}" if upstream
+                                 else "serve: the offline emulator", live=True) \
+            if ui else None  # --ui: the page's record of the run
+        self.page = Page(self.timeline) if self.timeline is not None else None
         self.lines: list[str] = []
         self._print = threading.Lock()
 
     def handle(self, method: str, path: str, body: bytes,
                headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
         headers = headers or {}
+        if self.page is not None and is_page(path):  # the page, not an API call: neither reported nor forwarded
+            return self.page.handle(method, path, body, headers)
         if self.upstream is not None:
             status, out, payload = self.upstream.forward(method, path, body, headers)
         else:  # the emulator answers every path (the model listing too) and reads the query itself
@@ -115,6 +123,8 @@ class Front:
         n, line = self.report.line(exchange, exchange.prefix)
         if self.log:
             self.log.write(n, exchange, line)
+        if self.timeline is not None:
+            self.timeline.add(exchange.record(n, line))
         self._emit(line)
 
     def _emit(self, line: str) -> None:
@@ -185,9 +195,11 @@ def prefix_verdict(emulator: Emulator, x: Exchange, headers: dict[str, str]) -> 
 
 @contextlib.contextmanager
 def started(emulator: Emulator, host: str = "127.0.0.1", port: int = 0, *, upstream: str | None = None,
-            log: str | None = None, out: IO[str] | None = None, **server_options) -> Iterator[tuple[str, Front]]:
-    """Serve ``emulator`` (or proxy ``upstream``) with the per-call report; yields (base URL, front)."""
-    front = Front(emulator, upstream=upstream, log=log, out=out)
+            log: str | None = None, out: IO[str] | None = None, ui: bool = False,
+            **server_options) -> Iterator[tuple[str, Front]]:
+    """Serve ``emulator`` (or proxy ``upstream``) with the per-call report (and with ``ui`` the page at
+    ``/ui``); yields (base URL, front)."""
+    front = Front(emulator, upstream=upstream, log=log, out=out, ui=ui)
     try:
         with serve_http(front, host, port, raw=True, **server_options) as base_url:
             yield base_url, front
@@ -242,7 +254,7 @@ def main(args) -> None:
         emulator.threads.ttl = args.thread_ttl
         extras += f", threads expire after {args.thread_ttl:g} s"
     try:
-        front = Front(emulator, upstream=args.upstream, log=args.log, out=sys.stdout)
+        front = Front(emulator, upstream=args.upstream, log=args.log, out=sys.stdout, ui=args.ui)
     except OSError as e:
         raise SystemExit(f"serve: cannot write the log {args.log}: {e.strerror or e}")
     stop = threading.Event()
@@ -256,6 +268,9 @@ def main(args) -> None:
             raise SystemExit(f"serve: cannot listen on {args.host}:{args.port}: {e.strerror or e}; "
                              "pick another with --port (0: any free port)")
         print(banner(url, emulator, name, args.upstream, extras), flush=True)
+        if front.page is not None:
+            print(f"  the page: {url}/ui  (conversations, calls, prompts in cache regions; updates as the run goes on)",
+                  flush=True)
         while not stop.wait(0.5):
             pass
         print("\n" + front.report.summary(), flush=True)

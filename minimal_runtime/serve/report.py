@@ -43,6 +43,49 @@ class Previous:
     request: dict
     record: CallRecord
     at: float
+    n: int = 0  # the call's number, where the caller numbers calls (the page does)
+
+
+class Conversations:
+    """Which earlier call a request continues. A conversation is the requests that begin with the
+    same first message; of its recent calls, the one a request continues is the one it shares the most
+    leading messages with (on a tie one it extends whole, then the latest), so two agents or two runs
+    of one task interleaved are told apart. The report and ``serve --ui``'s page both group by it."""
+
+    def __init__(self) -> None:
+        self._recent: OrderedDict[bytes, list[Previous]] = OrderedDict()
+
+    @staticmethod
+    def key(request: dict) -> bytes:
+        """The conversation a request belongs to: its first message (or, with none, its system)."""
+        messages = request.get("messages") or []
+        first = messages[0] if messages else {"system": request.get("system")}
+        return hashlib.blake2b(canon(first), digest_size=16).digest()
+
+    def previous(self, request: dict) -> Previous | None:
+        try:
+            candidates = self._recent.get(self.key(request)) or []
+        except (TypeError, ValueError):
+            return None
+        messages = request.get("messages") or []
+
+        def continued(p: Previous) -> tuple[int, bool]:  # the longest shared run, then one extended whole
+            before = p.request.get("messages") or []
+            shared = _shared(before, messages)
+            return shared, shared == len(before)
+        return max(reversed(candidates), key=continued, default=None)
+
+    def remember(self, request: dict, record: CallRecord, at: float, n: int = 0) -> None:
+        try:
+            key = self.key(request)
+        except (TypeError, ValueError):
+            return
+        recent = self._recent.setdefault(key, [])
+        recent.append(Previous(request, record, at, n))
+        del recent[:-CANDIDATES]
+        self._recent.move_to_end(key)
+        while len(self._recent) > 256:
+            self._recent.popitem(last=False)
 
 
 @dataclass
@@ -54,7 +97,7 @@ class Report:
     predicted: list[tuple[CallRecord, CallRecord]] = field(default_factory=list, repr=False)  # (real, predicted)
     refused: int = 0
     unpredicted: int = 0  # proxy mode: calls the upstream answered and the emulator would have refused
-    _conversations: OrderedDict = field(default_factory=OrderedDict, repr=False)
+    conversations: Conversations = field(default_factory=Conversations, repr=False)
     _batches_counted: set = field(default_factory=set, repr=False)  # batch ids whose results are in the totals
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _n: int = 0
@@ -72,7 +115,7 @@ class Report:
             return self._batch(x)
         # A thread continue is judged as the full request it stood for: the held turns, then the new ones.
         request = x.conversation if isinstance(x.conversation, dict) else x.request if isinstance(x.request, dict) else {}
-        thread = thread_note(x, request, self._previous(request)) if x.thread else None
+        thread = thread_note(x, request, self.conversations.previous(request)) if x.thread else None
         model = x.model or "?"
         if x.asked and x.asked != model:
             model = f"{x.asked} (served as {model})"
@@ -87,7 +130,7 @@ class Report:
                 parts.append(f"prefix {prefix}")
             if thread:
                 parts.append(thread)
-            previous = self._previous(request)
+            previous = self.conversations.previous(request)
             if previous is not None and (edit := _edit(previous.request, request)):
                 parts.append(f"edit: {edit}")
             return " | ".join(parts)
@@ -108,11 +151,11 @@ class Report:
             parts.append(f"prefix {prefix}")
         if thread:
             parts.append(thread)
-        previous = self._previous(request)
+        previous = self.conversations.previous(request)
         miss = diagnose(previous, request, record, x.response, self.clock())
         if miss:
             parts.append(f"miss: {miss}")
-        self._remember(request, record)
+        self.conversations.remember(request, record, self.clock())
         return " | ".join(parts)
 
     def _batch(self, x) -> str:
@@ -148,39 +191,6 @@ class Report:
         counts = ", ".join(f"{n} {k}" for k, n in (body.get("request_counts") or {}).items() if n)
         return f"{where} | {body.get('id')} {body.get('processing_status') or body.get('type')}" + \
             (f" ({counts})" if counts else "")
-
-    def _key(self, request: dict) -> bytes:
-        messages = request.get("messages") or []
-        first = messages[0] if messages else {"system": request.get("system")}
-        return hashlib.blake2b(canon(first), digest_size=16).digest()
-
-    def _previous(self, request: dict) -> Previous | None:
-        """The earlier call this one continues: of the recent calls that began with the same first
-        message, the one it shares the most leading messages with (on a tie one it extends whole,
-        then the latest), so two agents or two runs of one task interleaved are told apart."""
-        try:
-            candidates = self._conversations.get(self._key(request)) or []
-        except (TypeError, ValueError):
-            return None
-        messages = request.get("messages") or []
-
-        def continued(p: Previous) -> tuple[int, bool]:  # the longest shared run, then one extended whole
-            before = p.request.get("messages") or []
-            shared = _shared(before, messages)
-            return shared, shared == len(before)
-        return max(reversed(candidates), key=continued, default=None)
-
-    def _remember(self, request: dict, record: CallRecord) -> None:
-        try:
-            key = self._key(request)
-        except (TypeError, ValueError):
-            return
-        recent = self._conversations.setdefault(key, [])
-        recent.append(Previous(request, record, self.clock()))
-        del recent[:-CANDIDATES]
-        self._conversations.move_to_end(key)
-        while len(self._conversations) > 256:
-            self._conversations.popitem(last=False)
 
     def summary(self) -> str:
         with self._lock:

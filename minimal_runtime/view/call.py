@@ -36,36 +36,11 @@ class CallView:
     def batch(self) -> list[dict]:
         return batch_of(self.request, self.batch_size)
 
-    def _blocks(self) -> list[tuple[str, dict, str, str | None]]:
-        """(where, block, preview, fixed region) in prompt order. The batch is found by its place
-        (``batch_of``), never by its text; a turn-scoped entry of an earlier call is cleared."""
-        out = [(f"tools.{i}", tool, tool.get("name", ""), None) for i, tool in enumerate(self.request.get("tools") or [])]
-        out += [(f"system.{i}", b, b.get("text", ""), None) for i, b in enumerate(self.request.get("system") or [])]
-        messages = self.request["messages"]
-        batch = {id(b) for b in self.batch}
-        last_user = max((i for i, m in enumerate(messages) if m["role"] == "user"), default=-1)
-        for m, msg in enumerate(messages):
-            content = msg["content"] if isinstance(msg["content"], list) else [{"type": "text", "text": msg["content"]}]
-            cleared = msg["role"] == "system" and msg.get("clear_at") == "next_user_message" and m < last_user
-            for i, block in enumerate(content):
-                preview = block.get("text") or block.get("content") or block.get("thinking") or json.dumps(block.get("input", ""))
-                region = "batch" if id(block) in batch else "cleared" if cleared else None
-                out.append((f"messages.{m}.{i} {msg['role']} {block.get('type')}", block, str(preview), region))
-        return out
-
     def rows(self) -> list[tuple[str, str, str, bool]]:
-        """(region, where, preview, has a breakpoint) for every block, in prompt order."""
-        blocks = self._blocks()
-        weights = [0 if fixed == "cleared" else len(json.dumps(b, ensure_ascii=False)) for _, b, _, fixed in blocks]
-        scale = self.usage.prompt_tokens / max(1, sum(weights))
-        read, written = self.usage.cache_read_input_tokens, self.usage.cache_creation_input_tokens
-        out, seen = [], 0.0
-        for (where, block, preview, fixed), weight in zip(blocks, weights):
-            middle = seen + weight * scale / 2
-            seen += weight * scale
-            region = fixed or ("cache read" if middle <= read else "cache write" if middle <= read + written else "uncached")
-            out.append((region, where, preview, "cache_control" in block))
-        return out
+        """(region, where, preview, has a breakpoint) for every block, in prompt order; a block of the
+        call's batch shows as the batch, whatever its cache region."""
+        return [("batch" if b.batch else b.region, b.where, b.preview, b.breakpoint)
+                for b in placed(self.request, self.usage, self.batch_size)]
 
     def __str__(self) -> str:
         u = self.usage
@@ -97,3 +72,68 @@ class CallView:
 def _shorten(text: str, limit: int = 160) -> str:
     text = text.replace("\n", " ⏎ ")
     return text if len(text) <= limit else text[: limit - 40] + " … " + text[-30:]
+
+
+@dataclass(frozen=True)
+class Placed:
+    """One block of a prompt and the region its place in the prompt puts it in."""
+
+    where: str  # "messages.3.0 user text": its path, role and type
+    path: str  # "tools.0", "system.1", "messages.3.0"
+    block: dict
+    preview: str
+    region: str  # "cache read", "cache write", "uncached", or "cleared" (turn-scoped, its turn over: renders nothing)
+    breakpoint: bool  # carries cache_control
+    batch: bool  # in the call's batch (``batch_of``, found by place)
+    turn_scoped: bool  # in a system message with ``clear_at``: this turn's, or cleared
+    tokens: float  # its estimated share of the prompt's tokens (0 when cleared)
+
+
+def placed(request: dict[str, Any], usage: CallRecord, batch_size: int | None = None) -> list[Placed]:
+    """Every block of ``request`` in prompt order (tools, system, messages) with its region: the first
+    ``cache_read_input_tokens`` of the prompt were read, the next ``cache_creation_input_tokens``
+    written, the rest uncached; a block falls where its middle falls, sizes estimated in proportion to
+    the serialized length. The batch is found by its place (``batch_of``), never by its text; a
+    turn-scoped entry of an earlier turn is cleared. What the notebooks' ``CallView`` and ``serve``'s
+    page both draw."""
+    blocks = _blocks(request, {id(b) for b in batch_of(request, batch_size)})
+    weights = [0 if cleared else len(json.dumps(b, ensure_ascii=False)) for _, _, b, _, cleared, _, _ in blocks]
+    scale = usage.prompt_tokens / max(1, sum(weights))
+    read, written = usage.cache_read_input_tokens, usage.cache_creation_input_tokens
+    out, seen = [], 0.0
+    for (where, path, block, preview, cleared, batch, scoped), weight in zip(blocks, weights):
+        middle = seen + weight * scale / 2
+        seen += weight * scale
+        region = "cleared" if cleared else "cache read" if middle <= read else \
+            "cache write" if middle <= read + written else "uncached"
+        out.append(Placed(where, path, block, preview, region, "cache_control" in block, batch, scoped, weight * scale))
+    return out
+
+
+def _blocks(request: dict[str, Any], batch: set[int]) -> list[tuple[str, str, dict, str, bool, bool, bool]]:
+    """(where, path, block, preview, cleared, in the batch, turn-scoped) in prompt order. A string
+    ``system`` or ``content`` is the one text block it stands for; anything that is not a block (a
+    malformed request a server refused) is shown as the text it is."""
+    system = request.get("system") or []
+    system = [{"type": "text", "text": system}] if isinstance(system, str) else system
+    out = [(f"tools.{i}", f"tools.{i}", _block(t), _block(t).get("name", ""), False, False, False)
+           for i, t in enumerate(request.get("tools") or [])]
+    out += [(f"system.{i}", f"system.{i}", _block(b), _block(b).get("text", ""), False, False, False)
+            for i, b in enumerate(system)]
+    messages = [m for m in request.get("messages") or [] if isinstance(m, dict)]
+    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+    for m, msg in enumerate(messages):
+        content = msg.get("content")
+        content = content if isinstance(content, list) else [{"type": "text", "text": str(content or "")}]
+        scoped = msg.get("role") == "system" and "clear_at" in msg
+        cleared = scoped and msg.get("clear_at") == "next_user_message" and m < last_user
+        for i, raw in enumerate(content):
+            block = _block(raw)
+            preview = block.get("text") or block.get("content") or block.get("thinking") or json.dumps(block.get("input", ""))
+            out.append((f"messages.{m}.{i} {msg.get('role')} {block.get('type')}", f"messages.{m}.{i}", block,
+                        str(preview), cleared, id(raw) in batch, scoped))
+    return out
+
+
+def _block(value: Any) -> dict:
+    return value if isinstance(value, dict) else {"type": "text", "text": str(value)}

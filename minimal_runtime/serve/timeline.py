@@ -1,0 +1,302 @@
+"""A run as ``serve --ui``'s page shows it, built from the records ``--log`` writes.
+
+Each ``POST /v1/messages`` record becomes a ``Call``: its figures, the conversation it belongs to
+(grouped as the per-call report groups calls: ``report.Conversations``), the earlier call it
+continues, the diagnosis of a miss (``report.diagnose``) and the prefix check's verdict. On demand a
+call is drawn as its prompt in cache regions (``view.call.placed``, what a notebook's ``CallView``
+draws), and two calls are compared: where the later one stops being an append-only extension of the
+earlier one (``first_edit``), down to the first block that differs.
+
+The records come from a live ``serve`` (``Front`` hands each over as it logs it) or from a log read
+back (``python -m minimal_runtime view calls.jsonl``): one page for both.
+
+A message thread's continue (API-2026 §11) sends only the new messages; the conversation it stands
+for is rebuilt from the call whose answer it continues (that call's conversation, its answer, then
+the new messages; ``system`` and ``tools`` from the create), and the rebuilt part is drawn as *held*.
+Messages are kept once however many calls resend them (a long run resends its history every call).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import threading
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from ..provider.cost import CallRecord
+from ..view.call import placed
+from .report import Conversations, diagnose
+from .report import _edit, _priced, _shared
+
+PREVIEW = 160  # characters of a block shown in its row
+TEXT = 4000  # characters of a block sent when a call is opened
+
+
+@dataclass
+class Call:
+    n: int
+    at: float  # seconds since the epoch
+    model: str
+    status: int
+    request: dict  # the conversation the call stands for (a continue's rebuilt), messages interned
+    sent: int  # messages the request itself carried (fewer than the conversation's on a thread continue)
+    held: int | None  # leading messages a thread held: 0 none, None a part this run's record does not have
+    record: CallRecord | None  # None: refused
+    response: dict | None
+    conversation: int
+    previous: int | None  # the call it continues
+    miss: str | None
+    edit: str | None  # refused: where it edits the call it continues
+    prefix: str | None
+    error: str | None
+    thread: str | None  # "create", "continue"
+
+    def summary(self) -> dict:
+        r = self.record
+        cost = r.cost if r is not None else None
+        return {"n": self.n, "at": self.at, "model": self.model, "status": self.status,
+                "conversation": self.conversation, "previous": self.previous,
+                "input": r.input_tokens if r else 0, "write": r.cache_creation_input_tokens if r else 0,
+                "read": r.cache_read_input_tokens if r else 0, "output": r.output_tokens if r else 0,
+                "share": r.cache_read_share if r else 0.0, "cost": None if cost is None or math.isnan(cost) else cost,
+                "plain": None if r is None or math.isnan(r.cost_without_cache) else r.cost_without_cache,
+                "miss": self.miss, "edit": self.edit, "prefix": self.prefix, "error": self.error,
+                "thread": self.thread, "held": self.held}
+
+
+class Timeline:
+    """Every call of a run, in order; thread-safe (``serve`` adds from its worker threads)."""
+
+    def __init__(self, source: str, live: bool):
+        self.source, self.live = source, live
+        self.calls: list[Call] = []
+        self.skipped: list[str] = []  # what was not a call (a log line that is not JSON, ...), said on the page
+        self._conversations = Conversations()
+        self._ids: dict[bytes, int] = {}  # conversation key -> its number
+        self._labels: dict[int, str] = {}
+        self._answered: dict[str, Call] = {}  # response id -> the call, for a thread continue
+        self._messages: dict[bytes, dict] = {}  # each distinct message once
+        self._lock = threading.Lock()
+
+    def add(self, record: dict) -> Call | None:
+        """One ``--log`` record (``Exchange.record``); a record that is not a Messages call is left out."""
+        if record.get("method") != "POST" or record.get("path") != "/v1/messages":
+            return None
+        request = record.get("request")
+        if not isinstance(request, dict):
+            request = {}
+        with self._lock:
+            return self._add(record, request)
+
+    def _add(self, record: dict, sent: dict) -> Call:
+        conversation, held = self._rebuilt(sent)
+        previous = self._conversations.previous(conversation)
+        # Kept once: the messages it shares with the call it continues are that call's (compared, not
+        # serialized again: a long run would otherwise serialize its whole history on every call)
+        messages = [m for m in conversation.get("messages") or [] if isinstance(m, dict)]
+        kept = previous.request["messages"] if previous is not None else []
+        shared = _shared(kept, messages)
+        conversation = {**conversation, "messages": kept[:shared] + [self._intern(m) for m in messages[shared:]]}
+        for key in ("system", "tools"):  # sent again by every call: kept once too
+            if key in conversation:
+                conversation[key] = self._intern(conversation[key])
+        response = record.get("response") if isinstance(record.get("response"), dict) else None
+        status = int(record.get("status") or 0)
+        usage = record.get("usage") if isinstance(record.get("usage"), dict) else None
+        model = record.get("model") or sent.get("model") or "?"
+        at = _seconds(record.get("time"))
+        error, miss, edit, call_record = None, None, None, None
+        if status >= 400 or usage is None:
+            error = _error(record)
+            edit = _edit(previous.request, conversation) if previous is not None else None
+        else:
+            call_record = CallRecord.from_usage(usage, _priced(model))
+            miss = diagnose(previous, conversation, call_record, response, at)
+        try:
+            key = Conversations.key(conversation)
+        except (TypeError, ValueError):
+            key = b""
+        if key not in self._ids:
+            self._ids[key] = len(self._ids) + 1
+            self._labels[self._ids[key]] = _label(conversation)
+        thread = sent.get("thread").get("type") if isinstance(sent.get("thread"), dict) else None
+        call = Call(int(record.get("n") or len(self.calls) + 1), at, model, status, conversation,
+                    len(sent.get("messages") or []), held, call_record, response, self._ids[key],
+                    previous.n if previous is not None else None, miss, edit, record.get("prefix"), error, thread)
+        self.calls.append(call)
+        if call_record is not None:
+            self._conversations.remember(conversation, call_record, at, call.n)
+            if response is not None and isinstance(response.get("id"), str):
+                self._answered[response["id"]] = call
+        return call
+
+    def _rebuilt(self, sent: dict) -> tuple[dict, int | None]:
+        """The conversation a request stands for, and how many of its messages a thread held."""
+        thread = sent.get("thread")
+        if not isinstance(thread, dict) or thread.get("type") != "continue":
+            return sent, 0
+        before = self._answered.get(thread.get("previous_message_id"))
+        if before is None:
+            return sent, None  # the call it continues is not in this run's record
+        answer = {"role": "assistant", "content": (before.response or {}).get("content") or []}
+        held = [*before.request.get("messages", []), answer]
+        rebuilt = {k: v for k, v in sent.items() if k not in ("system", "tools")}
+        for key in ("system", "tools"):  # a continue leaves them out: the thread keeps the create's
+            if key in before.request:
+                rebuilt[key] = before.request[key]
+        rebuilt["messages"] = held + list(sent.get("messages") or [])
+        return rebuilt, len(held)
+
+    def _intern(self, value: Any) -> Any:
+        try:
+            exact = json.dumps(value, sort_keys=True, ensure_ascii=False).encode("utf-8", "surrogatepass")
+        except (TypeError, ValueError):
+            return value
+        return self._messages.setdefault(hashlib.blake2b(exact, digest_size=16).digest(), value)  # cache_control too
+
+    # -- what the page asks for ------------------------------------------------------------------
+
+    def since(self, after: int = 0) -> dict:
+        """The calls numbered after ``after``, and every conversation's totals."""
+        with self._lock:
+            calls = [c.summary() for c in self.calls if c.n > after]
+            conversations = {}
+            for c in self.calls:
+                entry = conversations.setdefault(c.conversation, {
+                    "id": c.conversation, "label": self._labels.get(c.conversation, ""), "calls": 0, "refused": 0,
+                    "misses": 0, "cost": 0.0, "prompt": 0, "read": 0})
+                entry["calls"] += 1
+                entry["refused"] += c.record is None
+                entry["misses"] += c.miss is not None
+                if c.record is not None:
+                    entry["prompt"] += c.record.prompt_tokens
+                    entry["read"] += c.record.cache_read_input_tokens
+                    entry["cost"] += 0.0 if math.isnan(c.record.cost) else c.record.cost
+            return {"source": self.source, "live": self.live, "skipped": self.skipped,
+                    "conversations": list(conversations.values()), "calls": calls}
+
+    def call(self, n: int) -> Call | None:
+        with self._lock:
+            return next((c for c in self.calls if c.n == n), None)
+
+    def detail(self, n: int) -> dict | None:
+        """A call opened: its summary, and its prompt block by block in cache regions."""
+        call = self.call(n)
+        if call is None:
+            return None
+        usage = call.record or CallRecord(model=_priced(call.model), input_tokens=0)  # refused: nothing was billed
+        blocks, every = [], placed(call.request, usage)
+        automatic = _automatic(every) if "cache_control" in call.request else None
+        for k, b in enumerate(every):
+            text = _text(b.block, b.preview)
+            message = int(b.path.split(".")[1]) if b.path.startswith("messages.") else None
+            held = call.held is not None and call.held > 0 and (message is None or message < call.held)
+            blocks.append({"path": b.path, "where": b.where, "region": b.region if call.record else "refused",
+                           "breakpoint": "automatic" if k == automatic and not b.breakpoint else b.breakpoint,
+                           "turn_scoped": b.turn_scoped, "held": held,
+                           "tokens": round(b.tokens, 1), "preview": _shorten(text, PREVIEW),
+                           "text": text[:TEXT], "chars": len(text)})
+        answer = [_text(b, "") for b in (call.response or {}).get("content") or [] if isinstance(b, dict)]
+        settings = {k: call.request[k] for k in ("max_tokens", "thinking", "tool_choice", "cache_control",
+                                                 "output_config", "context_management", "thread")
+                    if k in call.request}
+        return {**call.summary(), "blocks": blocks, "answer": [_shorten(a, 400) for a in answer],
+                "stop_reason": (call.response or {}).get("stop_reason"), "settings": settings,
+                "label": self._labels.get(call.conversation, "")}
+
+    def compare(self, a: int, b: int) -> dict | None:
+        """Two calls side by side, the earlier first: whether the later is an append-only extension of
+        the earlier (``first_edit``), and the path of the first block where it stops repeating it."""
+        first, second = self.call(min(a, b)), self.call(max(a, b))
+        if first is None or second is None:
+            return None
+        edit = _edit(first.request, second.request)
+        return {"a": self.detail(first.n), "b": self.detail(second.n), "edit": edit,
+                "highlight": first_difference(first.request, second.request, edit), "appended": edit is None}
+
+
+def _automatic(blocks: list) -> int | None:
+    """Where a top-level ``cache_control`` puts its breakpoint: the last block that can carry one
+    (not a thinking block, not in a turn-scoped system message) [caching: "Automatic caching"; the
+    emulator's ``prompt._add_automatic_breakpoint``]."""
+    return next((k for k in range(len(blocks) - 1, -1, -1) if not blocks[k].turn_scoped
+                 and blocks[k].block.get("type") not in ("thinking", "redacted_thinking")), None)
+
+
+def first_difference(before: dict, after: dict, edit: str | None) -> str | None:
+    """The block ``first_edit`` points into: ``system.i``, ``tools.i`` or ``messages.m.i`` (a path
+    of ``placed``); with no edit, the first block ``after`` appended (None if it appended none)."""
+    if edit is None:
+        messages = len(before.get("messages") or [])
+        return f"messages.{messages}.0" if len(after.get("messages") or []) > messages else None
+    where = edit.split(":")[0].split(".")
+    if where[0] in ("system", "tools"):
+        old, new = _listed(before.get(where[0])), _listed(after.get(where[0]))
+        return f"{where[0]}.{_first_unequal(old, new)}"
+    if len(where) == 1:  # messages: some are missing: the first the later call does not send
+        return f"messages.{len(after.get('messages') or [])}.0"
+    m = int(where[1])
+    if len(where) == 4:  # messages.m.content.j: a thinking block left out
+        return f"messages.{m}.{where[3]}"
+    old, new = (_listed((r.get("messages") or [])[m].get("content")) for r in (before, after))
+    return f"messages.{m}.{_first_unequal(old, new)}"
+
+
+def _first_unequal(old: list, new: list) -> int:
+    strip = lambda b: {k: v for k, v in b.items() if k != "cache_control"} if isinstance(b, dict) else b  # noqa: E731
+    return next((i for i, (x, y) in enumerate(zip(old, new)) if strip(x) != strip(y)), min(len(old), len(new)))
+
+
+def _listed(value: Any) -> list:
+    if isinstance(value, str):
+        return [{"type": "text", "text": value}]
+    return value if isinstance(value, list) else []
+
+
+def _text(block: dict, preview: str) -> str:
+    """What a block says, as a person reads it: its text, or its JSON."""
+    for key in ("text", "thinking"):
+        if isinstance(block.get(key), str):
+            return block[key]
+    if block.get("type") == "tool_use":
+        return f"{block.get('name')}({json.dumps(block.get('input'), ensure_ascii=False)})"
+    if isinstance(block.get("content"), str):
+        return block["content"]
+    if isinstance(block.get("content"), list):
+        return "\n".join(_text(b, "") for b in block["content"] if isinstance(b, dict))
+    if "input_schema" in block or block.get("type") in (None, "custom"):
+        return f"{block.get('name', '')}: {block.get('description', '')}".strip(": ")
+    return preview or json.dumps(block, ensure_ascii=False)
+
+
+def _shorten(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _label(request: dict) -> str:
+    """A conversation's name on the page: the start of its first user message."""
+    for message in request.get("messages") or []:
+        if message.get("role") == "user":
+            content = _listed(message.get("content"))
+            texts = [b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"]
+            return _shorten(" ".join(t for t in texts if t) or "(no text)", 90)
+    return "(no user message)"
+
+
+def _error(record: dict) -> str:
+    response = record.get("response")
+    error = response.get("error") if isinstance(response, dict) else None
+    if isinstance(error, dict):
+        return _shorten(f"{error.get('type', 'error')}: {error.get('message', '')}", 400)
+    return _shorten(str(record.get("response_text") or f"HTTP {record.get('status')}: no usage in the answer"), 400)
+
+
+def _seconds(stamp: Any) -> float:
+    try:
+        return datetime.fromisoformat(str(stamp).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return 0.0

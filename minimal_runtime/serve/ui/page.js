@@ -1,0 +1,260 @@
+// serve --ui: the run's conversations and calls, polled from /ui/api while the run goes on.
+// Everything a client sent is put on the page as text (textContent), never as markup.
+"use strict";
+
+const POLL_MS = 1000;
+const state = { last: 0, calls: new Map(), conversations: new Map(), live: true, opened: [] };
+
+const $ = (id) => document.getElementById(id);
+function el(tag, props = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(props)) {
+    if (key === "class") node.className = value;
+    else if (key === "data") for (const [k, v] of Object.entries(value)) node.dataset[k] = v;
+    else if (key === "on") for (const [k, v] of Object.entries(value)) node.addEventListener(k, v);
+    else node[key] = value;
+  }
+  for (const child of children) if (child !== null && child !== undefined) node.append(child);
+  return node;
+}
+const svg = (tag, attrs) => {
+  const node = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  return node;
+};
+const count = (n) => Number(n).toLocaleString("en-US");
+const dollars = (x) => (x === null || x === undefined ? "$?" : "$" + x.toFixed(x < 0.01 ? 5 : 4));
+const percent = (x) => Math.round(100 * x) + "%";
+
+async function getJSON(path) {
+  const answer = await fetch(path, { cache: "no-store" });
+  if (!answer.ok) throw new Error(`${path}: HTTP ${answer.status}`);
+  return answer.json();
+}
+
+// -- the run: totals, the cost over time, the conversations and their timelines ---------------------
+
+async function poll() {
+  try {
+    const data = await getJSON(`/ui/api/calls?after=${state.last}`);
+    state.live = data.live;
+    $("source").textContent = data.source;
+    document.title = `serve: ${data.source}`;
+    $("status").textContent = data.live ? "live" : "a log";
+    $("status").className = "status" + (data.live ? " live" : "");
+    if (data.skipped.length) {
+      $("skipped").hidden = false;
+      $("skipped").textContent = `left out of the log: ${data.skipped.join("; ")}`;
+    }
+    for (const c of data.conversations) state.conversations.set(c.id, c);
+    for (const call of data.calls) {
+      state.calls.set(call.n, call);
+      state.last = Math.max(state.last, call.n);
+    }
+    render(data.calls);
+    if (!document.body.dataset.ready) {
+      document.body.dataset.ready = "1";
+      openFromHash();
+    }
+  } catch (error) {
+    $("status").textContent = "no answer from serve (stopped?)";
+    $("status").className = "status lost";
+  }
+  if (state.live) setTimeout(poll, POLL_MS);
+}
+
+function render(fresh) {
+  const all = [...state.calls.values()];
+  const billed = all.filter((c) => c.status < 400 && c.error === null);
+  const prompt = billed.reduce((s, c) => s + c.input + c.write + c.read, 0);
+  const read = billed.reduce((s, c) => s + c.read, 0);
+  const cost = billed.reduce((s, c) => s + (c.cost || 0), 0);
+  const plain = billed.reduce((s, c) => s + (c.plain || 0), 0);
+  $("totals").textContent = all.length
+    ? `${count(all.length)} calls in ${state.conversations.size} conversation${state.conversations.size === 1 ? "" : "s"}, ` +
+      `${count(all.length - billed.length)} refused, ${count(all.filter((c) => c.miss).length)} missed the cache · ` +
+      `cache-read share ${prompt ? (100 * read / prompt).toFixed(1) : 0}% of ${count(prompt)} prompt tokens · ` +
+      `cost ${dollars(cost)} (without caching ${dollars(plain)})`
+    : "waiting for the first call";
+  drawCost(all);
+  for (const call of fresh) addBar(call);
+  for (const [id, c] of state.conversations) {
+    const box = conversationBox(id);
+    box.querySelector(".stats").textContent =
+      `${count(c.calls)} calls · read ${c.prompt ? percent(c.read / c.prompt) : "0%"} · ${dollars(c.cost)}` +
+      (c.refused ? ` · ${c.refused} refused` : "") + (c.misses ? ` · ${c.misses} missed` : "");
+  }
+}
+
+function conversationBox(id) {
+  let box = document.querySelector(`.conversation[data-id="${id}"]`);
+  if (box) return box;
+  const c = state.conversations.get(id);
+  box = el("div", { class: "conversation", data: { id } },
+    el("h2", { textContent: `conversation ${id}: ` }, el("span", { class: "note", textContent: c ? c.label : "" })),
+    el("p", { class: "stats" }),
+    el("div", { class: "timeline", role: "list" }));
+  box.querySelector(".timeline").style.setProperty("--max", "1");
+  $("conversations").append(box);
+  return box;
+}
+
+function addBar(call) {
+  const box = conversationBox(call.conversation);
+  const line = box.querySelector(".timeline");
+  const prompt = call.input + call.write + call.read;
+  const refused = call.status >= 400 || call.error !== null;
+  const max = Math.max(Number(line.style.getPropertyValue("--max")) || 1, prompt);
+  line.style.setProperty("--max", String(max));
+  const bar = el("span", { class: "bar" });
+  bar.style.setProperty("--p", String(Math.max(prompt, 1)));
+  for (const [name, value] of [["read", call.read], ["write", call.write], ["uncached", call.input]]) {
+    const part = el("span", { class: name });
+    part.style.flexGrow = String(value);
+    bar.append(part);
+  }
+  const summary = refused ? `refused: ${call.error}` :
+    `read ${percent(call.share)} ${dollars(call.cost)}` + (call.miss ? ` · miss: ${call.miss}` : "");
+  const button = el("button", {
+    class: "call" + (refused ? " refused" : "") + (call.miss ? " miss" : ""), type: "button", data: { n: call.n },
+    title: `#${call.n} ${call.model} ${call.status} · ${summary}`, ariaLabel: `call ${call.n}: ${summary}`,
+    on: { click: (event) => choose(call.n, event.shiftKey || event.ctrlKey || event.metaKey) },
+  }, bar);
+  button.setAttribute("role", "listitem");
+  line.append(button);
+}
+
+function drawCost(calls) {
+  const chart = $("cost-chart");
+  chart.replaceChildren();
+  const points = calls.filter((c) => c.status < 400 && c.error === null).sort((a, b) => a.n - b.n);
+  if (!points.length) return;
+  const start = points[0].at, span = Math.max(points[points.length - 1].at - start, 1e-3);
+  let spent = 0, plain = 0;
+  const a = [], b = [];
+  for (const c of points) {
+    spent += c.cost || 0; plain += c.plain || 0;
+    a.push([c.at - start, spent]); b.push([c.at - start, plain]);
+  }
+  const top = Math.max(plain, spent, 1e-9);
+  const line = (series, cls) => chart.append(svg("polyline", {
+    class: cls, points: series.map(([t, y]) => `${(600 * t / span).toFixed(2)},${(118 - 114 * y / top).toFixed(2)}`).join(" "),
+  }));
+  line(b, "plain");
+  line(a, "spent");
+  $("cost-caption").textContent = `the run's cost over ${span < 120 ? span.toFixed(1) + " s" : (span / 60).toFixed(1) + " min"}: ` +
+    `${dollars(spent)} spent (solid), ${dollars(plain)} without caching (dashed)`;
+}
+
+// -- a call opened, or two side by side ------------------------------------------------------------
+
+function choose(n, second) {
+  if (second && state.opened.length) location.hash = `compare=${state.opened[0]},${n}`;
+  else location.hash = `call=${n}`;
+}
+
+function openFromHash() {
+  const call = location.hash.match(/^#call=(\d+)$/);
+  const pair = location.hash.match(/^#compare=(\d+),(\d+)$/);
+  if (call) showCall(Number(call[1]));
+  else if (pair) showPair(Number(pair[1]), Number(pair[2]));
+}
+window.addEventListener("hashchange", openFromHash);
+
+function markOpen(numbers) {
+  state.opened = numbers;
+  for (const b of document.querySelectorAll(".call.open")) b.classList.remove("open");
+  for (const n of numbers) document.querySelector(`.call[data-n="${n}"]`)?.classList.add("open");
+}
+
+async function showCall(n) {
+  const detail = await getJSON(`/ui/api/call/${n}`);
+  markOpen([n]);
+  const pane = $("opened");
+  pane.hidden = false;
+  pane.replaceChildren(callView(detail, null, false));
+  pane.scrollIntoView({ block: "start" });
+}
+
+async function showPair(a, b) {
+  const pair = await getJSON(`/ui/api/compare/${a}/${b}`);
+  markOpen([pair.a.n, pair.b.n]);
+  const pane = $("opened");
+  pane.hidden = false;
+  const verdict = pair.edit
+    ? `#${pair.b.n} is not an append-only extension of #${pair.a.n}: ${pair.edit}`
+    : `#${pair.b.n} extends #${pair.a.n} append-only` + (pair.highlight ? "; its first new block is marked" : "");
+  pane.replaceChildren(
+    el("p", { class: "compared " + (pair.edit ? "edit" : "append"), textContent: verdict }),
+    el("div", { class: "pair" }, callView(pair.a, pair.highlight, pair.appended), callView(pair.b, pair.highlight, pair.appended)));
+  const marked = pane.querySelectorAll("tr.first-edit");
+  (marked[marked.length - 1] || pane).scrollIntoView({ block: "center" });
+}
+
+function callView(d, highlight, appended) {
+  const refused = d.status >= 400 || d.error !== null;
+  const heading = el("h2", { textContent: `#${d.n} · ${d.model} · ${d.status} · conversation ${d.conversation}` });
+  if (d.previous !== null) heading.append(el("button", {
+    type: "button", textContent: `compare with #${d.previous}, the call it continues`,
+    on: { click: () => { location.hash = `compare=${d.previous},${d.n}`; } },
+  }));
+  const prompt = d.input + d.write + d.read;
+  const figures = refused ? `refused, nothing billed` :
+    `${count(prompt)} prompt tokens: read ${count(d.read)} (${percent(d.share)}), written ${count(d.write)}, ` +
+    `uncached ${count(d.input)}; output ${count(d.output)} · ${dollars(d.cost)} (without caching ${dollars(d.plain)})`;
+  const view = el("div", { class: "callview", data: { n: d.n } }, heading, el("p", { class: "figures", textContent: figures }));
+  const verdict = (cls, label, text) => view.append(el("p", { class: "verdict " + cls },
+    el("span", { class: "label", textContent: label + " " }), text));
+  if (refused) verdict("bad", "refused:", d.error);
+  if (d.prefix) verdict(d.prefix.startsWith("REFUSED") ? "bad" : "", "prefix check:", d.prefix);
+  if (d.miss) verdict("miss", "cache miss:", d.miss);
+  else if (!refused) verdict("", "cache:", d.previous !== null
+    ? `no miss: it read at least what #${d.previous} had cached` : "the first call of its conversation");
+  if (d.edit) verdict("bad", "edit:", d.edit);
+  if (d.thread) verdict("", "thread:", d.held === null
+    ? `${d.thread}: the thread held an earlier part this record does not have (regions estimated over the part sent)`
+    : d.thread === "continue" ? `continue: ${d.held} earlier messages (and system, tools) held by the thread, ` +
+      `not sent again; billed as if sent` : d.thread);
+  view.append(strip(d.blocks, refused));
+  view.append(blocksTable(d.blocks, highlight, appended));
+  if (d.answer.length) view.append(el("p", { class: "answer" },
+    el("span", { class: "label", textContent: `answer (${d.stop_reason || "?"}): ` }), d.answer.join(" · ")));
+  return view;
+}
+
+function strip(blocks, refused) {
+  const bar = el("div", { class: "strip", title: "the prompt in order, each block as wide as its estimated tokens" });
+  for (const b of blocks) {
+    if (b.tokens > 0 || refused) {
+      const part = el("span", { class: refused ? "refused" : b.region.replace("cache ", "") });
+      part.style.flexGrow = String(refused ? 1 : b.tokens);
+      bar.append(part);
+    }
+    if (b.breakpoint) bar.append(el("span", { class: "bp", title: `breakpoint at ${b.path}` }));
+  }
+  return bar;
+}
+
+function blocksTable(blocks, highlight, appended) {
+  const body = el("tbody");
+  for (const b of blocks) {
+    const region = b.region.replace("cache ", "");
+    const where = el("td", { class: "where" }, el("code", { textContent: b.where }));
+    if (b.breakpoint) where.append(el("span", { class: "mark", textContent: b.breakpoint === "automatic" ? " ⚑ auto" : " ⚑",
+      title: b.breakpoint === "automatic" ? "the breakpoint a top-level cache_control puts on the last cacheable block"
+        : "a cache_control breakpoint on this block" }));
+    if (b.turn_scoped) where.append(el("span", { class: "badge", textContent: b.region === "cleared" ? "cleared" : "turn-scoped" }));
+    if (b.held) where.append(el("span", { class: "badge held", textContent: "held" }));
+    const text = b.chars > b.preview.length
+      ? el("details", {}, el("summary", { textContent: b.preview }), el("pre", { textContent: b.text +
+        (b.chars > b.text.length ? `\n… (${count(b.chars - b.text.length)} more characters)` : "") }))
+      : el("span", { textContent: b.preview });
+    const row = el("tr", { class: region + (b.path === highlight ? " first-edit" + (appended ? " appended" : "") : ""),
+      data: { path: b.path }, title: `${b.region}, about ${count(Math.round(b.tokens))} tokens` },
+      where, el("td", { class: "tokens", textContent: count(Math.round(b.tokens)) }), el("td", {}, text));
+    body.append(row);
+  }
+  return el("table", { class: "blocks" }, body);
+}
+
+poll();

@@ -1,0 +1,224 @@
+"""``serve --ui``'s page, server side: what it is served behind, how it groups and diagnoses calls, a
+call's prompt in the regions a notebook's CallView draws, two calls compared down to a block, a
+thread's held part, and a ``--log`` read back into the same page. The page in a browser: tests/ui/."""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import anthropic
+import httpx
+import pytest
+
+from minimal_runtime.emulator import Emulator
+from minimal_runtime.serve import ToolThenAnswer, started
+from minimal_runtime.provider.models import UnknownModelWarning
+from minimal_runtime.serve.page import Page, read_log, view_main
+from minimal_runtime.serve.timeline import Timeline, first_difference
+from minimal_runtime.view import CallView
+
+from .test_serve import BREAKPOINT, SYSTEM, TOOLS, tool_loop
+
+ROOT = Path(__file__).resolve().parents[2]
+MODEL = "claude-sonnet-5-5"
+UNCHECKED = "claude-sonnet-4-6"  # no prefix check of thinking: an edited history is answered, and misses
+
+
+def create(client, messages, model=MODEL, **extra):
+    return client.messages.create(model=model, max_tokens=400, system=SYSTEM, tools=TOOLS, messages=messages,
+                                  **{**BREAKPOINT, **extra})
+
+
+@pytest.fixture
+def run(tmp_path):
+    """serve --ui --log on loopback with the SDK as the client."""
+    emulator = Emulator(model=MODEL, policy=ToolThenAnswer())
+    with started(emulator, ui=True, log=str(tmp_path / "calls.jsonl"), out=io.StringIO()) as (url, front):
+        yield SimpleNamespace(url=url, front=front, client=anthropic.Anthropic(base_url=url, api_key="dummy"),
+                              log=tmp_path / "calls.jsonl", emulator=emulator)
+
+
+def test_the_page_is_served_only_with_ui_on_the_same_port_behind_the_same_host_check(run):
+    page = httpx.get(f"{run.url}/ui")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert "script-src 'self'" in page.headers["content-security-policy"]  # no inline script, nothing from elsewhere
+    assert httpx.get(f"{run.url}/ui/page.js").status_code == 200 == httpx.get(f"{run.url}/ui/page.css").status_code
+    assert httpx.get(f"{run.url}/ui", headers={"host": "rebound.example:8765"}).status_code == 403  # DNS rebinding
+    assert httpx.post(f"{run.url}/ui/api/calls", json={}).status_code == 405
+    assert httpx.get(f"{run.url}/ui/api/call/1").status_code == 404  # no call yet
+    assert run.front.lines == [] and run.front.report.calls == []  # the page's own requests are not the run's
+    emulator = Emulator(model=MODEL, policy=ToolThenAnswer())
+    with started(emulator, out=io.StringIO()) as (url, front):  # without --ui the path is the API's: not found
+        assert httpx.get(f"{url}/ui").status_code == 404 and front.page is None
+
+
+def test_calls_are_grouped_and_diagnosed_as_the_report_does_it(run):
+    tool_loop(run.client, UNCHECKED, turns=1)  # three calls of one conversation
+    create(run.client, [{"role": "user", "content": "A second task, interleaved."}], UNCHECKED)
+    messages = json.loads(run.log.read_text().splitlines()[2])["request"]["messages"]
+    edited = copy.deepcopy(messages)  # the first tool result rewritten: a miss the report diagnoses
+    edited[2]["content"][0]["content"] = "a shorter result"
+    create(run.client, edited + [{"role": "assistant", "content": "Read."}, {"role": "user", "content": "Go on."}],
+           UNCHECKED)
+    data = httpx.get(f"{run.url}/ui/api/calls").json()
+    calls = data["calls"]
+    assert [c["conversation"] for c in calls] == [1, 1, 1, 2, 1]
+    assert [c["previous"] for c in calls] == [None, 1, 2, None, 3]
+    assert [c["label"] for c in data["conversations"]] == ["Read the file and sum it up.", "A second task, interleaved."]
+    for call, line in zip(calls, run.front.lines):  # the page's diagnosis is the printed line's
+        assert (f"miss: {call['miss']}" in line) if call["miss"] else "miss:" not in line
+    assert "messages.2: edited" in calls[-1]["miss"]
+    assert httpx.get(f"{run.url}/ui/api/calls?after=3").json()["calls"] == calls[3:]  # the page polls for the new ones
+
+
+def test_a_call_opens_into_the_regions_the_notebooks_callview_draws(run):
+    tool_loop(run.client, turns=1)
+    record = run.emulator.calls[-1]
+    request = json.loads(run.log.read_text().splitlines()[-1])["request"]
+    detail = httpx.get(f"{run.url}/ui/api/call/3").json()
+    assert [(b["region"], b["where"]) for b in detail["blocks"]] == [(r, w) for r, w, _, _ in CallView(request, record).rows()]
+    assert {"cache read", "cache write"} <= {b["region"] for b in detail["blocks"]}
+    assert (detail["read"], detail["write"], detail["input"]) == (record.cache_read_input_tokens,
+                                                                  record.cache_creation_input_tokens, record.input_tokens)
+    assert sum(b["tokens"] for b in detail["blocks"]) == pytest.approx(record.prompt_tokens, abs=1)
+    # a top-level cache_control puts its breakpoint on the last block that can carry one
+    assert [b["breakpoint"] for b in detail["blocks"]] == [False] * (len(detail["blocks"]) - 1) + ["automatic"]
+    assert detail["prefix"] == "ok (2 thinking sent back)" and detail["stop_reason"] == "end_turn"
+
+
+def test_turn_scoped_entries_are_marked_and_an_earlier_one_is_cleared():
+    timeline = Timeline("test", live=False)
+    scoped = {"role": "system", "clear_at": "next_user_message", "content": [{"type": "text", "text": "<!-- plan -->\nstep 2"}]}
+    messages = [{"role": "user", "content": "go"}, scoped, {"role": "assistant", "content": "ok"},
+                {"role": "user", "content": [{"type": "text", "text": "more", "cache_control": {"type": "ephemeral"}}]},
+                {**scoped, "content": [{"type": "text", "text": "<!-- plan -->\nstep 3"}]}]
+    timeline.add(record(1, {"model": MODEL, "messages": messages}, usage(read=0, write=40, uncached=10)))
+    blocks = timeline.detail(1)["blocks"]
+    assert [(b["path"], b["turn_scoped"], b["region"]) for b in blocks if b["turn_scoped"]] == [
+        ("messages.1.0", True, "cleared"), ("messages.4.0", True, "uncached")]
+    assert [b["path"] for b in blocks if b["breakpoint"]] == ["messages.3.0"]
+
+
+def test_two_calls_compared_point_at_the_first_block_that_differs(run):
+    messages, _ = tool_loop(run.client, UNCHECKED, turns=1)
+    create(run.client, messages + [{"role": "user", "content": "And now?"}], UNCHECKED)  # #4: append-only
+    edited = copy.deepcopy(messages + [{"role": "user", "content": "And now?"}])
+    edited[3]["content"][-1]["input"] = {"path": "elsewhere", "lines": 3, "mode": "head"}  # message 3's tool call
+    block = f"messages.3.{len(edited[3]['content']) - 1}"
+    create(run.client, edited, UNCHECKED)  # #5
+    same = httpx.get(f"{run.url}/ui/api/compare/3/4").json()
+    assert same["edit"] is None and same["appended"] and same["highlight"] == f"messages.{len(messages) - 1}.0"  # #3's answer
+    pair = httpx.get(f"{run.url}/ui/api/compare/5/4").json()  # either order: the earlier call is the first
+    assert (pair["a"]["n"], pair["b"]["n"]) == (4, 5)
+    assert pair["edit"].startswith("messages.3: edited") and pair["highlight"] == block
+    assert block in {b["path"] for b in pair["a"]["blocks"]} & {b["path"] for b in pair["b"]["blocks"]}
+    assert httpx.get(f"{run.url}/ui/api/compare/4/99").status_code == 404
+
+
+@pytest.mark.parametrize("change, path", [
+    (lambda r: r.update(system=[{"type": "text", "text": "a"}, {"type": "text", "text": "c"}]), "system.1"),
+    (lambda r: r.update(tools=[{"name": "x", "input_schema": {}}, {"name": "z", "input_schema": {}}]), "tools.1"),
+    (lambda r: r.update(messages=r["messages"][:1]), "messages.1.0"),  # a message missing: the first not sent
+    (lambda r: r["messages"].append({"role": "user", "content": "next"}), "messages.3.0"),  # appended: the first new
+])
+def test_the_first_difference_is_found_in_each_part_of_the_prompt(change, path):
+    from minimal_runtime.core.context import first_edit
+    before = {"system": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}],
+              "tools": [{"name": "x", "input_schema": {}}, {"name": "y", "input_schema": {}}],
+              "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yes"},
+                           {"role": "user", "content": "go"}]}
+    after = copy.deepcopy(before)
+    change(after)
+    assert first_difference(before, after, first_edit(before, after)) == path
+
+
+def usage(read: int, write: int, uncached: int) -> dict:
+    return {"input_tokens": uncached, "cache_creation_input_tokens": write, "cache_read_input_tokens": read,
+            "output_tokens": 5}
+
+
+def record(n: int, request: dict, used: dict | None, response: dict | None = None, status: int = 200) -> dict:
+    return {"n": n, "time": f"2026-12-02T10:00:{n:02d}.000Z", "method": "POST", "path": "/v1/messages",
+            "request": request, "status": status, "response": response, "model": MODEL, "usage": used, "prefix": None}
+
+
+def test_a_thread_continue_is_drawn_with_the_part_the_thread_held():
+    """A continue sends only the new messages (API-2026 §11.2); the page rebuilds the conversation from
+    the call it continues and draws what the thread held as held."""
+    timeline = Timeline("test", live=False)
+    first = {"model": MODEL, "system": SYSTEM, "tools": TOOLS, "cache_control": {"type": "ephemeral"},
+             "thread": {"type": "create"}, "messages": [{"role": "user", "content": "Read the file."}]}
+    answer = {"id": "msg_1", "content": [{"type": "text", "text": "Done."}], "stop_reason": "end_turn"}
+    timeline.add(record(1, first, usage(0, 1500, 10), answer))
+    more = {"model": MODEL, "thread": {"type": "continue", "previous_message_id": "msg_1"},
+            "messages": [{"role": "user", "content": "And the next?"}]}
+    timeline.add(record(2, more, usage(1500, 20, 5), {"id": "msg_2", "content": []}))
+    lost = {**more, "thread": {"type": "continue", "previous_message_id": "msg_unknown"}}
+    timeline.add(record(3, lost, None, {"type": "error", "error": {"type": "not_found_error", "message": "no thread"}}, 404))
+    calls = timeline.since()["calls"]
+    assert [(c["conversation"], c["previous"], c["held"], c["thread"]) for c in calls] == [
+        (1, None, 0, "create"), (1, 1, 2, "continue"), (2, None, None, "continue")]
+    assert calls[1]["miss"] is None  # judged as the whole conversation: it read what #1 wrote
+    blocks = timeline.detail(2)["blocks"]
+    assert [b["path"] for b in blocks if not b["held"]] == ["messages.2.0"]  # tools, system, two messages held
+    assert [b["path"] for b in blocks if b["held"]][-2:] == ["messages.0.0", "messages.1.0"]
+    assert timeline.detail(3)["blocks"][0]["region"] == "refused"
+
+
+def test_a_long_run_keeps_each_message_once(run):
+    tool_loop(run.client, turns=4)
+    calls = run.front.timeline.calls
+    assert len(calls) == 12
+    assert all(c.request["messages"][0] is calls[0].request["messages"][0] for c in calls)
+    assert all(c.request["tools"] is calls[0].request["tools"] for c in calls)
+
+
+def test_a_log_read_back_renders_the_page_the_run_showed(run):
+    tool_loop(run.client, turns=2)
+    create(run.client, [{"role": "user", "content": "Another task."}])
+    live = httpx.get(f"{run.url}/ui/api/calls").json()
+    with run.log.open("a") as log:
+        log.write('{"n": 8, "method": "POST", "path": "/v1/mess')  # a run killed mid-write
+    after = read_log(run.log).since()
+    assert after["calls"] == live["calls"] and after["conversations"] == live["conversations"]
+    assert after["live"] is False and after["skipped"] == ["line 8: not JSON (Unterminated string starting at)"]
+
+
+def test_view_serves_a_log_until_stopped_and_says_what_it_cannot_read(run, tmp_path):
+    tool_loop(run.client, turns=1)
+    with pytest.raises(SystemExit, match="view: cannot read .*missing.jsonl"):
+        view_main(SimpleNamespace(log=str(tmp_path / "missing.jsonl"), host="127.0.0.1", port=0))
+    command = [sys.executable, "-m", "minimal_runtime", "view", str(run.log), "--port", "0"]
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True,
+                               env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        banner = process.stdout.readline()
+        assert banner.startswith("view: 3 calls of ") and banner.rstrip().endswith("/ui (Ctrl-C to stop)")
+        url = banner.split(" at ")[1].split()[0]
+        assert httpx.get(url).status_code == 200
+        assert len(httpx.get(url.replace("/ui", "/ui/api/calls")).json()["calls"]) == 3
+        assert httpx.post(url.replace("/ui", "/v1/messages"), json={}).status_code == 405  # a page, not an API
+    finally:
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=30) == 0
+
+
+def test_an_unpriced_model_and_a_refused_call_are_still_valid_json():
+    timeline = Timeline("test", live=False)
+    with pytest.warns(UnknownModelWarning):  # priced as unknown: its cost is null on the page, not NaN
+        timeline.add({**record(1, {"model": "my-local-model", "messages": [{"role": "user", "content": "hi"}]},
+                               usage(0, 0, 10)), "model": "my-local-model"})
+        status, _, body = Page(timeline).handle("GET", "/ui/api/calls", b"")
+    timeline.add(record(2, {"messages": "not a list"}, None, None, 400))
+    assert status == 200 and json.loads(body)["calls"][0]["cost"] is None
+    calls = json.loads(Page(timeline).handle("GET", "/ui/api/calls", b"")[2])["calls"]
+    assert calls[1]["error"].startswith("HTTP 400")
+    assert Page(timeline).handle("GET", "/ui/api/call/2", b"")[0] == 200
