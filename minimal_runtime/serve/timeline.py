@@ -142,7 +142,9 @@ class Timeline:
         if before is None:
             return sent, None  # the call it continues is not in this run's record
         answer = {"role": "assistant", "content": (before.response or {}).get("content") or []}
-        held = [*before.request.get("messages", []), answer]
+        # held without the breakpoints of the turns that sent them, as the emulator holds them
+        # (emulator/threads.py: an inference from the SDK's replay, API-2026 §11.5)
+        held = [*(_unmarked(m) for m in before.request.get("messages", [])), answer]
         rebuilt = {k: v for k, v in sent.items() if k not in ("system", "tools")}
         for key in ("system", "tools"):  # a continue leaves them out: the thread keeps the create's
             if key in before.request:
@@ -250,6 +252,14 @@ def _first_unequal(old: list, new: list) -> int:
     return next((i for i, (x, y) in enumerate(zip(old, new)) if strip(x) != strip(y)), min(len(old), len(new)))
 
 
+def _unmarked(message: dict) -> dict:
+    content = message.get("content")
+    if not isinstance(content, list) or not any(isinstance(b, dict) and "cache_control" in b for b in content):
+        return message
+    return {**message, "content": [{k: v for k, v in b.items() if k != "cache_control"} if isinstance(b, dict) else b
+                                   for b in content]}
+
+
 def _listed(value: Any) -> list:
     if isinstance(value, str):
         return [{"type": "text", "text": value}]
@@ -278,12 +288,14 @@ def _shorten(text: str, limit: int) -> str:
 
 
 def _label(request: dict) -> str:
-    """A conversation's name on the page: the start of its first user message."""
+    """A conversation's name on the page: the start of its first user message, past the reminders a
+    client puts before the task (Claude Code opens with ``<system-reminder>`` blocks)."""
     for message in request.get("messages") or []:
         if message.get("role") == "user":
             content = _listed(message.get("content"))
-            texts = [b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"]
-            return _shorten(" ".join(t for t in texts if t) or "(no text)", 90)
+            texts = [b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str) and b["text"].strip()]
+            told = [t for t in texts if not t.lstrip().startswith("<system-reminder>")] or texts
+            return _shorten(" ".join(told) or "(no text)", 90)
     return "(no user message)"
 
 

@@ -105,6 +105,12 @@ def ensure_clients() -> Clients:
                    claude=modules / ".bin" / "claude", seconds=seconds)
 
 
+def ensure_claude_code() -> Path:
+    """Claude Code's executable alone (the npm folder), for a check that needs no Python client."""
+    _node_env(CACHE / "npm")
+    return CACHE / "npm" / "node_modules" / ".bin" / "claude"
+
+
 if __name__ == "__main__":
     c = ensure_clients()
     print(f"python clients: {c.python}\nnode clients: {c.node_modules}\nclaude: {c.claude}\n"

@@ -155,7 +155,8 @@ def test_a_thread_continue_is_drawn_with_the_part_the_thread_held():
     the call it continues and draws what the thread held as held."""
     timeline = Timeline("test", live=False)
     first = {"model": MODEL, "system": SYSTEM, "tools": TOOLS, "cache_control": {"type": "ephemeral"},
-             "thread": {"type": "create"}, "messages": [{"role": "user", "content": "Read the file."}]}
+             "thread": {"type": "create"}, "messages": [{"role": "user", "content": [
+                 {"type": "text", "text": "Read the file.", "cache_control": {"type": "ephemeral"}}]}]}
     answer = {"id": "msg_1", "content": [{"type": "text", "text": "Done."}], "stop_reason": "end_turn"}
     timeline.add(record(1, first, usage(0, 1500, 10), answer))
     more = {"model": MODEL, "thread": {"type": "continue", "previous_message_id": "msg_1"},
@@ -170,6 +171,7 @@ def test_a_thread_continue_is_drawn_with_the_part_the_thread_held():
     blocks = timeline.detail(2)["blocks"]
     assert [b["path"] for b in blocks if not b["held"]] == ["messages.2.0"]  # tools, system, two messages held
     assert [b["path"] for b in blocks if b["held"]][-2:] == ["messages.0.0", "messages.1.0"]
+    assert not any(b["breakpoint"] for b in blocks[:-1])  # held without the markers of the turn that sent them
     assert timeline.detail(3)["blocks"][0]["region"] == "refused"
 
 
@@ -222,3 +224,11 @@ def test_an_unpriced_model_and_a_refused_call_are_still_valid_json():
     calls = json.loads(Page(timeline).handle("GET", "/ui/api/calls", b"")[2])["calls"]
     assert calls[1]["error"].startswith("HTTP 400")
     assert Page(timeline).handle("GET", "/ui/api/call/2", b"")[0] == 200
+
+
+def test_a_conversation_is_named_by_its_task_not_the_reminders_a_client_puts_before_it():
+    timeline = Timeline("test", live=False)
+    first = {"role": "user", "content": [{"type": "text", "text": "<system-reminder>\nAs you answer...</system-reminder>"},
+                                         {"type": "text", "text": "Look at notes.txt and tell me what is there."}]}
+    timeline.add(record(1, {"model": MODEL, "messages": [first]}, usage(0, 0, 10)))
+    assert timeline.since()["conversations"][0]["label"] == "Look at notes.txt and tell me what is there."

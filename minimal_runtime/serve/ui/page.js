@@ -81,7 +81,7 @@ function render(fresh) {
   for (const [id, c] of state.conversations) {
     const box = conversationBox(id);
     box.querySelector(".stats").textContent =
-      `${count(c.calls)} calls · read ${c.prompt ? percent(c.read / c.prompt) : "0%"} · ${dollars(c.cost)}` +
+      `${count(c.calls)} call${c.calls === 1 ? "" : "s"} · read ${c.prompt ? percent(c.read / c.prompt) : "0%"} · ${dollars(c.cost)}` +
       (c.refused ? ` · ${c.refused} refused` : "") + (c.misses ? ` · ${c.misses} missed` : "");
   }
 }
