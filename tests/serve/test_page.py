@@ -232,3 +232,41 @@ def test_a_conversation_is_named_by_its_task_not_the_reminders_a_client_puts_bef
                                          {"type": "text", "text": "Look at notes.txt and tell me what is there."}]}
     timeline.add(record(1, {"model": MODEL, "messages": [first]}, usage(0, 0, 10)))
     assert timeline.since()["conversations"][0]["label"] == "Look at notes.txt and tell me what is there."
+
+
+def test_a_threaded_run_is_drawn_as_the_same_run_sent_whole(tmp_path):
+    """The SDK's tool runner threads by default (API-2026 §11.8): each continue sends only the new
+    messages. The page rebuilds each call's conversation from the one it continues; it must be the
+    conversation the same runner sends whole with ``thread=False``, placed in the same regions."""
+    from anthropic import beta_tool
+
+    @beta_tool
+    def read_file(path: str) -> str:
+        """Read a file.
+
+        Args:
+            path: the file's path
+        """
+        return f"the contents of {path}: " + "words " * 60
+
+    pages = {}
+    for threaded in (True, False):
+        emulator = Emulator(model=MODEL, policy=ToolThenAnswer(rounds=5))
+        with started(emulator, ui=True, out=io.StringIO()) as (url, front):
+            client = anthropic.Anthropic(base_url=url, api_key="dummy")
+            runner = client.beta.messages.tool_runner(
+                model=MODEL, max_tokens=400, system=SYSTEM[0]["text"], cache_control={"type": "ephemeral"},
+                tools=[read_file], messages=[{"role": "user", "content": "Read the files."}],
+                **({} if threaded else {"thread": False}))
+            assert list(runner)[-1].stop_reason == "end_turn"
+            pages[threaded] = front.timeline
+    threaded, whole = pages[True], pages[False]
+    assert [c.thread for c in threaded.calls] == ["create"] + ["continue"] * 5 and {c.thread for c in whole.calls} == {None}
+    assert [c.held for c in threaded.calls] == [0, 2, 4, 6, 8, 10] and [c.sent for c in threaded.calls][1:] == [1] * 5
+    assert [c.request["messages"] for c in threaded.calls] == [c.request["messages"] for c in whole.calls]
+    assert {c.conversation for c in threaded.calls} == {1} and [c.miss for c in threaded.calls] == [None] * 6
+    for n in range(1, 7):
+        drawn, sent_whole = threaded.detail(n)["blocks"], whole.detail(n)["blocks"]
+        assert [(b["path"], b["region"]) for b in drawn] == [(b["path"], b["region"]) for b in sent_whole]
+    blocks = threaded.detail(3)["blocks"]  # tools, system and four messages held; the fifth sent
+    assert [b["path"] for b in blocks if not b["held"]] == ["messages.4.0"] and blocks[0]["path"] == "tools.0"

@@ -29,6 +29,8 @@ BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backgr
 def artifacts() -> Path:
     folder = ROOT / ".ui-artifacts"
     folder.mkdir(exist_ok=True)
+    for old in [*folder.glob("*.png"), *folder.glob("*.json")]:  # this run's screenshots and figures only
+        old.unlink()
     return folder
 
 

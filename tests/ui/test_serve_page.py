@@ -221,3 +221,38 @@ def test_the_page_follows_a_claude_code_run(browser, artifacts, tmp_path):
         page.screenshot(path=str(artifacts / "serve-page-claude-code.png"), full_page=True)
         assert not legible(page)
         page.close()
+
+
+def test_a_thread_continue_shows_the_part_the_thread_held(browser, artifacts):
+    """The SDK's tool runner threads by default: a continue sends only its new messages, and the page
+    draws the rest of the conversation as held."""
+    from anthropic import beta_tool
+
+    @beta_tool
+    def read_file(path: str) -> str:
+        """Read a file.
+
+        Args:
+            path: the file's path
+        """
+        return f"the contents of {path}: " + "words " * 60
+
+    emulator = Emulator(model="claude-sonnet-5-5", policy=ToolThenAnswer(rounds=4))
+    with started(emulator, ui=True, out=io.StringIO()) as (url, _):
+        client = anthropic.Anthropic(base_url=url, api_key="dummy")
+        runner = client.beta.messages.tool_runner(
+            model="claude-sonnet-5-5", max_tokens=400, system=SYSTEM[0]["text"], cache_control={"type": "ephemeral"},
+            tools=[read_file], messages=[{"role": "user", "content": "Read the files."}])
+        assert list(runner)[-1].stop_reason == "end_turn"
+        page = browser.new_page(viewport=VIEWPORT)
+        page.goto(f"{url}/ui#call=4")  # a link to a call opens it
+        page.wait_for_selector('.callview[data-n="4"]')
+        assert calls_on(page) == 5 and page.locator(".conversation").count() == 1
+        assert page.locator(".verdict", has_text="thread:").inner_text().startswith(
+            "thread: continue: 6 earlier messages (and system, tools) held by the thread, not sent again")
+        rows = page.locator(".callview tbody tr")
+        held = [rows.nth(k).locator(".badge.held").count() == 1 for k in range(rows.count())]
+        assert held == sorted(held, reverse=True) and held.count(False) == 1  # all held but the one message sent
+        page.screenshot(path=str(artifacts / "serve-page-thread.png"), full_page=True)
+        assert not legible(page)
+        page.close()
