@@ -53,6 +53,7 @@ class Call:
     prefix: str | None
     error: str | None
     thread: str | None  # "create", "continue"
+    predicted: dict | None = None  # proxy mode: the usage the emulator's accounting predicted
 
     def summary(self) -> dict:
         r = self.record
@@ -64,7 +65,7 @@ class Call:
                 "share": r.cache_read_share if r else 0.0, "cost": None if cost is None or math.isnan(cost) else cost,
                 "plain": None if r is None or math.isnan(r.cost_without_cache) else r.cost_without_cache,
                 "miss": self.miss, "edit": self.edit, "prefix": self.prefix, "error": self.error,
-                "thread": self.thread, "held": self.held}
+                "thread": self.thread, "held": self.held, "predicted": self.predicted}
 
 
 class Timeline:
@@ -125,7 +126,8 @@ class Timeline:
         thread = sent.get("thread").get("type") if isinstance(sent.get("thread"), dict) else None
         call = Call(int(record.get("n") or len(self.calls) + 1), at, model, status, conversation,
                     len(sent.get("messages") or []), held, call_record, response, self._ids[key],
-                    previous.n if previous is not None else None, miss, edit, record.get("prefix"), error, thread)
+                    previous.n if previous is not None else None, miss, edit, record.get("prefix"), error, thread,
+                    _predicted(record.get("predicted_usage")))
         self.calls.append(call)
         if call_record is not None:
             self._conversations.remember(conversation, call_record, at, call.n)
@@ -297,6 +299,13 @@ def _label(request: dict) -> str:
             told = [t for t in texts if not t.lstrip().startswith("<system-reminder>")] or texts
             return _shorten(" ".join(told) or "(no text)", 90)
     return "(no user message)"
+
+
+def _predicted(usage: Any) -> dict | None:
+    if not isinstance(usage, dict):
+        return None
+    return {"input": usage.get("input_tokens") or 0, "write": usage.get("cache_creation_input_tokens") or 0,
+            "read": usage.get("cache_read_input_tokens") or 0}
 
 
 def _error(record: dict) -> str:

@@ -175,6 +175,14 @@ def test_a_thread_continue_is_drawn_with_the_part_the_thread_held():
     assert timeline.detail(3)["blocks"][0]["region"] == "refused"
 
 
+def test_a_proxied_call_shows_what_the_emulator_predicted_next_to_the_upstream_usage():
+    timeline = Timeline("test", live=False)
+    timeline.add({**record(1, {"model": MODEL, "messages": [{"role": "user", "content": "hi"}]}, usage(900, 100, 10)),
+                  "predicted_usage": usage(0, 1000, 10), "upstream": "https://upstream.example"})
+    assert timeline.detail(1)["predicted"] == {"input": 10, "write": 1000, "read": 0}
+    assert timeline.since()["calls"][0]["read"] == 900  # the figures are the upstream's
+
+
 def test_a_long_run_keeps_each_message_once(run):
     tool_loop(run.client, turns=4)
     calls = run.front.timeline.calls

@@ -206,6 +206,8 @@ function callView(d, highlight, appended) {
   const verdict = (cls, label, text) => view.append(el("p", { class: "verdict " + cls },
     el("span", { class: "label", textContent: label + " " }), text));
   if (refused) verdict("bad", "refused:", d.error);
+  if (d.predicted) verdict("", "the emulator predicted:", `read ${count(d.predicted.read)}, written ` +
+    `${count(d.predicted.write)}, uncached ${count(d.predicted.input)} (the upstream's figures above)`);
   if (d.prefix) verdict(d.prefix.startsWith("REFUSED") ? "bad" : "", "prefix check:", d.prefix);
   if (d.miss) verdict("miss", "cache miss:", d.miss);
   else if (!refused) verdict("", "cache:", d.previous !== null
