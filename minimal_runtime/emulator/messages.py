@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..provider.models import ModelSpec
-from . import binding, compaction, context_editing
+from . import binding, compaction, context_editing, structured
 from .errors import ApiError, bad_request
 from .policies import Turn
 from .prompt import Prompt, Render, flatten, render_block
@@ -89,6 +89,9 @@ def prepare(emu: "Emulator", request: Any, betas: set[str], spec: ModelSpec, *, 
                               memo.get("binding"), shared, emu.omitted)
         dropped, transformations = _enforce(emu, request, spec, betas, bound, batch)
     citations = _citations_from(messages, memo, shared)
+    if citations is not None and structured.schema_of(request) is not None:
+        # [SO] structured outputs are "not compatible" with citations; the words are ours
+        raise bad_request(f"messages.{citations}: citations cannot be enabled together with output_config.format")
     render = Render(start=(at_m, at_b) if record else (0, -1), drop=frozenset(dropped), last_user=last_user_index(messages),
                     system_messages=spec.system_messages,
                     tools={t["name"]: t for t in request.get("tools") or [] if isinstance(t, dict) and "name" in t},

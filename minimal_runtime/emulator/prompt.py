@@ -125,6 +125,7 @@ class Prompt:
     auto_target: int = -1  # the last position automatic caching may use
     auto_upto: list[int] = field(default_factory=list)  # auto_target after each message
     head_of: tuple = ()  # (model, tools, system) as parsed: a request with the same objects has this head
+    marker_at: dict = field(default_factory=dict)  # position of an explicit breakpoint -> where it was sent
 
     def _append(self, prev: bytes, rendered: str, block: dict, where: Any, tokens: int | None = None,
                 cacheable: bool = True) -> bytes:  # pragma: no mutate (the default serves tools and system only)
@@ -135,6 +136,7 @@ class Prompt:
         self.digests.append(digest)
         if "cache_control" in block:
             self.explicit_breakpoints.append((len(self.tokens) - 1, _cache_ttl(block["cache_control"], where)))
+            self.marker_at[len(self.tokens) - 1] = where
         if cacheable:
             self.auto_target = len(self.tokens) - 1
         return digest
@@ -216,6 +218,7 @@ def flatten(request: dict, reuse: tuple["Prompt", int] | None = None, render: Re
         earlier, p.head = reuse[0], reuse[0].head
         p.tokens, p.cum, p.digests = earlier.tokens[:p.head], earlier.cum[:p.head], earlier.digests[:p.head]
         p.explicit_breakpoints = [b for b in earlier.explicit_breakpoints if b[0] < p.head]
+        p.marker_at = {k: v for k, v in earlier.marker_at.items() if k < p.head}
         p.tools_fp, p.system_fp, p.auto_target = earlier.tools_fp, earlier.system_fp, p.head - 1
         prev = p.digests[-1] if p.head else _digest(b"", "model:" + request["model"] + render.head)  # pragma: no mutate
     else:
@@ -243,6 +246,7 @@ def flatten(request: dict, reuse: tuple["Prompt", int] | None = None, render: Re
         p.tokens, p.cum, p.digests = earlier.tokens[:upto], earlier.cum[:upto], earlier.digests[:upto]
         # The head was rendered above with this request's own breakpoints; only the messages' are reused.
         p.explicit_breakpoints = head_breakpoints + [b for b in earlier.explicit_breakpoints if p.head <= b[0] < upto]
+        p.marker_at.update({b[0]: earlier.marker_at.get(b[0]) for b in p.explicit_breakpoints if b[0] >= p.head})
         p.msg_ends, p.images, p.auto_upto = earlier.msg_ends[:first], earlier.images[:first], earlier.auto_upto[:first]
         p.auto_target = p.auto_upto[-1]
         if upto > p.head:  # pragma: no mutate (>=: upto == head leaves prev the seed either way)
@@ -334,10 +338,14 @@ def _check_breakpoints(p: Prompt) -> None:
         raise bad_request(
             f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. Found {len(p.breakpoints)}."
         )
-    # [caching] "Cache entries with longer TTL must appear before shorter TTLs"
+    # [caching] "Cache entries with longer TTL must appear before shorter TTLs"; the live words, naming
+    # the 1h block, as quoted in github.com/cnighswonger/claude-code-cache-fix/issues/44 (2026).
     seen_short = False  # pragma: no mutate (None is as false)
-    for _, ttl in p.breakpoints:
+    for pos, ttl in p.breakpoints:
         if ttl == TTL_SECONDS["5m"]:
             seen_short = True
         elif seen_short:
-            raise bad_request("cache_control: a 1h breakpoint cannot come after a 5m breakpoint")
+            where = p.marker_at.get(pos, "")
+            raise bad_request(f"{_field(where)}.ttl: a ttl='1h' cache_control block must not come after a ttl='5m' "
+                              "cache_control block. Note that blocks are processed in the following order: "
+                              "`tools`, `system`, `messages`.")

@@ -29,6 +29,7 @@ BLOCK_TYPES = {
 # [VER] 2026-10-21 refuses a document block in an assistant message; 2023-06-01 accepted it.
 BLOCK_TYPES_2023 = {**BLOCK_TYPES, "assistant": BLOCK_TYPES["assistant"] | {"document"}}
 MIN_TASK_BUDGET = 20_000
+MAX_STRICT_TOOLS = 20
 EFFORTS = system_messages.EFFORTS  # in order, low to max
 
 
@@ -63,7 +64,14 @@ def validate(request: Any, spec: ModelSpec, betas: set[str], *, needs_max_tokens
     _check_output_config(request, spec, betas)
     _check_thinking(request, spec, betas)
     _check_params(request, spec, betas, version)
-    structured.schema_of(request)  # a malformed output format is a 400
+    schema = structured.schema_of(request)  # a malformed output format is a 400
+    if schema is not None:
+        where = "output_config.format" if (request.get("output_config") or {}).get("format") else "output_format"
+        if (why := structured.unsupported(schema, schema)) is not None:
+            raise bad_request(f"{where}.{why}")
+    strict = [t for t in request.get("tools") or [] if isinstance(t, dict) and t.get("strict")]
+    if len(strict) > MAX_STRICT_TOOLS:  # [SO; issue 37 item 16]: "more than 20 strict tools"; the words are ours
+        raise bad_request(f"tools: at most {MAX_STRICT_TOOLS} tools may set strict: true, found {len(strict)}")
 
     # Consecutive same-role messages are one turn, as the API merges them. A tool_result must
     # answer a tool_use of the turn before; each tool_use must be answered in the turn after.
