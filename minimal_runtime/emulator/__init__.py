@@ -337,7 +337,9 @@ class Emulator:
         """``diagnostics``: fingerprints are kept only for requests that ask for them [CD]."""
         if "diagnostics" not in request:
             return None
-        current = Fingerprint.of(prepared.spec.id, request, prepared.prompt, betas)
+        # [CD] model_changed: "model or speed differs"
+        model = prepared.spec.id + ("|fast" if request.get("speed") == "fast" else "")
+        current = Fingerprint.of(model, request, prepared.prompt, betas)
         self._fingerprints[message_id] = current
         while len(self._fingerprints) > 4096:  # short-lived, as the API's are
             self._fingerprints.popitem(last=False)

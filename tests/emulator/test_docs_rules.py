@@ -365,6 +365,11 @@ def test_fast_mode_models_beta_price_and_separate_cache():
     assert fast.speed == "fast" and fast.cache_creation_input_tokens > 0
     standard = ask(client, model=OPUS5, system=system()).usage
     assert standard.cache_read_input_tokens == 0
+    # [CD] the cache-miss reason for a changed speed is model_changed ("model or speed differs")
+    first = ask(client, model=OPUS5, system=system(), diagnostics={"previous_message_id": None})
+    again = ask(client, model=OPUS5, system=system(), speed="fast", betas=["fast-mode-2026-02-01"],
+                diagnostics={"previous_message_id": first.id})
+    assert again.diagnostics.cache_miss_reason.type == "model_changed"
     record = CallRecord.from_usage(fast, OPUS5)
     assert record.cost == pytest.approx(CallRecord.from_usage({**fast.model_dump(), "speed": None}, OPUS5).cost * 2)
 
