@@ -68,6 +68,7 @@ class Emulator:
         self._faults: deque[tuple[int, float]] = deque()
         self._fingerprints: OrderedDict[str, Fingerprint] = OrderedDict()
         self._created: OrderedDict[str, binding.Binding] = OrderedDict()  # block id -> the binding it was made in
+        self.omitted: OrderedDict[str, None] = OrderedDict()  # ids of thinking blocks answered without their text
         self._lock = threading.Lock()
         self._ids = 0
         self._bodies = BodyParser()
@@ -236,10 +237,11 @@ class Emulator:
             raise ApiError(500, f"the simulated policy broke the schema: {broken}", {"x-should-retry": "false"})
         last = prepared.prompt.digests[-1] if prepared.prompt.digests else b""
         with self._lock:
-            content, output_tokens, stop_reason = ([], 0, "compaction") if plan["no_reply"] else pipeline.content_of(
+            answer = pipeline.Answer(stop_reason="compaction") if plan["no_reply"] else pipeline.content_of(
                 self, prepared, turn, last, request["max_tokens"])
-        content = plan["before"] + content
-        usage = pipeline.usage(plan["outcome"], output_tokens)
+        content = plan["before"] + answer.content
+        usage = {**pipeline.usage(plan["outcome"], answer.output_tokens),
+                 **pipeline.usage_details(spec, request, answer)}
         if plan["no_reply"]:
             usage = {**usage, "input_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
                      "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0}}
@@ -247,13 +249,14 @@ class Emulator:
             usage["service_tier"] = "batch"  # half price, read by CallRecord [BP]
         if plan["iterations"] is not None:
             usage["iterations"] = plan["iterations"] + ([] if plan["no_reply"] else [
-                {"type": "message", **{k: v for k, v in usage.items() if k != "service_tier"}}])
+                {"type": "message", **pipeline.usage(plan["outcome"], answer.output_tokens)}])
+            usage["iterations"][-1].pop("service_tier", None)
         with self._lock:
             self.calls.append(CallRecord.from_usage(usage, spec.id))
         message = {
             "id": message_id, "type": "message", "role": "assistant", "model": request["model"],
-            "content": content, "stop_reason": stop_reason, "stop_sequence": None,
-            "usage": usage,
+            "content": content, "stop_reason": answer.stop_reason, "stop_sequence": answer.stop_sequence,
+            "stop_details": None, "usage": usage,
         }
         if "diagnostics" in request:  # absent when not requested [CD]: the four states start with "absent"
             message["diagnostics"] = diagnostics
@@ -290,6 +293,9 @@ class Emulator:
             raise bad_request("compaction: there is nothing to summarize", "compaction_nothing_to_summarize")
         outcome = self.cache.apply(prompt, minimum, now)
         plan["outcomes"].append(outcome)
+        # The summary step has finished before the message step begins, so what it wrote is readable
+        # there: one write, not two [INFERRED from CT's separate iterations; no page says it].
+        self.cache.commit(outcome)
         instructions = (on_demand or threshold or {}).get("instructions")
         summarize = getattr(self.policy, "summarize", None)
         summary = summarize(prepared.seen, instructions) if summarize else compaction.default_summary(summarized, instructions)
@@ -331,7 +337,9 @@ class Emulator:
         """``diagnostics``: fingerprints are kept only for requests that ask for them [CD]."""
         if "diagnostics" not in request:
             return None
-        current = Fingerprint.of(prepared.spec.id, request, prepared.prompt, betas)
+        # [CD] model_changed: "model or speed differs"
+        model = prepared.spec.id + ("|fast" if request.get("speed") == "fast" else "")
+        current = Fingerprint.of(model, request, prepared.prompt, betas)
         self._fingerprints[message_id] = current
         while len(self._fingerprints) > 4096:  # short-lived, as the API's are
             self._fingerprints.popitem(last=False)
@@ -344,7 +352,7 @@ class Emulator:
     # -- what preserved thinking needs to remember -----------------------------------------------
 
     def remember_block(self, block: dict, bound: binding.Binding | None) -> None:
-        record = binding.read(block["signature"])
+        record = binding.read(binding.signature_of(block))
         if record and bound is not None:
             self._created[record["i"]] = bound
             while len(self._created) > 256:

@@ -14,8 +14,15 @@ From https://platform.claude.com/docs/en/build-with-claude/preserved-thinking ([
 - With server-side compaction the checked prefix starts at the newest compaction block.
 
 The signature we hand out is our own format (the real one is opaque): a signed record of the
-producing model and account, a digest of the prefix, the id of the block before it and a digest of
-the block's text. Changing the text or the signature is a different 400 ("tampered").
+producing model and account, a digest of the prefix, the id of the block before it, a digest of the
+block's reasoning and how many tokens it took. The real signature "carries the encrypted full
+thinking"; "the server decrypts the signature to reconstruct the original thinking for prompt
+construction" and the block is billed as that thinking, whatever ``display`` showed ([TH]
+https://platform.claude.com/docs/en/build-with-claude/thinking, "Controlling thinking display"):
+ours carries the reasoning's token count for the same purpose (``reasoning_tokens``). The signature
+is the same under every ``display`` [TH]. Changing the signature, or text the API returned, is a
+different 400 ("tampered"); text put into a block returned empty ("omitted") "is ignored" [TH].
+A ``redacted_thinking`` block carries the same record in its ``data`` [TH "Redacted thinking blocks"].
 
 Speed: a body's per-message digests and per-block verdicts are kept with the parsed body, so a
 request that repeats an earlier one's messages only checks what is new (turn 1000 costs what turn
@@ -117,13 +124,44 @@ def text_digest(block: dict) -> str:
     return _h(canon(block.get("thinking", block.get("data", "")))).hex()[:16]
 
 
-def thinking_block(spec: ModelSpec, account: str, prefix: bytes, previous: str | None, text: str) -> dict:
-    """A new signed thinking block for a response whose request ended with ``prefix``."""
-    block = {"type": "thinking", "thinking": text}
-    ident = _h(prefix, (previous or "").encode(), text.encode("utf-8", "surrogatepass")).hex()[:16]
-    block["signature"] = sign({"k": "thinking", "m": spec.id, "a": account, "p": prefix.hex(), "c": previous or "",
-                               "i": ident, "t": text_digest(block)})
-    return block
+def signature_of(block: dict) -> Any:
+    """Where a thinking block keeps its signed record: ``signature``, or a redacted block's ``data``."""
+    return block.get("data") if block.get("type") == "redacted_thinking" else block.get("signature")
+
+
+def thinking_block(spec: ModelSpec, account: str, prefix: bytes, previous: str | None, reasoning: str,
+                   shown: str, tokens: int, redacted: bool = False) -> dict:
+    """A new signed thinking block for a response whose request ended with ``prefix``: its record
+    names the ``reasoning`` and its ``tokens``; the block shows ``shown`` (empty when omitted)."""
+    ident = _h(prefix, (previous or "").encode(), reasoning.encode("utf-8", "surrogatepass")).hex()[:16]
+    signature = sign({"k": "thinking", "m": spec.id, "a": account, "p": prefix.hex(), "c": previous or "",
+                      "i": ident, "t": text_digest({"thinking": reasoning}), "n": tokens})
+    if redacted:
+        return {"type": "redacted_thinking", "data": signature}
+    return {"type": "thinking", "thinking": shown, "signature": signature}
+
+
+def reasoning_tokens(block: dict) -> int | None:
+    """The tokens of the reasoning a thinking block stands for, from its record (no HMAC check: the
+    binding check has refused a forged one before anything is billed), or None if unreadable."""
+    signature = signature_of(block)
+    if not isinstance(signature, str) or signature.count(".") != 2:
+        return None
+    try:
+        record = json.loads(base64.urlsafe_b64decode(signature.split(".")[1].encode()))
+    except (ValueError, UnicodeDecodeError):
+        return None
+    n = record.get("n") if isinstance(record, dict) else None
+    return n if isinstance(n, int) else None
+
+
+def _text_ok(block: dict, record: dict, omitted: Any) -> bool:
+    """A thinking block's text passes if it is empty, is the reasoning the record names, or the block
+    was returned empty (text put into an omitted block "is ignored" [TH]). A redacted block has none."""
+    if block.get("type") == "redacted_thinking":
+        return True
+    text = block.get("thinking")
+    return not text or record.get("t") == text_digest(block) or record.get("i") in omitted
 
 
 # -- which model may read whose blocks [PT model check] -----------------------------------------
@@ -188,7 +226,7 @@ class Binding:
 
 
 def check(request: dict, spec: ModelSpec, account: str, start: int, start_digest: bytes | None,
-          earlier: Binding | None = None, shared: int = 0) -> Binding:
+          earlier: Binding | None = None, shared: int = 0, omitted: Any = ()) -> Binding:
     """Verdicts for every thinking block from message ``start`` on (``start_digest``: what the
     compaction block there stands for, if any). Reuses ``earlier`` for the first ``shared`` messages."""
     messages = request["messages"]
@@ -217,8 +255,8 @@ def check(request: dict, spec: ModelSpec, account: str, start: int, start_digest
             kept: list = []
             for j, block in enumerate(content):
                 if isinstance(block, dict) and block.get("type") in THINKING_TYPES:
-                    record = read(block.get("signature"))
-                    if record is None or record.get("t") != text_digest(block):
+                    record = read(signature_of(block))
+                    if record is None or not _text_ok(block, record, omitted):
                         b.verdicts.append(Verdict(i, j, "", "prefix_binding_mismatch", tampered=True))
                         continue
                     ident = record.get("i", "")
@@ -262,7 +300,7 @@ def _ids(messages: list) -> set[str]:
     for message in messages:
         for block in message.get("content") or [] if isinstance(message, dict) and isinstance(message.get("content"), list) else []:
             if isinstance(block, dict) and block.get("type") in THINKING_TYPES:
-                record = read(block.get("signature"))
+                record = read(signature_of(block))
                 if record:
                     out.add(record.get("i", ""))
     return out

@@ -12,7 +12,10 @@ first cleared block on. The client keeps its full history; nothing is edited on 
 
 ``clear_thinking_20251015`` removes the thinking blocks of all but the last ``keep`` thinking
 turns (``{"type": "thinking_turns", "value": N}`` or ``"all"``; the default is all turns on Opus
-4.5+ and Sonnet 4.6+, the last one elsewhere); with several edits it must come first.
+4.5+ and Sonnet 4.6+, the last one elsewhere); with several edits it must come first. A turn is an
+assistant turn as the thinking page counts them: "A tool-use loop is one assistant turn", from a
+user message that is not only tool results to the next ([TH] "Thinking with tool use"), so the
+assistant messages of one loop are cleared, or kept, together.
 Thinking kept costs nothing extra; thinking cleared misses the cache from the first cleared block.
 
 Neither is an edit for the prefix check of preserved thinking: the check compares what was sent.
@@ -105,18 +108,41 @@ def _clear_thinking(request: dict, edit: dict, count: Callable[[dict], int], k: 
     keep = edit.get("keep", "all" if spec.clear_thinking_keeps_all else {"type": "thinking_turns", "value": 1})
     if keep == "all" or keep.get("type") == "all":
         return request, None
-    turns = [m for m, msg in enumerate(request["messages"]) if msg["role"] == "assistant" and isinstance(msg["content"], list)
-             and any(b.get("type") in ("thinking", "redacted_thinking") for b in msg["content"])]
+    turns = [t for t in _assistant_turns(request["messages"]) if any(_thinks(request["messages"][m]) for m in t)]
     cleared = turns[:-keep["value"]]
     if not cleared:
         return request, None
     edited = {**request, "messages": list(request["messages"])}
-    for m in cleared:
+    for m in (m for turn in cleared for m in turn if _thinks(request["messages"][m])):
         message = edited["messages"][m]
         edited["messages"][m] = {**message, "content": [b for b in message["content"]
                                                        if b.get("type") not in ("thinking", "redacted_thinking")]}
     return edited, {"type": "clear_thinking_20251015", "cleared_thinking_turns": len(cleared),
                     "cleared_input_tokens": count(request) - count(edited)}
+
+
+def _thinks(message: dict) -> bool:
+    return message["role"] == "assistant" and isinstance(message["content"], list) and any(
+        b.get("type") in ("thinking", "redacted_thinking") for b in message["content"])
+
+
+def _assistant_turns(messages: list[dict]) -> list[list[int]]:
+    """The assistant messages of each assistant turn, in order: a new turn starts at a user message
+    that carries more than tool results ("A tool-use loop is one assistant turn" [TH])."""
+    turns: list[list[int]] = []
+    new_turn = True
+    for m, message in enumerate(messages):
+        if message["role"] == "user":
+            content = message["content"]
+            if isinstance(content, str) or not all(isinstance(b, dict) and b.get("type") == "tool_result"
+                                                   for b in content):
+                new_turn = True
+        elif message["role"] == "assistant":
+            if new_turn:
+                turns.append([])
+                new_turn = False
+            turns[-1].append(m)
+    return turns
 
 
 def _clear_tool_uses(request: dict, edit: dict, count: Callable[[dict], int], k: int) -> tuple[dict, dict | None]:

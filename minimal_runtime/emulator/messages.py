@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..provider.models import ModelSpec
-from . import binding, compaction, context_editing
+from . import binding, compaction, context_editing, structured
 from .errors import ApiError, bad_request
 from .policies import Turn
 from .prompt import Prompt, Render, flatten, render_block
@@ -86,11 +86,17 @@ def prepare(emu: "Emulator", request: Any, betas: set[str], spec: ModelSpec, *, 
     if spec.prefix_check != "none" or thinks(spec, request) or memo.get("thinking") \
             or any(_has_thinking(m) for m in messages[shared:]):
         bound = binding.check(request, spec, emu.account, at_m if record else 0, start_digest,
-                              memo.get("binding"), shared)
+                              memo.get("binding"), shared, emu.omitted)
         dropped, transformations = _enforce(emu, request, spec, betas, bound, batch)
+    citations = _citations_from(messages, memo, shared)
+    if citations is not None and structured.schema_of(request) is not None:
+        # [SO] structured outputs are "not compatible" with citations; the words are ours
+        raise bad_request(f"messages.{citations}: citations cannot be enabled together with output_config.format")
     render = Render(start=(at_m, at_b) if record else (0, -1), drop=frozenset(dropped), last_user=last_user_index(messages),
                     system_messages=spec.system_messages,
-                    tools={t["name"]: t for t in request.get("tools") or [] if isinstance(t, dict) and "name" in t})
+                    tools={t["name"]: t for t in request.get("tools") or [] if isinstance(t, dict) and "name" in t},
+                    params=cache_params(request, spec), head=_head_label(request, special),
+                    citations=citations is not None)
     if not spec.keeps_prior_thinking:
         render.prior_thinking_before = _last_new_user_turn(messages)
 
@@ -112,8 +118,58 @@ def prepare(emu: "Emulator", request: Any, betas: set[str], spec: ModelSpec, *, 
     prepared = Prepared(spec, request, prompt, render, bound, transformations, applied)
     changes = [s for s in special if s[2]["type"] != "compaction"]
     prepared.seen = _seen(edited, render, dropped, changes, memo if edited is request else {}, shared)
-    prepared.memo = {"validation": checked, "special": special, "seed": seed}
+    prepared.memo = {"validation": checked, "special": special, "seed": seed, "citations": citations}
     return prepared
+
+
+def cache_params(request: dict, spec: ModelSpec) -> dict:
+    """The parameters that shape how the messages are read, resolved: thinking by its type (and
+    budget), the effort the model uses when none is sent, ``display`` and ``block_binding`` left out.
+    "Setting a parameter explicitly to its default value is equivalent to omitting it" ([TH] "Thinking
+    and prompt caching"; "Setting effort explicitly to the model's default is equivalent to omitting
+    it and does not break the cache" [TSC]); ``display`` does not change the prompt (the signature "is
+    identical whichever display value you set" [TH]), nor does ``block_binding`` unless a block is
+    dropped, which changes the rendered messages anyway [PT]."""
+    thinking = request.get("thinking") or {}
+    kind = thinking.get("type") or ("disabled" if spec.thinking == "on_request" else "adaptive")
+    resolved = {"type": kind, **({"budget_tokens": thinking.get("budget_tokens")} if kind == "enabled" else {})}
+    config = dict(request.get("output_config") or {})
+    if spec.efforts and spec.default_effort:
+        config["effort"] = config.get("effort") or spec.default_effort
+    return {"tool_choice": request.get("tool_choice"), "thinking": resolved, "output_config": config}
+
+
+def _head_label(request: dict, special: list) -> str:
+    """What changes the start of the rendered prompt besides tools and system:
+    - the speed: requests at different speeds "do not share cached prefixes" [FM];
+    - every tool deferred (a tool search tool counts as not deferred) while a tool is defined by value
+      in the messages: "the first by-value definition changes the start of the rendered prompt and
+      costs one full cache miss" [MCSM, "Keep at least one non-deferred tool in tools"]."""
+    label = "|fast" if request.get("speed") == "fast" else ""
+    tools = [t for t in request.get("tools") or [] if isinstance(t, dict)]
+    if not any(not t.get("defer_loading") or str(t.get("type", "")).startswith("tool_search") for t in tools) and any(
+            b[2].get("type") == "tool_addition" and (b[2].get("tool") or {}).get("type") == "tool_definition"
+            for b in special):
+        label += "|tools-defined-inline"
+    return label
+
+
+def _citations_from(messages: list, memo: dict, shared: int) -> int | None:
+    """The first message with a document whose citations are enabled, or None: turning citations on
+    or off "modifies the system prompt" [caching, "What invalidates the cache"]. Only messages an
+    earlier request did not have are scanned."""
+    first = 0
+    if "citations" in memo:
+        if memo["citations"] is not None and memo["citations"] < shared:
+            return memo["citations"]
+        first = shared
+    for m in range(first, len(messages)):
+        content = messages[m].get("content") if isinstance(messages[m], dict) else None
+        if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "document"
+                                             and isinstance(b.get("citations"), dict) and b["citations"].get("enabled")
+                                             for b in content):
+            return m
+    return None
 
 
 def _special_blocks(messages: list, memo: dict, shared: int) -> list[tuple[int, int, dict]]:
@@ -263,42 +319,91 @@ def task_budget_remaining(request: dict, budget: dict) -> int:
 
 # -- the answer ---------------------------------------------------------------------------------
 
-def content_of(emu: "Emulator", prepared: Prepared, turn: Turn, message_digest: bytes, max_tokens: int
-               ) -> tuple[list[dict], int, str]:
+@dataclass
+class Answer:
+    """What the model wrote: the blocks, the output tokens billed, why it stopped."""
+
+    content: list[dict] = field(default_factory=list)
+    output_tokens: int = 0
+    stop_reason: str = "end_turn"
+    stop_sequence: str | None = None
+    thinking_tokens: int | None = None  # the reasoning's share of output_tokens, when the model thought
+
+
+def content_of(emu: "Emulator", prepared: Prepared, turn: Turn, message_digest: bytes, max_tokens: int) -> Answer:
     """The answer's blocks (thinking first, where the model thinks), output tokens, stop reason."""
     spec, request = prepared.spec, prepared.request
+    if max_tokens == 0:  # a cache pre-warm: the prompt is processed, nothing is generated
+        return Answer([], 0, "max_tokens")
     blocks = [_complete(b, message_digest, k) for k, b in enumerate(turn.content)]
     own, thought = None, 0  # the answer's thinking block, and its output tokens, shown or not
     if thinks(spec, request):
         bound = prepared.bound  # always made for a thinking model (see prepare)
         prefix = binding.response_prefix(bound, len(bound.chain))
         previous = binding.last_kept(bound, prepared.render.drop)
-        # display "omitted": "thinking content is redacted but a signature is returned for multi-turn
-        # continuity" [SDK beta_thinking_config_adaptive_param.py]; it is billed all the same.
-        shown = "" if (request.get("thinking") or {}).get("display") == "omitted" else turn.thinking or ""
-        block = binding.thinking_block(spec, emu.account, prefix, previous, shown)
-        emu.remember_block(block, bound)
-        blocks = [block, *blocks]
-        own, thought = block, estimate_tokens(turn.thinking) if turn.thinking else 0
+        # Billed in full whatever is shown: "You're still charged for the full thinking tokens" [TH].
+        thought = estimate_tokens(turn.thinking) if turn.thinking else 0
+        shown = turn.thinking or "" if display(spec, request) == "summarized" else ""
+        own = binding.thinking_block(spec, emu.account, prefix, previous, turn.thinking or "", shown, thought,
+                                     redacted=turn.redacted)
+        emu.remember_block(own, bound)
+        if not shown:  # "Any text you place in the thinking field of a round-tripped omitted block is ignored" [TH]
+            emu.omitted[binding.read(binding.signature_of(own))["i"]] = None
+            while len(emu.omitted) > 4096:
+                emu.omitted.popitem(last=False)
+        blocks = [own, *blocks]
     stop = turn.stop_reason or ("tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn")
+    blocks, matched = _stop_sequence(blocks, request.get("stop_sequences") or [])
+    if matched is not None:
+        stop = "stop_sequence"
+    # [TH "Thinking and the context window"]: on 4.5 models and newer a request whose input plus
+    # max_tokens exceeds the window is accepted; generation that reaches the window stops with
+    # "model_context_window_exceeded".
+    limit, cut = max_tokens, "max_tokens"
+    room = spec.context_window - prepared.prompt.total if spec.context_window is not None else None
+    if room is not None and room < max_tokens:
+        limit, cut = max(room, 0), "model_context_window_exceeded"
     out, used = [], 0
-    for b in blocks:  # output is cut at max_tokens, mid-text if need be; a cut tool call is dropped
+    for b in blocks:  # output is cut at the limit, mid-text if need be; a cut tool call is dropped
         if b is own:
             n = thought
         elif b["type"] == "thinking":
             n = estimate_tokens(b["thinking"]) if b["thinking"] else 0
         else:
             n = estimate_tokens(render_block(b))
-        if used + n > max_tokens:
-            room = max_tokens - used
-            if b["type"] == "text" and room > 0:
-                out.append({**b, "text": b["text"][: room * CHARS_PER_TOKEN]})
-            used, stop = max_tokens, "max_tokens"
+        if used + n > limit:
+            room_left = limit - used
+            if b["type"] == "text" and room_left > 0:
+                out.append({**b, "text": b["text"][: room_left * CHARS_PER_TOKEN]})
+            used, stop, matched = limit, cut, None
             break
         out.append(b)
         used += n
-    # Even an empty answer reports an output token [API reference: usage]; max_tokens 0 reports none.
-    return out, max(used, 1) if max_tokens else 0, stop
+    # Even an empty answer reports an output token [API reference: usage].
+    return Answer(out, max(used, 1), stop, matched, min(thought, used) if own is not None else None)
+
+
+def _stop_sequence(blocks: list[dict], sequences: list[str]) -> tuple[list[dict], str | None]:
+    """Cut the answer where the first stop sequence appears in its text: the sequence itself is not
+    returned, nothing after it is generated, and the response names it ([API reference]
+    ``stop_sequences``: "the response stop_reason value will be "stop_sequence" and the response
+    stop_sequence value will contain the matched stop sequence")."""
+    if not sequences:
+        return blocks, None
+    for k, b in enumerate(blocks):
+        if b.get("type") != "text":
+            continue
+        found = [(b["text"].find(seq), seq) for seq in sequences if seq and seq in b["text"]]
+        if found:
+            at, seq = min(found)
+            kept = [{**b, "text": b["text"][:at]}] if at else []
+            return blocks[:k] + kept, seq
+    return blocks, None
+
+
+def display(spec: ModelSpec, request: dict) -> str:
+    """What a thinking block shows: the request's ``display``, or the model's default [TH]."""
+    return (request.get("thinking") or {}).get("display") or spec.thinking_display
 
 
 def thinks(spec: ModelSpec, request: dict) -> bool:
@@ -309,7 +414,19 @@ def thinks(spec: ModelSpec, request: dict) -> bool:
         return True
     if spec.thinking == "default_on":
         return kind not in ("disabled", "between_tools")
-    return kind in ("enabled", "adaptive")
+    return kind in ("enabled", "adaptive") and not _switched_on_mid_turn(request["messages"])
+
+
+def _switched_on_mid_turn(messages: list) -> bool:
+    """[TH "Thinking with tool use"]: "If you toggle thinking mid-turn (for example, between sending a
+    tool call and returning its result), the API doesn't error. Instead, it silently disables thinking
+    for that request." A turn is mid-way when the request ends in tool results; it began without
+    thinking when its first assistant message has none."""
+    start = _last_new_user_turn(messages)
+    if start < 0 or last_user_index(messages) <= start:
+        return False
+    first = next((m for m in messages[start + 1:] if m.get("role") == "assistant"), None)
+    return first is not None and not _has_thinking(first)
 
 
 def _complete(block: dict, prompt_digest: bytes, index: int) -> dict:
@@ -331,6 +448,23 @@ def usage(outcome, output_tokens: int) -> dict:
     }
 
 
+def usage_details(spec: ModelSpec, request: dict, answer: Answer) -> dict:
+    """The usage fields that describe the answer rather than the cache:
+    - ``output_tokens_details.thinking_tokens``, "the raw reasoning the model generated" [TSC
+      #pricing], when the model thought;
+    - ``inference_geo`` where the request may set it ("global" when left out) [DR];
+    - ``speed`` when the request set it [FM]. Whether the API reports it on a request that leaves
+      ``speed`` out we did not find [UNCERTAIN]: we leave it out there."""
+    out: dict[str, Any] = {}
+    if answer.thinking_tokens is not None:
+        out["output_tokens_details"] = {"thinking_tokens": answer.thinking_tokens}
+    if spec.us_inference is not None:
+        out["inference_geo"] = request.get("inference_geo") or "global"
+    if request.get("speed") is not None:
+        out["speed"] = request["speed"]
+    return out
+
+
 def account_time(value: Any) -> datetime:
     from datetime import date, time, timezone
     if isinstance(value, datetime):
@@ -347,5 +481,5 @@ def turn_scoped_rendered(request: dict) -> list[str]:
             for b in (msg["content"] if isinstance(msg["content"], list) else [{"text": msg["content"]}])]
 
 
-__all__ = ["Prepared", "prepare", "content_of", "thinks", "usage", "task_budget_remaining", "CLEAR_AT_BETA",
+__all__ = ["Prepared", "prepare", "Answer", "content_of", "thinks", "display", "usage", "usage_details", "task_budget_remaining", "CLEAR_AT_BETA",
            "ApiError"]

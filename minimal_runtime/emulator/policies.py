@@ -30,7 +30,9 @@ class Turn(BaseModel):
 
     content: list[dict] = []
     stop_reason: Optional[str] = None
-    thinking: Optional[str] = None  # the thinking text, on models that think (empty when omitted, as shown by default)
+    thinking: Optional[str] = None  # the reasoning, on models that think: billed in full, shown only when the
+    # request's display (or the model's default) is "summarized"
+    redacted: bool = False  # the reasoning comes back as a redacted_thinking block (safety-redacted) [TH]
 
     @classmethod
     def of(cls, value: "Turn | str | list[dict] | dict") -> "Turn":

@@ -16,7 +16,16 @@ What renders is not always what was sent (``Render`` says how a request renders)
   turns, are not rendered [PT; context-windows];
 - ``tool_choice``, ``thinking``, ``output_config`` (effort, task budget) and the set of images shape
   how the messages are read, so a change to any of them misses the messages cache but keeps tools
-  and system [caching: "What invalidates the cache"; TB].
+  and system [caching: "What invalidates the cache"; TB]. Thinking and effort count as *resolved*:
+  "setting a parameter explicitly to its default value is equivalent to omitting it", and
+  ``display`` and ``block_binding`` are not part of it ([TH] "Thinking and prompt caching"; the
+  signature "is identical whichever display value you set"; the cache restarts at an edit only
+  where ``drop_block`` drops a block [PT]). ``Render.params`` carries the resolved form;
+- turning citations on or off "modifies the system prompt": the system cache and everything after
+  it miss, tools stay [caching: "What invalidates the cache", "Citations toggle"];
+- requests at different speeds "do not share cached prefixes" [fast-mode], and when every tool is
+  deferred the first tool defined by value "changes the start of the rendered prompt and costs one
+  full cache miss" [MCSM, as issue 37 quotes it]: both change the seed the digests start from.
 
 [caching] = https://platform.claude.com/docs/en/build-with-claude/prompt-caching
 """
@@ -30,6 +39,7 @@ from typing import Any
 
 from .models import MAX_BREAKPOINTS, TTL_SECONDS
 from .errors import bad_request
+from .binding import signature_of
 from .tokens import block_tokens
 
 # Blocks that cannot carry a breakpoint themselves; automatic caching skips past them.
@@ -60,6 +70,10 @@ def render_block(block: dict, role: str = "") -> str:  # pragma: no mutate (the 
         return f"{role}|tool_result|{block['tool_use_id']}|{block.get('is_error', False)}|{block['content']}"
     if kind == "tool_use" and block.keys() <= _PLAIN_TOOL_USE_KEYS:
         return f"{role}|tool_use|{block['id']}|{block['name']}|{json.dumps(block['input'], ensure_ascii=False)}"
+    if kind in UNCACHEABLE_TYPES:
+        # The model reads the reasoning the signature carries, not the text shown: a block sent back
+        # with or without its (summarized) text is the same prompt [TH "Controlling thinking display"].
+        return f"{role}|{kind}|{signature_of(block)}"
     return role + "|" + json.dumps(_canonical(block), separators=(",", ":"), ensure_ascii=False)
 
 
@@ -77,6 +91,9 @@ class Render:
     prior_thinking_before: int = -1  # thinking in messages before this one is not counted (old models)
     system_messages: str = "yes"  # "ignored": every system message renders as a cleared one
     tools: dict = field(default_factory=dict)  # name -> definition, for tool_addition by reference
+    params: dict | None = None  # the resolved parameters that shape how messages are read (None: as sent)
+    head: str = ""  # what changes the start of the rendered prompt (speed; the all-deferred tools trap)
+    citations: bool = False  # citations are on: the rendered system prompt differs
 
     def cleared(self, m: int, message: dict) -> bool:
         if self.system_messages == "ignored":
@@ -108,6 +125,7 @@ class Prompt:
     auto_target: int = -1  # the last position automatic caching may use
     auto_upto: list[int] = field(default_factory=list)  # auto_target after each message
     head_of: tuple = ()  # (model, tools, system) as parsed: a request with the same objects has this head
+    marker_at: dict = field(default_factory=dict)  # position of an explicit breakpoint -> where it was sent
 
     def _append(self, prev: bytes, rendered: str, block: dict, where: Any, tokens: int | None = None,
                 cacheable: bool = True) -> bytes:  # pragma: no mutate (the default serves tools and system only)
@@ -118,6 +136,7 @@ class Prompt:
         self.digests.append(digest)
         if "cache_control" in block:
             self.explicit_breakpoints.append((len(self.tokens) - 1, _cache_ttl(block["cache_control"], where)))
+            self.marker_at[len(self.tokens) - 1] = where
         if cacheable:
             self.auto_target = len(self.tokens) - 1
         return digest
@@ -164,11 +183,13 @@ def _images(message: dict) -> int:
     return n
 
 
-def _head(p: "Prompt", model: str, tools: list | None, system: Any) -> bytes:
+def _head(p: "Prompt", model: str, tools: list | None, system: Any, citations: bool = False) -> bytes:
     """Render tools, then system, into ``p``; returns the digest after them."""
     prev = _digest(b"", "model:" + model)  # pragma: no mutate (a label inside a digest)
     tools = [t for t in tools or [] if not t.get("defer_loading")]
     for segment, blocks in (("tools", tools), ("system", as_blocks(system) if system else [])):
+        if segment == "system" and citations:
+            prev = _digest(prev, "citations:on")  # pragma: no mutate (a label inside a digest)
         hasher = hashlib.blake2b(digest_size=16)  # pragma: no mutate (a label inside a digest)
         for i, block in enumerate(blocks):
             rendered = render_block(block)
@@ -189,17 +210,19 @@ def flatten(request: dict, reuse: tuple["Prompt", int] | None = None, render: Re
     render = render or Render()
     p = Prompt()
     system = request.get("system")
-    p.head_of = (request["model"], request.get("tools"), system)
+    seed = request["model"] + render.head + ("|citations" if render.citations else "")
+    p.head_of = (seed, request.get("tools"), system)
     same = reuse[0].head_of if reuse else ()
     if same and same[0] == p.head_of[0] and same[1] is p.head_of[1] and same[2] is system:
         # The body parser hands out the earlier parsed tools and system when their bytes are unchanged.
         earlier, p.head = reuse[0], reuse[0].head
         p.tokens, p.cum, p.digests = earlier.tokens[:p.head], earlier.cum[:p.head], earlier.digests[:p.head]
         p.explicit_breakpoints = [b for b in earlier.explicit_breakpoints if b[0] < p.head]
+        p.marker_at = {k: v for k, v in earlier.marker_at.items() if k < p.head}
         p.tools_fp, p.system_fp, p.auto_target = earlier.tools_fp, earlier.system_fp, p.head - 1
-        prev = p.digests[-1] if p.head else _digest(b"", "model:" + request["model"])  # pragma: no mutate
+        prev = p.digests[-1] if p.head else _digest(b"", "model:" + request["model"] + render.head)  # pragma: no mutate
     else:
-        prev = _head(p, request["model"], request.get("tools"), system)
+        prev = _head(p, request["model"] + render.head, request.get("tools"), system, render.citations)
     head_breakpoints = list(p.explicit_breakpoints)
 
     messages, first = request["messages"], render.start[0]
@@ -210,10 +233,10 @@ def flatten(request: dict, reuse: tuple["Prompt", int] | None = None, render: Re
     new_images = [_images(m) for m in messages[reuse[1] if reuse and reuse[1] > first else first:]]
     total_images = images_before + sum(new_images)
     # The parameters that shape how messages are read; the keys are labels inside a digest.
-    params = json.dumps({"tool_choice": request.get("tool_choice"),  # pragma: no mutate
-                         "thinking": request.get("thinking"),  # pragma: no mutate
-                         "output_config": request.get("output_config"),  # pragma: no mutate
-                         "images": total_images}, sort_keys=True, default=str)  # pragma: no mutate
+    shaping = render.params if render.params is not None else {
+        "tool_choice": request.get("tool_choice"), "thinking": request.get("thinking"),  # pragma: no mutate
+        "output_config": request.get("output_config")}  # pragma: no mutate
+    params = json.dumps({**shaping, "images": total_images}, sort_keys=True, default=str)  # pragma: no mutate
     p.params_fp = _digest(b"", params)  # pragma: no mutate (a label inside a digest)
     prev = p.messages_seed = _digest(prev, "params:" + params)  # pragma: no mutate (a label inside a digest)
 
@@ -223,6 +246,7 @@ def flatten(request: dict, reuse: tuple["Prompt", int] | None = None, render: Re
         p.tokens, p.cum, p.digests = earlier.tokens[:upto], earlier.cum[:upto], earlier.digests[:upto]
         # The head was rendered above with this request's own breakpoints; only the messages' are reused.
         p.explicit_breakpoints = head_breakpoints + [b for b in earlier.explicit_breakpoints if p.head <= b[0] < upto]
+        p.marker_at.update({b[0]: earlier.marker_at.get(b[0]) for b in p.explicit_breakpoints if b[0] >= p.head})
         p.msg_ends, p.images, p.auto_upto = earlier.msg_ends[:first], earlier.images[:first], earlier.auto_upto[:first]
         p.auto_target = p.auto_upto[-1]
         if upto > p.head:  # pragma: no mutate (>=: upto == head leaves prev the seed either way)
@@ -250,6 +274,11 @@ def flatten(request: dict, reuse: tuple["Prompt", int] | None = None, render: Re
                     continue
                 if block.get("type") in ("tool_addition", "tool_removal"):
                     rendered = _tool_change(block, role, render.tools)  # pragma: no mutate (the role is a label)
+                    # cache_control "goes on the block or in the definition, not both, and counts toward
+                    # the breakpoint limit" [MCSM]: a marker in the definition marks this block.
+                    inner = ((block.get("tool") or {}).get("definition") or {}).get("cache_control")
+                    if inner is not None:
+                        block = {**block, "cache_control": inner}
                 elif block.get("type") == "compaction":
                     rendered = f"{role}|compaction|{block.get('content') or ''}"
                 else:
@@ -309,10 +338,14 @@ def _check_breakpoints(p: Prompt) -> None:
         raise bad_request(
             f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. Found {len(p.breakpoints)}."
         )
-    # [caching] "Cache entries with longer TTL must appear before shorter TTLs"
+    # [caching] "Cache entries with longer TTL must appear before shorter TTLs"; the live words, naming
+    # the 1h block, as quoted in github.com/cnighswonger/claude-code-cache-fix/issues/44 (2026).
     seen_short = False  # pragma: no mutate (None is as false)
-    for _, ttl in p.breakpoints:
+    for pos, ttl in p.breakpoints:
         if ttl == TTL_SECONDS["5m"]:
             seen_short = True
         elif seen_short:
-            raise bad_request("cache_control: a 1h breakpoint cannot come after a 5m breakpoint")
+            where = p.marker_at.get(pos, "")
+            raise bad_request(f"{_field(where)}.ttl: a ttl='1h' cache_control block must not come after a ttl='5m' "
+                              "cache_control block. Note that blocks are processed in the following order: "
+                              "`tools`, `system`, `messages`.")

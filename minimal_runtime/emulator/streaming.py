@@ -8,6 +8,13 @@ Event sequence as documented at https://platform.claude.com/docs/en/build-with-c
 ``content_block_start``, as the docs' example has it. The accounting is the
 non-streaming answer's: streaming changes how the bytes arrive, not what is billed.
 
+A thinking block opens with empty ``thinking`` and ``signature``; its text streams as
+``thinking_delta`` events only when it has any ("When streaming with display: "omitted", no
+thinking_delta events are emitted"), then one ``signature_delta`` [TH "Streaming thinking"]. A text
+block's citations stream as ``citations_delta`` events, one per citation, after its text (the SDK's
+accumulator appends each to the block). ``usage.output_tokens_details`` "appears only on the final
+message_delta event" [TSC #pricing].
+
 ``diagnostics`` and ``input_transformations`` are final in ``message_start`` [CD; PT];
 ``context_management`` (the applied edits) arrives in the final ``message_delta`` [CE]. A threshold
 compaction block streams as its start, one ``compaction_delta`` with the whole summary, and its
@@ -35,6 +42,7 @@ def _block_events(index: int, block: dict) -> list[str]:
     kind = block.get("type")
     if kind == "text":
         start, deltas = {"type": "text", "text": ""}, [{"type": "text_delta", "text": p} for p in _pieces(block["text"])]
+        deltas += [{"type": "citations_delta", "citation": c} for c in block.get("citations") or []]
     elif kind == "tool_use":
         start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
         deltas = [{"type": "input_json_delta", "partial_json": p} for p in _pieces(json.dumps(block.get("input", {})))]
@@ -43,8 +51,9 @@ def _block_events(index: int, block: dict) -> list[str]:
         start = block if on_demand else {**block, "content": None}
         deltas = [] if on_demand else [{"type": "compaction_delta", "content": block.get("content")}]
     elif kind == "thinking":
-        start = {"type": "thinking", "thinking": ""}
-        deltas = [{"type": "thinking_delta", "thinking": p} for p in _pieces(block.get("thinking", ""))]
+        start = {"type": "thinking", "thinking": "", "signature": ""}
+        text = block.get("thinking", "")
+        deltas = [{"type": "thinking_delta", "thinking": p} for p in _pieces(text)] if text else []
         deltas.append({"type": "signature_delta", "signature": block.get("signature", "")})
     else:  # anything else arrives whole
         start, deltas = block, []
@@ -57,14 +66,18 @@ def sse(message: dict) -> bytes:
     """The complete event stream for one answer."""
     usage = message["usage"]
     start = {k: v for k, v in message.items() if k != "context_management"}
-    start.update(content=[], stop_reason=None, usage={**usage, "output_tokens": 1 if usage["output_tokens"] else 0})
+    start.update(content=[], stop_reason=None, stop_sequence=None,
+                 usage={**{k: v for k, v in usage.items() if k != "output_tokens_details"},
+                        "output_tokens": 1 if usage["output_tokens"] else 0})
     events = [_event("message_start", {"type": "message_start", "message": start})]
     for index, block in enumerate(message["content"]):
         events += _block_events(index, block)
     # "Event streams may also include any number of ping events"; the docs' example has one right
     # after the first content_block_start [STR "Ping events"].
     events.insert(2 if message["content"] else 1, _event("ping", {"type": "ping"}))
-    delta = {"type": "message_delta", "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+    delta = {"type": "message_delta", "delta": {"stop_reason": message["stop_reason"],
+                                                "stop_sequence": message.get("stop_sequence"),
+                                                "stop_details": message.get("stop_details")},
              "usage": {k: v for k, v in usage.items() if k != "service_tier"}}
     if "context_management" in message:
         delta["context_management"] = message["context_management"]

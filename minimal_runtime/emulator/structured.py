@@ -6,8 +6,13 @@
 conforms to the schema: the API constrains decoding, so a conforming answer is a property of the
 API, not of the model. The schema language is a subset of JSON Schema: ``type`` (one or a list),
 ``enum``, ``const``, ``properties``, ``required``, ``additionalProperties``, ``items``,
-``anyOf``/``allOf``, ``$ref`` into ``$defs``/``definitions``, string ``format``s; numeric and
-length bounds are not enforced by the API, so they are not checked here either.
+``anyOf``/``allOf``, ``$ref`` into ``$defs``/``definitions``, string ``format``s. What it does not
+support is a 400 (``unsupported``): numeric bounds (``minimum``, ``maximum``, ``exclusiveMinimum``,
+``exclusiveMaximum``, ``multipleOf``), string lengths (``minLength``, ``maxLength``), ``minItems``
+above 1 ("minItems (0 or 1 only)"), ``additionalProperties`` other than ``false`` (the SDKs "Add
+additionalProperties: false to all objects" before sending), and a recursive ``$ref`` [SO "How SDK
+transformation works", "API-enforced constraints"; issue 37 item 16]. Not emulated: the system
+prompt the API injects for the format, whose size no source we read gives.
 
 Offline the answer comes from a policy (a simulation), so the emulator checks it: a policy whose
 answer breaks the schema is a bug in the simulation, answered as a 500 that says so. The default
@@ -39,6 +44,43 @@ def schema_of(request: dict) -> dict | None:
     if not isinstance(fmt, dict) or fmt.get("type") != "json_schema" or not isinstance(fmt.get("schema"), dict):
         raise bad_request(f"{where}: expected {{'type': 'json_schema', 'schema': {{...}}}}")
     return fmt["schema"]
+
+
+_BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength")
+
+
+def unsupported(schema: Any, root: dict, where: str = "schema", refs: tuple = ()) -> str | None:
+    """The first schema feature structured outputs do not support, named by its place, or None."""
+    if not isinstance(schema, dict):
+        return None
+    if "$ref" in schema:
+        ref = schema["$ref"]
+        if ref in refs:
+            return f"{where}.$ref: recursive schemas are not supported ({ref})"
+        try:
+            target = _resolve(ref, root)
+        except (KeyError, TypeError):
+            return f"{where}.$ref: {ref!r} does not resolve"
+        return unsupported(target, root, where, (*refs, ref))
+    for key in _BOUNDS:
+        if key in schema:
+            return f"{where}.{key}: not supported"
+    if isinstance(schema.get("minItems"), int) and schema["minItems"] > 1:
+        return f"{where}.minItems: only 0 or 1 is supported"
+    if "additionalProperties" in schema and schema["additionalProperties"] is not False:
+        return f"{where}.additionalProperties: must be false"
+    properties = schema.get("properties")
+    for name, sub in properties.items() if isinstance(properties, dict) else ():
+        if (why := unsupported(sub, root, f"{where}.properties.{name}", refs)):
+            return why
+    for key in ("items", "additionalItems"):
+        if (why := unsupported(schema.get(key), root, f"{where}.{key}", refs)):
+            return why
+    for key in ("anyOf", "allOf", "oneOf"):
+        for k, sub in enumerate(schema.get(key) or [] if isinstance(schema.get(key), list) else []):
+            if (why := unsupported(sub, root, f"{where}.{key}.{k}", refs)):
+                return why
+    return None
 
 
 def answer_violation(content: list[dict], schema: dict) -> str | None:

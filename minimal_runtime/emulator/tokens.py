@@ -12,9 +12,13 @@ edge is at most 1,568 px and it is at most ~1.15 megapixels. Dimensions are read
 header (PNG, GIF, JPEG, WebP); an image given by URL or file id, whose size we cannot see, counts
 as the largest an image can be after scaling (~1,600 tokens).
 
-Not emulated: the API drops thinking blocks of earlier turns from the context it counts (see the
-context-windows guide); where exactly "earlier" ends when a tool-result message also carries text
-is not documented precisely enough to reproduce, so here every thinking block sent is counted.
+A thinking block sent back counts as the reasoning it stands for, not as the text it shows: "the
+server decrypts the signature to reconstruct the original thinking" and prior-turn thinking kept in
+context is "billed as input tokens" ([TH] https://platform.claude.com/docs/en/build-with-claude/thinking;
+[TSC] .../thinking-steering-and-cost#pricing, which bills the same "regardless of the display
+setting"). The emulator made the signature, so it reads the reasoning's output-token count from it
+(``binding.reasoning_tokens``): 2,500 tokens of thinking sent back cost 2,500 input tokens whether
+the block came back with its text or empty.
 
 The same function is used for accounting and for ``count_tokens``, so the count of a request always
 equals ``input_tokens + cache_creation_input_tokens + cache_read_input_tokens`` of that request.
@@ -28,6 +32,8 @@ import json
 import math
 import struct
 
+from .binding import THINKING_TYPES, reasoning_tokens
+
 CHARS_PER_TOKEN = 4
 PIXELS_PER_TOKEN = 750
 MAX_EDGE = 1568
@@ -38,6 +44,19 @@ MAX_IMAGE_TOKENS = math.ceil(MAX_PIXELS / PIXELS_PER_TOKEN)
 def estimate_tokens(rendered: str) -> int:
     """Tokens for one rendered block (see ``prompt.render_block``)."""
     return max(1, -(-len(rendered) // CHARS_PER_TOKEN))
+
+
+def image_format(data: bytes) -> str | None:
+    """The media type the bytes are, by their signature (the four types the API takes), or None."""
+    if data[:8] == b"\x89PNG\r\n\x1a\n":
+        return "image/png"
+    if data[:3] == b"\xff\xd8\xff":
+        return "image/jpeg"
+    if data[:6] in (b"GIF87a", b"GIF89a"):
+        return "image/gif"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return None
 
 
 def image_size(data: bytes) -> tuple[int, int] | None:
@@ -85,9 +104,14 @@ def image_tokens(block: dict) -> int:
 
 
 def block_tokens(block: dict, rendered: str) -> int:
-    """Tokens of one block: images by their pixels, everything else by its rendered text."""
-    if block.get("type") == "image":
+    """Tokens of one block: images by their pixels, thinking by the reasoning its signature names,
+    everything else by its rendered text."""
+    kind = block.get("type")
+    if kind == "image":
         return image_tokens(block)
+    if kind in THINKING_TYPES:
+        n = reasoning_tokens(block)
+        return estimate_tokens(rendered) if n is None else n
     content = block.get("content")
     if block.get("type") == "tool_result" and isinstance(content, list) and any(
             isinstance(b, dict) and b.get("type") == "image" for b in content):

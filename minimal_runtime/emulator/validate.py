@@ -11,11 +11,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import base64
+import binascii
+
 from ..provider.models import BINDING_BETA, TASK_BUDGET_BETA, ModelSpec
-from .models import CACHE_SCOPE_BETA
+from .models import CACHE_SCOPE_BETA, DISPLAY_UPDATES_BETA, FAST_BETA, INTERLEAVED_BETA
 from . import structured, system_messages
 from .errors import bad_request
-from .versions import V2026, check_fields
+from .tokens import image_format
+from .versions import V2023, V2026, check_fields
 
 BLOCK_TYPES = {
     "user": {"text", "image", "document", "tool_result", "search_result", "compaction"},
@@ -25,7 +29,8 @@ BLOCK_TYPES = {
 # [VER] 2026-10-21 refuses a document block in an assistant message; 2023-06-01 accepted it.
 BLOCK_TYPES_2023 = {**BLOCK_TYPES, "assistant": BLOCK_TYPES["assistant"] | {"document"}}
 MIN_TASK_BUDGET = 20_000
-EFFORTS = system_messages.EFFORTS
+MAX_STRICT_TOOLS = 20
+EFFORTS = system_messages.EFFORTS  # in order, low to max
 
 
 def validate(request: Any, spec: ModelSpec, betas: set[str], *, needs_max_tokens: bool = True,
@@ -37,6 +42,9 @@ def validate(request: Any, spec: ModelSpec, betas: set[str], *, needs_max_tokens
     if not isinstance(request, dict):
         raise bad_request("request body must be a JSON object")
     check_fields(request, version)
+    if not needs_max_tokens and "max_tokens" in request:  # count_tokens takes no max_tokens (live: "Extra
+        # inputs are not permitted", github.com/Wei-Shaw/sub2api/pull/4913)
+        raise bad_request("max_tokens: Extra inputs are not permitted")
     if needs_max_tokens:
         max_tokens = request.get("max_tokens")
         if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 0:
@@ -53,10 +61,17 @@ def validate(request: Any, spec: ModelSpec, betas: set[str], *, needs_max_tokens
     for where, cc in _head_markers(request):
         _check_scope(cc, where, betas)
     tool_names, deferred = _check_tools(request, spec)
-    _check_thinking(request, spec, betas)
     _check_output_config(request, spec, betas)
-    _check_params(request)
-    structured.schema_of(request)  # a malformed output format is a 400
+    _check_thinking(request, spec, betas)
+    _check_params(request, spec, betas, version)
+    schema = structured.schema_of(request)  # a malformed output format is a 400
+    if schema is not None:
+        where = "output_config.format" if (request.get("output_config") or {}).get("format") else "output_format"
+        if (why := structured.unsupported(schema, schema)) is not None:
+            raise bad_request(f"{where}.{why}")
+    strict = [t for t in request.get("tools") or [] if isinstance(t, dict) and t.get("strict")]
+    if len(strict) > MAX_STRICT_TOOLS:  # [SO; issue 37 item 16]: "more than 20 strict tools"; the words are ours
+        raise bad_request(f"tools: at most {MAX_STRICT_TOOLS} tools may set strict: true, found {len(strict)}")
 
     # Consecutive same-role messages are one turn, as the API merges them. A tool_result must
     # answer a tool_use of the turn before; each tool_use must be answered in the turn after.
@@ -125,9 +140,14 @@ def validate(request: Any, spec: ModelSpec, betas: set[str], *, needs_max_tokens
                 inner = block.get("content", "")
                 if not isinstance(inner, (str, list)):
                     raise bad_request(f"messages.{m}.content.{i}.content: must be a string or a list of blocks")
+                for k, part in enumerate(inner if isinstance(inner, list) else []):
+                    if isinstance(part, dict) and part.get("type") == "image":
+                        _check_image(part, f"messages.{m}.content.{i}.content.{k}")
                 if "cache_control" in block and inner == "":
                     raise bad_request(f"messages.{m}.content.{i}: cache_control cannot be set for empty content")
                 answered.add(block["tool_use_id"])
+            elif kind == "image":
+                _check_image(block, f"messages.{m}.content.{i}")
             elif kind in ("thinking", "redacted_thinking"):
                 if "cache_control" in block:
                     raise bad_request(f"messages.{m}.content.{i}.cache_control: cannot be set on a {kind} block")
@@ -137,12 +157,60 @@ def validate(request: Any, spec: ModelSpec, betas: set[str], *, needs_max_tokens
     snapshots.append((role, frozenset(asked), tuple(open_ids), frozenset(answered), frozenset(defined.items())))
     if role == "user" and asked - answered:
         _unanswered(asked - answered)
-    if _ends_in_assistant(messages) and not spec.supports_prefill and not request.get("compaction"):
-        raise bad_request(
-            f"This model ({spec.id}) does not support assistant message prefill. "
-            "The conversation must end with a user message."
-        )
+    if _ends_in_assistant(messages) and not request.get("compaction"):
+        if not spec.supports_prefill:  # the live text carries no model id (API-2026 §7, GitHub issues quoting it)
+            raise bad_request("This model does not support assistant message prefill. "
+                              "The conversation must end with a user message.")
+        last = len(messages) - 1
+        first = _blocks(messages[last].get("content"))[:1]
+        if (request.get("thinking") or {}).get("type") in ("enabled", "adaptive") and \
+                not (first and first[0].get("type") in ("thinking", "redacted_thinking")):
+            # "You can't prefill the assistant response while thinking is on" [TH "Response prefill and
+            # forced tool use"]; the live words to a prefill, quoted in github.com/Aider-AI/aider/issues/3820
+            found = first[0].get("type") if first else "text"
+            raise bad_request(
+                f"messages.{last}.content.0.type: Expected `thinking` or `redacted_thinking`, but found `{found}`. "
+                "When `thinking` is enabled, a final `assistant` message must start with a thinking block. We "
+                "recommend you include thinking blocks from previous turns. To avoid this requirement, disable "
+                "`thinking`. Please consult our documentation at "
+                "https://docs.claude.com/en/docs/build-with-claude/extended-thinking")
     return {"key": key, "after": snapshots}
+
+
+def _blocks(content: Any) -> list[dict]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+MAX_IMAGE_BYTES = 5 * 1024 * 1024
+
+
+def _check_image(block: dict, where: str) -> None:
+    """A base64 image the API cannot read is a 400, in the live words API-2026.md §13 quotes:
+    empty data [CCI #12750, #9007]; a payload that does not decode to an image [CCI #8647, #49403]
+    ("Could not process image", no path); more than 5 MB; bytes of another type than the declared
+    media type (the 2026 wording of the two seen [UNCERTAIN which is current])."""
+    source = block.get("source")
+    if not isinstance(source, dict) or source.get("type") != "base64":
+        return
+    data = source.get("data")
+    if not isinstance(data, str) or not data:
+        raise bad_request(f"{where}.image.source.base64: image cannot be empty")
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        raise bad_request("Could not process image") from None
+    if len(raw) > MAX_IMAGE_BYTES:
+        raise bad_request(f"{where}.image.source.base64: image exceeds 5 MB maximum: {len(raw)} bytes > "
+                          f"{MAX_IMAGE_BYTES} bytes")
+    actual = image_format(raw)
+    if actual is None:
+        raise bad_request("Could not process image")
+    declared = source.get("media_type")
+    if declared != actual:
+        raise bad_request(f"{where}.image.source.base64: The image was specified using the {declared} media type, "
+                          f"but the image appears to be a {actual} image")
 
 
 def _ends_in_assistant(messages: list) -> bool:
@@ -237,6 +305,14 @@ def _check_tools(request: dict, spec: ModelSpec) -> tuple[dict[str, str], set[st
     return {t["name"]: t.get("type", "custom") for t in tools}, deferred
 
 
+# The live words of the thinking-type refusals, verbatim [TT, 2026-09-02].
+ENABLED_REFUSED = ('"thinking.type.enabled" is not supported for this model. Use "thinking.type.adaptive" and '
+                   '"output_config.effort" to control thinking behavior.')
+DISABLED_REFUSED = ('"thinking.type.disabled" is not supported for this model. Thinking defaults to adaptive mode '
+                    'when not specified; use "thinking.type.enabled" with "budget_tokens" for extended thinking.')
+FORCED_REFUSED = "Thinking may not be enabled when tool_choice forces tool use."  # live, API-2026 §13
+
+
 def _check_thinking(request: dict, spec: ModelSpec, betas: set[str]) -> None:
     thinking = request.get("thinking")
     if thinking is None:
@@ -248,17 +324,43 @@ def _check_thinking(request: dict, spec: ModelSpec, betas: set[str]) -> None:
     # breaking changes (API-2026.md section 7, PAI profiles/anthropic.py verified live).
     if spec.id == "claude-sonnet-5-5" and kind == "disabled":
         raise bad_request(f"thinking.type: 'disabled' is not supported on {spec.id}; use 'between_tools'")
-    if spec.thinking == "always_on" and kind in ("disabled", "between_tools"):
+    if spec.thinking == "always_on" and kind == "disabled":
+        raise bad_request(DISABLED_REFUSED)
+    if spec.thinking == "always_on" and kind == "between_tools":
         raise bad_request(f"thinking.type: {kind!r} is not supported on {spec.id}: thinking is always on")
+    if kind == "adaptive" and not spec.adaptive:  # Opus 4.5, Haiku 4.5, Sonnet 4.5: extended only [TT]
+        raise bad_request("adaptive thinking is not supported on this model")
     if kind == "enabled" and spec.thinking != "on_request" or (kind == "enabled" and spec.id in (
             "claude-opus-4-7", "claude-opus-4-8")):
-        raise bad_request(f"thinking.type.enabled: manual budget_tokens thinking is not supported on {spec.id}; "
-                          "use adaptive thinking")
-    if kind == "enabled" and (not isinstance(thinking.get("budget_tokens"), int) or thinking["budget_tokens"] < 1024):
-        raise bad_request("thinking.budget_tokens: must be an integer of at least 1024")
-    # [SDK beta_thinking_config_adaptive_param.py] display: "summarized" | "omitted" | "updates".
-    if thinking.get("display") not in (None, "summarized", "omitted", "updates"):
+        raise bad_request(ENABLED_REFUSED)
+    if kind == "enabled":
+        budget = thinking.get("budget_tokens")
+        if not isinstance(budget, int) or isinstance(budget, bool) or budget < 1024:
+            # live: github.com/workglow-dev/libs/pull/746 (probed on claude-haiku-4-5)
+            raise bad_request("thinking.enabled.budget_tokens: Input should be greater than or equal to 1024")
+        max_tokens = request.get("max_tokens")
+        if isinstance(max_tokens, int) and budget >= max_tokens and INTERLEAVED_BETA not in betas:
+            # "budget_tokens must be less than max_tokens", except with interleaved thinking, where the
+            # budget spans the turn [TH; extended-thinking]. Live words: github.com/router-for-me/CLIProxyAPI/issues/413
+            raise bad_request("`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our "
+                              "documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
+                              "#max-tokens-and-context-window-size")
+        if (request.get("tool_choice") or {}).get("type") in ("any", "tool"):
+            raise bad_request(FORCED_REFUSED)  # [TH "Thinking with tool use"]: manual mode only
+    # [SDK beta_thinking_config_adaptive_param.py] display: "summarized" | "omitted" | "updates"; "updates"
+    # without its beta "is rejected with the same 400 invalid_request_error as an unknown display value" [TH].
+    display = thinking.get("display")
+    if display not in (None, "summarized", "omitted", "updates") or (
+            display == "updates" and DISPLAY_UPDATES_BETA not in betas):
         raise bad_request("thinking.display: Input should be 'summarized', 'omitted' or 'updates'")
+    if display is not None and kind == "disabled":  # "display is invalid with thinking.type: disabled" [TH]
+        raise bad_request("thinking.display: display is not permitted with thinking.type 'disabled' "
+                          "(there is nothing to display)")
+    effort = (request.get("output_config") or {}).get("effort")
+    cap = spec.effort_without_thinking
+    if cap and kind in ("disabled", "between_tools") and effort in EFFORTS[EFFORTS.index(cap) + 1:]:
+        # Opus 5: "disabled" only at effort high or below [TT]; Sonnet and Haiku 5.5 alike [PAI]
+        raise bad_request(DISABLED_REFUSED)
     if "block_binding" in thinking:
         if BINDING_BETA not in betas:
             raise bad_request("thinking.block_binding: Extra inputs are not permitted")
@@ -267,8 +369,78 @@ def _check_thinking(request: dict, spec: ModelSpec, betas: set[str]) -> None:
             raise bad_request("thinking.block_binding.prefix_mismatch_behavior: Input should be 'error' or 'drop_block'")
 
 
-def _check_params(request: dict) -> None:
-    """The plain top-level parameters: their types, so nothing later trips over a wrong one."""
+SAMPLING_WITH_THINKING = {
+    # Live words, quoted in github.com/dotCipher/opencode-claude-bridge/pull/1 (Sonnet 4.6, adaptive) and
+    # github.com/workglow-dev/libs/pull/746 (Haiku 4.5, enabled); the top_k and top_p wordings are ours.
+    "adaptive": "`temperature` may only be set to 1 when thinking is enabled or in adaptive mode",
+    "enabled": "`temperature` may only be set to 1 when thinking is enabled. Please consult our documentation at "
+               "https://docs.claude.com/en/docs/build-with-claude/extended-thinking#important-considerations-when"
+               "-using-extended-thinking",
+}
+
+
+def _check_sampling(request: dict, spec: ModelSpec) -> None:
+    """``temperature``, ``top_p``, ``top_k`` under 2023-06-01 (2026-10-21 refuses them by name, ``versions.py``).
+    - ``"temperature": null`` is a schema error on every model [API-2026 §13, live probe].
+    - 4.7 and later, every 5.x: "non-default temperature, top_p, or top_k values return a 400 error on
+      every request" [TH "Sampling parameters"]; probed: temperature 1.0 passes, top_p fails at any
+      value, top_k too; the live words are "`temperature` is deprecated for this model." and alike
+      [API-2026 §13, CAP ids 66228617006, 59289697875].
+    - Older models, only while thinking is on: "temperature and top_k are incompatible with thinking,
+      and top_p is allowed at values between 0.95 and 1" [TH]."""
+    present = [key for key in ("temperature", "top_p", "top_k") if key in request]
+    for key in present:
+        if request[key] is None:
+            raise bad_request(f"{key}: Input should be a valid number")
+    if spec.sampling_deprecated:
+        for key in present:
+            if key != "temperature" or request[key] != 1:
+                raise bad_request(f"`{key}` is deprecated for this model.")
+        return
+    kind = (request.get("thinking") or {}).get("type")
+    if kind not in ("enabled", "adaptive") or spec.thinking != "on_request":
+        return
+    if "temperature" in present and request["temperature"] != 1:
+        raise bad_request(SAMPLING_WITH_THINKING[kind])
+    if "top_k" in present:
+        raise bad_request("`top_k` is not compatible with thinking")
+    if "top_p" in present and not 0.95 <= request["top_p"] <= 1:
+        raise bad_request("`top_p` must be between 0.95 and 1 when thinking is enabled")
+
+
+def _check_params(request: dict, spec: ModelSpec, betas: set[str], version: str) -> None:
+    """The plain top-level parameters: their types, so nothing later trips over a wrong one, and the
+    values a model refuses."""
+    if version == V2023:
+        _check_sampling(request, spec)
+    # [DR] "us" or "global"; "Requests with inference_geo on legacy models return a 400 error". The
+    # words of both 400s are ours.
+    geo = request.get("inference_geo")
+    if geo is not None:
+        if geo not in ("global", "us"):
+            raise bad_request(f"inference_geo: Input should be 'global' or 'us', got {geo!r}")
+        if spec.known and spec.us_inference is None:
+            raise bad_request(f"inference_geo: not supported on {spec.id} (Claude Opus 4.6 and later models only)")
+    speed = request.get("speed")
+    if speed is not None:  # [FM]; the words are ours
+        if speed not in ("standard", "fast"):
+            raise bad_request("speed: Input should be 'standard' or 'fast'")
+        if speed == "fast" and spec.known and spec.fast is None:
+            raise bad_request(f"speed: fast mode is not supported on {spec.id}")
+        if speed == "fast" and spec.fast_beta and FAST_BETA not in betas:
+            raise bad_request(f"speed: fast mode on {spec.id} requires the anthropic-beta header {FAST_BETA}")
+    tier = request.get("service_tier")
+    if tier is not None and tier not in ("auto", "standard_only"):  # [SDK message_create_params.py]
+        raise bad_request("service_tier: Input should be 'auto' or 'standard_only'")
+    if request.get("max_tokens") == 0:
+        # A cache pre-warm (max_tokens 0) generates nothing, so it takes nothing that shapes generation
+        # (issue 37 item 14, after the prompt-caching page; the words are ours [UNCERTAIN]).
+        if (request.get("thinking") or {}).get("type") in ("enabled", "adaptive"):
+            raise bad_request("max_tokens: 0 cannot be combined with thinking")
+        if (request.get("output_config") or {}).get("format") is not None:
+            raise bad_request("max_tokens: 0 cannot be combined with output_config.format")
+        if (request.get("tool_choice") or {}).get("type") in ("any", "tool"):
+            raise bad_request("max_tokens: 0 cannot be combined with a forced tool_choice")
     diagnostics = request.get("diagnostics")
     if "diagnostics" in request and diagnostics is not None:
         if not isinstance(diagnostics, dict) or not isinstance(diagnostics.get("previous_message_id"), (str, type(None))):
@@ -286,8 +458,14 @@ def _check_output_config(request: dict, spec: ModelSpec, betas: set[str]) -> Non
         return
     if not isinstance(config, dict):
         raise bad_request("output_config: must be an object")
-    if config.get("effort") not in (None, *EFFORTS):
+    effort = config.get("effort")
+    if effort not in (None, *EFFORTS):
         raise bad_request(f"output_config.effort: Input should be one of {', '.join(EFFORTS)}")
+    if effort is not None and not spec.efforts:  # live words: github.com/oratis/LISA/pull/218 (Haiku 4.5)
+        raise bad_request("This model does not support the effort parameter.")
+    if effort is not None and effort not in spec.efforts:  # [EFF] the per-model lists; the words are ours
+        raise bad_request(f"output_config.effort: {effort!r} is not supported on {spec.id} "
+                          f"(supported: {', '.join(spec.efforts)})")
     budget = config.get("task_budget")
     if budget is None:
         return

@@ -107,9 +107,10 @@ def planning_team(workdir: str | Path, goal: str, items: list[tuple[str, str]], 
     return Team(planner, executors, state, emulator, outbox)
 
 
-def long_agent(workdir: str | Path, turns: int, *, page_chars: int = 500, note_every: int = 10,
+def long_agent(workdir: str | Path, turns: int, *, page_chars: int = 500, note_every: int = 10, reasoning: int = 0,
                **kwargs: Any) -> tuple[Agent, Emulator | None]:
-    """A long synthetic run: ``turns`` tool calls over the docs pages, then an answer."""
+    """A long synthetic run: ``turns`` tool calls over the docs pages, then an answer; ``reasoning``
+    tokens of simulated thinking a call (see ``LongRunPolicy``)."""
     kwargs.setdefault("max_steps", turns + 2)
-    agent, emulator, _ = pricing_agent(workdir, policy=LongRunPolicy(turns, page_chars, note_every), **kwargs)
+    agent, emulator, _ = pricing_agent(workdir, policy=LongRunPolicy(turns, page_chars, note_every, reasoning), **kwargs)
     return agent, emulator

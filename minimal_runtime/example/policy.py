@@ -40,12 +40,20 @@ class LongRunPolicy:
     ``note_every`` pages it writes the key figures read since its last note to ``notes/``; when the
     budget warning or a knowledge manager's unsaved-findings note is in its batch, it writes them
     at once. After ``turns`` calls it answers.
-    Pages are about ``page_chars`` characters (500: 1,000 turns fit a 200K window)."""
+    Pages are about ``page_chars`` characters (500: 1,000 turns fit a 200K window). ``reasoning``:
+    the tokens of (simulated) thinking it writes each call, on models that think; 0 by default. The
+    API bills that reasoning as output, and again as input on every later call that sends its block
+    back, whatever the block shows."""
 
-    def __init__(self, turns: int, page_chars: int = 500, note_every: int = 10):
+    def __init__(self, turns: int, page_chars: int = 500, note_every: int = 10, reasoning: int = 0):
         self.turns, self.page_chars, self.note_every = turns, page_chars, note_every
+        self.reasoning = ("Which page next, and which figures are worth a note? " * (reasoning // 10 + 1))[:reasoning * 4]
 
     def __call__(self, request: dict) -> Turn:
+        turn = self._act(request)
+        return turn.model_copy(update={"thinking": self.reasoning}) if self.reasoning else turn
+
+    def _act(self, request: dict) -> Turn:
         done = exchanges(request["messages"])
         n = len(done)
         if n >= self.turns:

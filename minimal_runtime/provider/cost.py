@@ -14,6 +14,11 @@ A request sent in a Message Batch (``usage.service_tier == "batch"``) costs 50% 
 input, output, cache writes and reads and compaction alike: the discounts stack [batch-processing;
 pricing "Batch processing"], so a batch cache read costs 0.05x base input where a read is 0.1x.
 
+Fast mode and US-only inference multiply every category of a call's prices (1.1x for
+``inference_geo: "us"`` on Opus 4.6 and newer [data-residency]; the model's fast-mode multiplier
+[fast-mode]); a record keeps the ``speed`` and ``inference_geo`` its usage reported, so its cost
+is the one billed.
+
 A model that is not in the table has no prices: its cost is NaN, so a total that includes it is
 NaN too (unknown), never a wrong number and never a crash.
 """
@@ -42,6 +47,8 @@ class CallRecord(BaseModel):
     output_tokens: int = 0
     compactions: list["CallRecord"] = Field(default_factory=list)  # server-side summarization iterations
     batch: bool = False  # sent in a Message Batch: half price
+    speed: str | None = None  # usage.speed: "fast" is billed at the model's fast-mode rates
+    inference_geo: str | None = None  # usage.inference_geo: "us" is billed at 1.1x where the model offers it
 
     @classmethod
     def from_usage(cls, usage: Any, model: str) -> "CallRecord":
@@ -65,6 +72,8 @@ class CallRecord(BaseModel):
             output_tokens=u.get("output_tokens") or 0,
             compactions=compactions,
             batch=tier == "batch",
+            speed=u.get("speed"),
+            inference_geo=u.get("inference_geo"),
         )
 
     @property
@@ -79,7 +88,7 @@ class CallRecord(BaseModel):
     @property
     def cost(self) -> float:
         """Dollars for this call, compaction iterations included (NaN for an unpriced model)."""
-        p = model_spec(self.model).price(self.prompt_tokens)
+        p = model_spec(self.model).price(self.prompt_tokens, self.speed, self.inference_geo)
         if p is None:
             return math.nan
         own = (self.input_tokens * p.input + self.cache_creation_5m * p.write_5m + self.cache_creation_1h * p.write_1h
@@ -89,7 +98,7 @@ class CallRecord(BaseModel):
     @property
     def cost_without_cache(self) -> float:
         """What the same call would cost with no caching at all: every prompt token at the base price."""
-        p = model_spec(self.model).price(self.prompt_tokens)
+        p = model_spec(self.model).price(self.prompt_tokens, self.speed, self.inference_geo)
         if p is None:
             return math.nan
         own = (self.prompt_tokens * p.input + self.output_tokens * p.output) / 1e6

@@ -20,6 +20,16 @@ Sources (read 2026-11-30; the full texts of the newest pages are their Aug-Sep 2
   [CE]       .../docs/en/build-with-claude/context-editing (clear_thinking defaults)
   [PAI]      pydantic-ai 2.68 profiles/anthropic.py and providers/anthropic.py, recording live probes
              (forced tool_choice rejected; Sonnet 5 ignores system messages)
+  [DR]       .../docs/en/build-with-claude/data-residency (Feb 2026 copy): ``inference_geo`` "us" is
+             "priced at 1.1x the standard rate across all token pricing categories" on "Claude Opus
+             4.6 and newer"; "Requests with inference_geo on legacy models return a 400 error"
+  [FM]       .../docs/en/build-with-claude/fast-mode: the de ``.md`` front matter (Nov 2026) lists
+             supportedModels claude-opus-5-5, claude-opus-5, claude-opus-4-8, "Fast Mode on Claude Opus
+             5 and Claude Opus 4.8 ... needs the beta header fast-mode-2026-02-01"; "priced at a
+             per-model multiplier on standard rates", caching and data-residency multipliers "apply on
+             top"; "Requests at different speeds do not share cached prefixes". The Opus 5 and Opus
+             4.8 fast rates ($10 / $50, 2x) are third-party listings (OpenRouter, Vercel AI Gateway)
+             quoting the pricing page; no source read gives Opus 5.5's [UNCERTAIN]
 """
 
 from __future__ import annotations
@@ -84,13 +94,23 @@ class ModelSpec(BaseModel, frozen=True):
     thinking_refused: tuple[str, ...] = Field(default=(), description="thinking.type values that are a 400 [models] "
                                               "[PAI]: manual budget_tokens on Opus 4.7 and later, turning it off where "
                                               "it is always on")
+    us_inference: float | None = Field(default=None, description="price multiplier of inference_geo 'us'; None: "
+                                       "the parameter is a 400 on this model [DR]")
+    fast: float | None = Field(default=None, description="price multiplier of speed 'fast'; None: not offered [FM]")
 
-    def price(self, prompt_tokens: int) -> Prices | None:
-        """The prices of a call whose prompt (cached or not) is ``prompt_tokens`` long."""
-        return next((p for p in self.prices if p.up_to is None or prompt_tokens <= p.up_to), None)
+    def price(self, prompt_tokens: int, speed: str | None = None, inference_geo: str | None = None) -> Prices | None:
+        """The prices of a call whose prompt (cached or not) is ``prompt_tokens`` long, at the speed and
+        inference geography the response reported: each multiplier applies to every token category,
+        and they stack [FM] [DR]."""
+        found = next((p for p in self.prices if p.up_to is None or prompt_tokens <= p.up_to), None)
+        factor = (self.fast or 1.0 if speed == "fast" else 1.0) * (
+            self.us_inference or 1.0 if inference_geo == "us" else 1.0)
+        if found is None or factor == 1.0:
+            return found
+        return Prices(**{k: v * factor for k, v in found.model_dump().items() if k != "up_to"}, up_to=found.up_to)
 
 
-_FIVE = dict(context_window=1_000_000, max_output=128_000, supports_prefill=False)
+_FIVE = dict(context_window=1_000_000, max_output=128_000, supports_prefill=False, us_inference=1.1)  # 4.6 on [DR]
 # Thinking [models] [PAI]: manual budget_tokens thinking is a 400 on Opus 4.7 and later and on every 5.x
 # model; where adaptive thinking is always on, so is turning it off; Sonnet 5.5 turns it off only
 # with between_tools (its overview lists "disabled" among the breaking changes).
@@ -116,9 +136,10 @@ MODELS: dict[str, ModelSpec] = {m.id: m for m in [
     ModelSpec(id="claude-mythos-5-1", released=date(2026, 9, 1), prices=(_usual(10, 50, read=0.25),),
               min_cacheable_tokens=512, prefix_check="all_accounts", thinking_refused=_ALWAYS_ON,
               rejects_forced_tool_choice=True, **_CURRENT),
+    # Fast mode on Opus 5.5 [FM]; its rate was not in what we read: the 2x of Opus 5 and 4.8 [UNCERTAIN].
     ModelSpec(id="claude-opus-5-5", released=date(2026, 9, 23), prices=(_usual(4, 20, read=0.20),),
               min_cacheable_tokens=512, prefix_check="new_accounts", thinking_refused=_ALWAYS_ON,
-              rejects_forced_tool_choice=True, **_CURRENT),
+              rejects_forced_tool_choice=True, fast=2.0, **_CURRENT),
     # Sonnet 5.5: min cacheable 512 from secondary sources [UNCERTAIN]; cache read $0.20 per its
     # overview page (two third-party tools say $0.10) [UNCERTAIN].
     ModelSpec(id="claude-sonnet-5-5", released=date(2026, 9, 28), prices=(_usual(2, 10, read=0.20),),
@@ -133,14 +154,16 @@ MODELS: dict[str, ModelSpec] = {m.id: m for m in [
               min_cacheable_tokens=512, prefix_check="new_accounts", thinking_refused=_MANUAL, **_CURRENT),
     # -- legacy, still served [models] -----------------------------------------------------------
     ModelSpec(id="claude-opus-5", status="legacy", released=date(2026, 7, 24), prices=(_usual(5, 25, read=0.50),),
-              min_cacheable_tokens=512, thinking_refused=_MANUAL, **_CURRENT),
+              min_cacheable_tokens=512, thinking_refused=_MANUAL, fast=2.0, **_CURRENT),  # fast: $10 / $50 [FM]
     # Sonnet 5 accepts role "system" entries and ignores them [PAI]; rejects tool changes [MCSM].
     ModelSpec(id="claude-sonnet-5", status="legacy", released=date(2026, 6, 30), prices=(_usual(2, 10, read=0.20),),
               min_cacheable_tokens=1024, compaction=True, system_messages="ignored", thinking_refused=_MANUAL, **_FIVE),
     *(ModelSpec(id=f"claude-{name}-5", status="legacy", released=date(2026, 6, 9), prices=(_usual(10, 50, read=1.0),),
                 min_cacheable_tokens=512, thinking_refused=_ALWAYS_ON, **_CURRENT) for name in ("fable", "mythos")),
+    # Fast mode on Opus 4.8: $10 / $50 (2x), deprecated 2026-10-30, removed 2026-11-30 per Claude Code's
+    # fast-mode page [FM]; kept while the API page still lists it.
     ModelSpec(id="claude-opus-4-8", status="legacy", prices=(_usual(5, 25),), min_cacheable_tokens=1024,
-              system_messages="yes", tool_changes=True, compaction=True, thinking_refused=_MANUAL, **_FIVE),
+              system_messages="yes", tool_changes=True, compaction=True, thinking_refused=_MANUAL, fast=2.0, **_FIVE),
     ModelSpec(id="claude-opus-4-7", status="legacy", prices=(_usual(5, 25),), min_cacheable_tokens=2048,
               compaction=True, thinking_refused=_MANUAL, **_FIVE),
     ModelSpec(id="claude-opus-4-6", status="legacy", released=date(2026, 2, 5), prices=(_usual(5, 25),),

@@ -168,7 +168,10 @@ def test_automatic_caching_errors_name_themselves():
     assert message(marked, system="s", cache_control={"type": "ephemeral"}).startswith("cache_control: conflicts with the TTL")
     late_hour = conversation(2)
     late_hour[-1] = {**late_hour[-1], "content": [breakpoint_on(late_hour[-1]["content"][0], ttl="1h")]}
-    assert message(late_hour) == "cache_control: a 1h breakpoint cannot come after a 5m breakpoint"
+    # The live words (github.com/cnighswonger/claude-code-cache-fix/issues/44), naming the 1h block
+    assert message(late_hour) == ("messages.4.content.0.cache_control.ttl: a ttl='1h' cache_control block must not "
+                                  "come after a ttl='5m' cache_control block. Note that blocks are processed in the "
+                                  "following order: `tools`, `system`, `messages`.")
 
 
 def test_a_malformed_marker_names_its_place():

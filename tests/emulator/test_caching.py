@@ -154,7 +154,7 @@ def test_longer_ttl_must_come_first():
     emu, _ = make()
     messages = conversation(1)
     messages[-1]["content"][-1] = breakpoint_on(messages[-1]["content"][-1], ttl="1h")
-    with pytest.raises(anthropic.BadRequestError, match="1h breakpoint"):
+    with pytest.raises(anthropic.BadRequestError, match="must not come after a ttl=.5m. cache_control block"):
         create(emu.client(), messages)
 
 

@@ -136,7 +136,7 @@ def test_automatic_caching_with_a_shorter_ttl_after_a_1h_marker_is_in_order():
     emu, _ = make()
     sys_1h = [breakpoint_on({"type": "text", "text": SYSTEM_TEXT}, ttl="1h")]
     assert create(emu.client(), conversation(3), system=sys_1h, cache_control={"type": "ephemeral"}).stop_reason
-    with pytest.raises(anthropic.BadRequestError, match="1h breakpoint"):
+    with pytest.raises(anthropic.BadRequestError, match="must not come after a ttl=.5m. cache_control block"):
         create(emu.client(), conversation(3), system=system(), cache_control={"type": "ephemeral", "ttl": "1h"})
 
 

@@ -46,10 +46,12 @@ def converse(client, turns=3, **kw):
 
 def test_every_answer_of_a_current_model_begins_with_a_signed_thinking_block():
     """§1.1 / §7: current models think (adaptive, on by default); the block carries a signature.
-    Its text comes from the policy; with no text it is empty, as with display 'omitted'."""
+    Its text is the policy's when display is "summarized"; on 5.x "omitted" is the default (§13)."""
     answer = send(client_for(), [{"role": "user", "content": "hi"}])
     assert answer.content[0].type == "thinking" and answer.content[0].signature
-    assert answer.content[0].thinking == "thinking about turn 0"
+    assert answer.content[0].thinking == ""
+    shown = send(client_for(), [{"role": "user", "content": "hi"}], thinking={"type": "adaptive", "display": "summarized"})
+    assert shown.content[0].thinking == "thinking about turn 0"
     silent = Emulator(model=CURRENT, policy=lambda r: "ok").client()
     assert send(silent, [{"role": "user", "content": "hi"}]).content[0].thinking == ""
     legacy = Emulator(model="claude-sonnet-4-6", policy=reply).client()
@@ -162,10 +164,10 @@ def test_removing_thinking_from_the_start_end_or_all_is_fine_but_not_the_middle(
 
 
 def test_tools_and_system_are_part_of_the_prefix_and_a_tampered_signature_is_another_400():
-    """§1.3 invalid: any change to system; adding or editing a tool. A changed thinking text or
-    signature is the tampered 400, which drop_block does not cover."""
+    """§1.3 invalid: any change to system; adding or editing a tool. A changed thinking text (of a
+    block returned with its text) or signature is the tampered 400, which drop_block does not cover."""
     client = client_for()
-    messages = converse(client, turns=2)
+    messages = converse(client, turns=2, thinking={"type": "adaptive", "display": "summarized"})
     with pytest.raises(anthropic.BadRequestError, match="bound to a different conversation"):
         send(client, messages, tools=TOOLS)
     with pytest.raises(anthropic.BadRequestError, match="bound to a different conversation"):
