@@ -63,7 +63,6 @@ class EmulatedSpec(ModelSpec, frozen=True):
     clear_thinking_keeps_all: bool = Field(default=True, description="clear_thinking_20251015's default keep: "
                                                                      "all turns, else the last one [CE]")
     task_budgets: bool = Field(default=False, description="output_config.task_budget [TB]")
-    adaptive: bool = Field(default=True, description="thinking type 'adaptive' accepted (else extended only) [TT]")
     thinking_display: Literal["summarized", "omitted"] = Field(
         default="summarized", description="what thinking.display defaults to [TH]")
     efforts: tuple[str, ...] = Field(default=EFFORTS[:3] + ("max",), description="output_config.effort values "
@@ -108,12 +107,12 @@ FACTS: dict[str, dict] = {
     "claude-opus-4-7": dict(**_BUDGETS, **_NEW),
     # Opus 4.6 and Sonnet 4.6: max but not xhigh; display summarized [EFF; TH].
     # Opus 4.5: effort without max; extended thinking only [EFF; TT].
-    "claude-opus-4-5": dict(adaptive=False, efforts=EFFORTS[:3]),
+    "claude-opus-4-5": dict(efforts=EFFORTS[:3]),
     # Haiku 4.5 and Sonnet 4.5: no effort parameter ("This model does not support the effort
     # parameter", live, github.com/oratis/LISA/pull/218); extended thinking only [TT].
-    "claude-haiku-4-5": dict(keeps_prior_thinking=False, clear_thinking_keeps_all=False, adaptive=False,
+    "claude-haiku-4-5": dict(keeps_prior_thinking=False, clear_thinking_keeps_all=False,
                              efforts=(), default_effort=None),
-    "claude-sonnet-4-5": dict(keeps_prior_thinking=False, clear_thinking_keeps_all=False, adaptive=False,
+    "claude-sonnet-4-5": dict(keeps_prior_thinking=False, clear_thinking_keeps_all=False,
                               efforts=(), default_effort=None),
 }
 

@@ -328,7 +328,7 @@ def _check_thinking(request: dict, spec: ModelSpec, betas: set[str]) -> None:
         raise bad_request(DISABLED_REFUSED)
     if spec.thinking == "always_on" and kind == "between_tools":
         raise bad_request(f"thinking.type: {kind!r} is not supported on {spec.id}: thinking is always on")
-    if kind == "adaptive" and not spec.adaptive:  # Opus 4.5, Haiku 4.5, Sonnet 4.5: extended only [TT]
+    if kind == "adaptive" and kind in spec.thinking_refused:  # Opus 4.5, Haiku 4.5, Sonnet 4.5: extended only [TT]
         raise bad_request("adaptive thinking is not supported on this model")
     if kind == "enabled" and spec.thinking != "on_request" or (kind == "enabled" and spec.id in (
             "claude-opus-4-7", "claude-opus-4-8")):

@@ -115,6 +115,7 @@ _FIVE = dict(context_window=1_000_000, max_output=128_000, supports_prefill=Fals
 # model; where adaptive thinking is always on, so is turning it off; Sonnet 5.5 turns it off only
 # with between_tools (its overview lists "disabled" among the breaking changes).
 _MANUAL, _ALWAYS_ON = ("enabled",), ("enabled", "disabled", "between_tools")
+_EXTENDED_ONLY = ("adaptive",)  # Opus 4.5, Haiku 4.5, Sonnet 4.5: "adaptive thinking is not supported on this model" [TT]
 _CURRENT = dict(**_FIVE, system_messages="yes", tool_changes=True, compaction=True)
 
 MODELS: dict[str, ModelSpec] = {m.id: m for m in [
@@ -172,12 +173,12 @@ MODELS: dict[str, ModelSpec] = {m.id: m for m in [
               min_cacheable_tokens=1024, compaction=True, **_FIVE),
     # Opus 4.5: deprecated 2026-11-23, retirement tentatively 2027-01-22 (third-party note) [UNCERTAIN].
     ModelSpec(id="claude-opus-4-5", status="deprecated", prices=(_usual(5, 25),), context_window=200_000,
-              max_output=64_000, min_cacheable_tokens=4096, supports_prefill=True),
+              max_output=64_000, min_cacheable_tokens=4096, supports_prefill=True, thinking_refused=_EXTENDED_ONLY),
     ModelSpec(id="claude-haiku-4-5", status="legacy", prices=(_usual(1, 5),), context_window=200_000,
-              max_output=64_000, min_cacheable_tokens=4096, supports_prefill=True),
+              max_output=64_000, min_cacheable_tokens=4096, supports_prefill=True, thinking_refused=_EXTENDED_ONLY),
     # Sonnet 4.5 reaches end of life on 2026-11-30; kept while it is still answered.
     ModelSpec(id="claude-sonnet-4-5", status="deprecated", prices=(_usual(3, 15),), context_window=200_000,
-              max_output=64_000, min_cacheable_tokens=1024, supports_prefill=True),
+              max_output=64_000, min_cacheable_tokens=1024, supports_prefill=True, thinking_refused=_EXTENDED_ONLY),
 ]}
 
 
