@@ -91,6 +91,23 @@ def add_serve(commands) -> None:
 
 
 def replay_command(args) -> None:
+    import warnings
+    from .provider.models import UnknownModelWarning
+    with warnings.catch_warnings():  # an unpriced model is said once, in one line (``unpriced``), not as a warning
+        warnings.simplefilter("ignore", UnknownModelWarning)
+        _replay_command(args)
+
+
+def unpriced(model: str | None) -> str | None:
+    """One line for a model the price table does not know: its costs are unknown, and how to price it."""
+    from .provider.models import lookup
+    if model and lookup(model):
+        return None
+    return (f"note: {model or 'the model'} is not in the price table, so its costs are n/a; to price the replay as a "
+            "known model, give --model (e.g. --model claude-sonnet-4-6)")
+
+
+def _replay_command(args) -> None:
     import sys
     import tempfile
     from pathlib import Path
@@ -114,6 +131,9 @@ def replay_command(args) -> None:
 
     stopped = []
     for k, run in enumerate(runs):
+        why = unpriced(args.model or run.model)
+        if why:
+            print(why, file=sys.stderr)
         results = []
         calibration = calibrate(run, args.model)  # one per run: every strategy is priced in the same tokens
         for name in names:

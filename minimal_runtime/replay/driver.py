@@ -12,8 +12,9 @@ What a replay cannot know, and how it approximates it:
   keeps the 2025 layout, to show what that does there;
 - the hidden system prompt and tool definitions (Claude Code sends tens of thousands of tokens the
   session file does not contain): the first call's recorded prompt size minus our estimate of what
-  the log does show is added to the system prompt as opaque filler, so the stable prefix has about
-  the right size. A headless log has no prompt line either: there, what the first call read from
+  the log does show is added to the system prompt as a stand-in the emulator counts as that many
+  tokens (``emulator.tokens.stand_in``: no bytes are built or sent for them), so the stable prefix
+  has about the right size. A headless log has no prompt line either: there, what the first call read from
   cache (earlier runs wrote it: system and tools) is taken as the hidden system, and the rest as
   the missing prompt, which a compaction later removes. Likewise, where a session's first call
   after its compaction read the head from cache, that read is the stable head and the rest of the
@@ -23,7 +24,12 @@ What a replay cannot know, and how it approximates it:
   call that is not counted), so the first replayed call reads what the logged one read;
 - breakpoints: where Claude Code puts them, on the system prompt and at the end of the messages,
   with the TTL the log's writes had (1 hour when it wrote any 1-hour tokens); ``recorded`` places
-  none where the log read and wrote nothing from cache on every call (its client sent none);
+  none where the log read and wrote nothing from cache on every call (its client sent none), and
+  follows the log's own split where a call left a long tail uncached or read a cache another
+  process warmed (``as_logged.py``);
+- output: the log's, recovered where its per-call counts are placeholders (``output.py``); calls
+  the log counts but does not show (a compaction's summary call, side calls) are billed in every
+  row from the log's totals, as counted;
 - tool schemas: only names are logged; each tool gets a generic schema;
 - time: the emulator's clock follows the logged time of each call, so a long pause expires the
   cache in the replay as it did in the run.
@@ -51,7 +57,9 @@ from ..features.recall import Keeper
 from ..features.server_compaction import ServerClearing, ServerCompaction
 from ..provider.cost import CallRecord
 from ..emulator.models import model_spec
-from ..provider.models import ModelSpec
+from ..emulator.tokens import estimate_tokens, stand_in
+from ..provider.models import ModelSpec, lookup
+from .as_logged import mirror_tail, priced_as_logged, warmed_note
 from .calibration import Calibration, Limits, fit
 from .recorded import RecordedRun
 
@@ -143,8 +151,10 @@ class _RecordedClock:
         times = [c.at for c in run.calls]
         self.times = times if all(t is not None for t in times) else [float(k) for k in range(len(times))]
         self.now = self.times[0] if self.times else 0.0
+        self.k = 0  # the call being made
 
     def at(self, k: int) -> None:
+        self.k = k
         if k < len(self.times):
             self.now = self.times[k]
 
@@ -203,6 +213,7 @@ class Replay:
     stopped: str | None = None  # "stopped at call N: <the error's first line>": the replay did not finish
     layout: Calibration = field(default_factory=Calibration)  # where the hidden part of each prompt sits
     calibrated: bool = False  # tokens in the log's own (calibration.py), not the emulator's estimate
+    unlogged: list[CallRecord] = field(default_factory=list)  # calls the log counts but does not show, as counted
 
     @property
     def finished(self) -> bool:
@@ -218,7 +229,8 @@ class Replay:
 
     @property
     def cost(self) -> float:
-        return sum(c.cost for c in self.calls)
+        """The run's bill under this strategy: the replayed calls, and the calls the log does not show."""
+        return sum(c.cost for c in self.calls) + sum(c.cost for c in self.unlogged)
 
 
 def logged_uncached(run: RecordedRun) -> bool:
@@ -257,17 +269,39 @@ def _with_ttl(layout: Layout, ttl: str | None, uncached: bool = False) -> Layout
 
 
 def _filler(label: str, tokens: int) -> str:
-    header = f"\n\n[{label}, approximated]\n"
-    return header + "." * max(0, 4 * tokens - len(header))
+    """What a log does not show, ``tokens`` long: a label, and a stand-in the emulator counts for the rest."""
+    header = f"\n\n[{label}, approximated] "
+    return header + stand_in(max(0, tokens - estimate_tokens(header)))
 
 
 def calibrate(run: RecordedRun, model: str | None = None) -> Calibration:
     """The run's calibration (``calibration.py``): from one uncalibrated ``recorded`` replay, where
-    the log records usage; none where it does not."""
+    the log records usage; none where it does not. The calibration keeps that replay: ``recorded``
+    is the same calls in the log's tokens, so it is not replayed twice."""
     if not any(c.usage for c in run.calls):
         return Calibration()
-    first = replay(run, "recorded", model=model, calibration=Calibration())
-    return fit(run, first.calls, first.layout)
+    first = _replay(run, STRATEGIES["recorded"], replay_model(run, model), None, Calibration())
+    return fit(run, first.calls, first.layout, source=first)
+
+
+def unlogged_calls(run: RecordedRun, model: str) -> tuple[list[CallRecord], str | None]:
+    """The calls the log counts but does not show, as the log counted them: those of the log's own
+    model priced as the replay model, the others (side calls) as their own. A model the price table
+    does not know is left out, and said."""
+    calls, unknown = [], []
+    own = lookup(run.model or "")
+    for name, t in run.unlogged.items():
+        spec = lookup(name)
+        priced_as = model if spec is not None and own is not None and spec.id == own.id else (spec.id if spec else None)
+        if priced_as is None:
+            unknown.append(name)
+            continue
+        calls.append(CallRecord(model=priced_as, input_tokens=t.input_tokens, cache_creation_input_tokens=t.cache_write,
+                                cache_creation_5m=t.cache_write, cache_read_input_tokens=t.cache_read,
+                                output_tokens=t.output_tokens))
+    why = f"calls on {', '.join(unknown)} the log does not show are not billed: the price table does not know " \
+          "that model" if unknown else None
+    return calls, why
 
 
 def replay(run: RecordedRun, strategy: Strategy | str = "tail", *, model: str | None = None,
@@ -281,8 +315,37 @@ def replay(run: RecordedRun, strategy: Strategy | str = "tail", *, model: str | 
                f"does not (replay it as one: --model claude-sonnet-4-6)")
         return Replay(strategy.name, model, [], 0.0, notes=[why], stopped=why)
     calibration = calibrate(run, model) if calibration is None else calibration
+    if strategy.as_logged and calibration.source is not None and calibration.source.model == model:
+        raw = calibration.source  # the calibration's own replay: the same calls
+        if progress:
+            progress(len(raw.calls), len(run.calls))
+    else:
+        raw = _replay(run, strategy, model, progress, calibration)
+    return _in_log_tokens(run, strategy, raw, calibration)
+
+
+def _replay(run: RecordedRun, strategy: Strategy, model: str, progress: Callable[[int, int], None] | None,
+            calibration: Calibration) -> Replay:
+    """The replay in the emulator's own tokens (a compaction's limits are in the log's: ``calibration``)."""
     with tempfile.TemporaryDirectory(prefix="replay-") as tmp:  # the offloaded files matter only during the run
         return _replay_in(Path(tmp), run, strategy, model, progress, calibration)
+
+
+def _in_log_tokens(run: RecordedRun, strategy: Strategy, raw: Replay, calibration: Calibration) -> Replay:
+    """``raw`` in the log's tokens (calibration.py), with what the log shows of its cache kept where
+    ``recorded`` can (as_logged.py), and the calls the log does not show."""
+    notes = list(raw.notes)
+    calls = [calibration.apply(k, c) for k, c in enumerate(raw.calls)]
+    if not calibration.identity:
+        notes.append(calibration.about())
+    warm = warmed_note(run)
+    if warm:
+        notes.append(warm)
+        calls = priced_as_logged(run, calls) if strategy.as_logged else calls
+    unlogged, why = unlogged_calls(run, raw.model)
+    notes += [why] if why else []
+    return Replay(raw.strategy, raw.model, calls, raw.seconds, raw.hidden_tokens, notes, raw.stopped, raw.layout,
+                  not calibration.identity, unlogged)
 
 
 def first_line(text: str) -> str:
@@ -329,13 +392,15 @@ def _replay_in(workdir: Path, run: RecordedRun, strategy: Strategy, model: str,
         notes.append(f"the log read {warm:,} tokens from cache on its first call (written before the run): "
                      f"the replay's cache was seeded with a prefix of that size")
     if policy.recorded:
-        notes.append(_thinking_note(run, policy, model_spec(model), calibration))
+        notes.append(_thinking_note(run, policy, model_spec(model)))
     hooks = HookRegistry()
     uncached = strategy.as_logged and logged_uncached(run)
     if uncached:
         notes.append("the log read and wrote nothing from cache on every call (its client sent no breakpoints): "
                      "recorded places none")
     layout = _with_ttl(strategy.layout(model_spec(model)), ttl, uncached)
+    if strategy.as_logged and not uncached:
+        layout = mirror_tail(layout, run, lambda: clock.k)
     if strategy.compaction is not None:
         compaction = strategy.compaction(workdir, Limits(calibration, run))
         hooks.install(compaction)
@@ -356,8 +421,10 @@ def _replay_in(workdir: Path, run: RecordedRun, strategy: Strategy, model: str,
         k = len(event.agent.calls) - 1
         if progress:
             progress(k + 1, len(run.calls))
-        if k < len(run.calls) and run.calls[k].then_user and any(b.get("type") == "tool_use" for b in run.calls[k].assistant["content"]):
-            event.agent.steer(_text(run.calls[k].then_user))  # user text that arrived between two calls
+        # user text that arrived between two calls; after the last one (an interrupt, say) nothing answered it
+        if k < len(run.calls) - 1 and run.calls[k].then_user and any(b.get("type") == "tool_use"
+                                                                     for b in run.calls[k].assistant["content"]):
+            event.agent.steer(_text(run.calls[k].then_user))
 
     hooks.register(Point.PRE_LLM_CALL, before_call)
     hooks.register(Point.POST_LLM_CALL, after_call)
@@ -374,27 +441,24 @@ def _replay_in(workdir: Path, run: RecordedRun, strategy: Strategy, model: str,
             stopped = f"stopped at call {len(agent.calls) + 1}: {first_line(result.error or 'an error')}"
             notes.append(f"stopped at call {len(agent.calls) + 1}: {result.error}")
             break
-        if len(agent.calls) in (before, len(run.calls)):
+        if len(agent.calls) == before or len(agent.calls) >= len(run.calls):
             break
         task = _text(run.calls[len(agent.calls) - 1].then_user)
     if stopped is None and len(agent.calls) < len(run.calls):
         stopped = f"stopped at call {len(agent.calls) + 1}: the replayed run ended before the recording did"
-    if not calibration.identity:
-        notes.append(calibration.about())
-    calls = [calibration.apply(k, c) for k, c in enumerate(agent.calls)]
-    return Replay(strategy.name, model, calls, time.perf_counter() - start, hidden + prompt_hidden, notes,
-                  stopped, where, not calibration.identity)
+    return Replay(strategy.name, model, list(agent.calls[:len(run.calls)]), time.perf_counter() - start,
+                  hidden + prompt_hidden, notes, stopped, where)
 
 
-def _thinking_note(run: RecordedRun, policy: _ReplayPolicy, spec: ModelSpec, calibration: Calibration) -> str:
+def _thinking_note(run: RecordedRun, policy: _ReplayPolicy, spec: ModelSpec) -> str:
     """What the replay did with the log's thinking, and its tokens next to what the replay bills."""
     text_tokens = sum(-(-len(t) // 4) for t in policy.thinking)  # the emulator's estimate of the logged text
     redacted = sum(b.get("type") == "redacted_thinking" for c in run.calls for b in c.assistant["content"])
     done = ("re-issued as the emulator's own thinking (the same text, signed by the emulator: the log's signatures "
             "cannot be verified offline)" if spec.thinking != "on_request" else
             f"left out ({spec.id} thinks only when asked, and the replay does not ask)")
-    logged_output = sum(o for o in calibration.outputs if o is not None)
-    billed = (f"output is billed as the log's own output_tokens, {logged_output:,} over the run, thinking included"
+    logged_output = sum(c.usage.output or 0 for c in run.calls if c.usage)
+    billed = (f"output is billed as the log's own output, {logged_output:,} tokens over the run, thinking included"
               if logged_output else "output is billed as the emulator estimates the answers")
     return (f"the log recorded {policy.recorded} thinking blocks ({redacted} redacted), ~{text_tokens:,} tokens of "
             f"thinking text: {done}; {billed}")

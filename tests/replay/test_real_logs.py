@@ -11,6 +11,7 @@ import pytest
 
 from minimal_runtime.provider.models import lookup
 from minimal_runtime.replay import load, replay
+from minimal_runtime.replay.report import usage_bill
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "trajectories"
 LOGS = sorted(DATA.glob("*.json*")) if DATA.is_dir() else []
@@ -46,7 +47,7 @@ def test_recorded_reprices_each_real_log_within_5_percent_of_its_own_bill(capsys
                     continue
                 model = None if lookup(run.model or "") else "claude-sonnet-4-6"
                 replayed = replay(run, "recorded", model=model)
-                logged = sum(u.cost(replayed.model) for u in usages)
+                logged = usage_bill(run if model is None else run.model_copy(update={"model": model}))
                 gap = replayed.cost / logged - 1
                 lines.append(f"{Path(run.path).name[:60]:<60} log ${logged:8.3f}  recorded ${replayed.cost:8.3f}  "
                              f"{gap:+6.1%}")
