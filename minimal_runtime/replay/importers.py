@@ -18,6 +18,7 @@ from typing import Any, Iterator
 
 from pydantic import ValidationError
 
+from . import cline
 from .output import estimate, recover
 from .recorded import ACCEPTED, ModelTotals, RecordedCall, RecordedRun, RecordedUsage, TrajectoryError
 
@@ -491,6 +492,10 @@ def _recognise(path: Path, text: str) -> list[RecordedRun]:
     first = document
     if document is None and path.suffix == ".json":
         return [mini_swe_agent(path)]  # a broken JSON document: it says where
+    if cline.is_history(document):
+        return [cline.cline(path, document)]
+    if cline.is_ui_log(document) or isinstance(document, dict) and {"files_in_context", "model_usage"} & set(document):
+        raise TrajectoryError(str(path), None, cline.PART_OF_A_TASK)
     if document is None:
         first = next(_lines(path), (0, None))[1]
     if not isinstance(first, dict):

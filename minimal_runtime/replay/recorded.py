@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 
 
 ACCEPTED = ("a Claude Code session .jsonl or headless stream-json log, a mini-swe-agent .traj.json, "
-            "or an OpenHands output.jsonl")
+            "an OpenHands output.jsonl, or a Cline task's api_conversation_history.json")
 
 
 class TrajectoryError(ValueError):
@@ -83,7 +83,7 @@ class RecordedCall(BaseModel):
 
 
 class RecordedRun(BaseModel):
-    source: str  # claude-code | claude-code-stream | mini-swe-agent | openhands
+    source: str  # claude-code | claude-code-stream | mini-swe-agent | openhands | cline
     path: str
     model: str | None = None
     system: str = ""
