@@ -469,6 +469,10 @@ def load(path: str | Path) -> list[RecordedRun]:
         raise TrajectoryError(str(path), None, "no such file")
     if path.is_dir():
         raise TrajectoryError(str(path), None, f"a directory; give one file: {ACCEPTED}")
+    with open(path, "rb") as f:
+        head = f.read(8192)
+    if b"\x00" in head:  # before reading it all: a folder may hold archives, images, databases
+        raise TrajectoryError(str(path), None, f"not UTF-8 text (binary, or UTF-16?); expected {ACCEPTED}")
     raw = path.read_bytes()
     if not raw.strip():
         raise TrajectoryError(str(path), None, f"an empty file; expected {ACCEPTED}")

@@ -181,7 +181,8 @@ UNSUPPORTED = {
     "blank.jsonl": ("\n\n  \n", "an empty file"),
     "resolver.json": ('{"issue": {"number": 3}, "base_commit": "abc", "git_patch": "", "success": false}',
                       "not a trajectory I know (keys: base_commit, git_patch, issue, success)"),
-    "messages.json": ('[{"role": "user", "content": "hi"}]', "a JSON list, not a trajectory"),
+    "messages.json": ('[{"role": "user", "content": "hi"}]', "read as cline, but it holds no model calls"),
+    "numbers.json": ("[1, 2]", "a JSON list, not a trajectory"),
     "hello.jsonl": ('{"hello": 1}\n', "not a trajectory I know (keys: hello)"),
     "binary.jsonl": (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe", "not UTF-8 text"),
     "utf16.jsonl": ('{"type": "user"}\n'.encode("utf-16"), "not UTF-8 text"),
@@ -211,7 +212,7 @@ def test_an_empty_directory_or_a_missing_path_is_refused_in_one_line(tmp_path, w
     with pytest.raises(SystemExit) as stopped:
         main(["replay", str(path)])
     # a directory is replayed as a folder of logs: this one holds none
-    assert str(stopped.value.code) == f"cannot import: {path}: " + ("no .jsonl or .json files under it"
+    assert str(stopped.value.code) == f"cannot import: {path}: " + ("no files under it"
                                                                      if where == "directory" else "no such file")
 
 
