@@ -93,11 +93,15 @@ def main() -> None:
         if args.compare:
             results[args.compare] = measure(checkout(args.compare, Path(tmp) / "before"), paths, args.jobs)
         results["this tree"] = measure(ROOT, paths, args.jobs)
-    print(f"{'strategy':<16}" + "".join(f"{label[:12]:>14} {'cpu s':>7}" for label in results)
-          + ("   after/before" if args.compare else ""))
+    print("logs per second of wall time, and per second of CPU time (the machine may be shared: CPU is the "
+          "steadier figure)")
+    print(f"{'strategy':<16}" + "".join(f"{label[:12]:>12} {'log/cpu-s':>10}" for label in results)
+          + ("   after/before: wall  cpu" if args.compare else ""))
     for name in results["this tree"]:
-        cells = "".join(f"{len(paths) / r[name]['wall']:>9.1f} log/s {r[name]['cpu']:>7.1f}" for r in results.values())
-        ratio = f"   {results[args.compare][name]['wall'] / results['this tree'][name]['wall']:.2f}x" if args.compare else ""
+        cells = "".join(f"{len(paths) / r[name]['wall']:>6.1f} log/s {len(paths) / r[name]['cpu']:>10.1f}"
+                        for r in results.values())
+        ratio = (f"   {' ' * 13}{results[args.compare][name]['wall'] / results['this tree'][name]['wall']:>4.2f}x "
+                 f"{results[args.compare][name]['cpu'] / results['this tree'][name]['cpu']:>4.2f}x") if args.compare else ""
         print(f"{name:<16}{cells}{ratio}")
     for label, r in results.items():
         every = r["every strategy"]

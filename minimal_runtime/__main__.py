@@ -118,7 +118,7 @@ def _replay_command(args) -> None:
     import sys
     import tempfile
     from pathlib import Path
-    from .replay import STRATEGIES, TrajectoryError, calibrate, load, plot, replay, table
+    from .replay import STRATEGIES, TrajectoryError, load, plot, replay_all, table
     names = args.strategy or list(STRATEGIES)
     unknown = [n for n in names if n not in STRATEGIES]
     if unknown:
@@ -141,12 +141,11 @@ def _replay_command(args) -> None:
         why = unpriced(args.model or run.model)
         if why:
             print(why, file=sys.stderr)
-        results = []
-        calibration = calibrate(run, args.model)  # one per run: every strategy is priced in the same tokens
-        for name in names:
+        def announced(name: str):
             if sys.stderr.isatty():
                 print(f"{name}:", file=sys.stderr)
-            results.append(replay(run, name, model=args.model, progress=progress, calibration=calibration))
+            return progress
+        results = replay_all(run, names, model=args.model, progress=announced)  # one calibration for all
         print(table(run, results) + "\n")
         if args.plot != "none":
             if args.plot:

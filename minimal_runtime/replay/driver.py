@@ -37,9 +37,10 @@ What a replay cannot know, and how it approximates it:
 
 from __future__ import annotations
 
+import os
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -86,6 +87,9 @@ class Strategy:
     as_logged: bool = False  # reproduce the log's own caching, none included
 
 
+COMPACTION_LIMIT = 60_000  # tokens of the log's: where the compaction strategies start to act
+
+
 def _early(spec: ModelSpec) -> Layout:
     """The batch right after the system prompt. On a model that binds thinking to its prefix that
     moves every later block on each call, so the request asks the API to drop the thinking it
@@ -105,15 +109,15 @@ STRATEGIES = {s.name: s for s in [
     Strategy("offload", "tail, with tool results over 4,000 characters offloaded to files", offload_threshold=4000),
     Strategy("ladder", "tail; past 60,000 tokens the oldest half of the calls compacted (paths kept), summarized "
              "when that stops paying; the rewritten history carries no thinking (it passes the prefix check)",
-             compaction=lambda work, limits: ManusLadder(Keeper(work), limits.prompt(60_000))),
+             compaction=lambda work, limits: ManusLadder(Keeper(work), limits.prompt(COMPACTION_LIMIT))),
     Strategy("simple", "tail; past 60,000 tokens the whole history becomes one summary message (no earlier "
              "turn, so no thinking to fail the prefix check)",
-             compaction=lambda work, limits: SimpleCompaction(Keeper(work), limits.prompt(60_000), handoff=False)),
+             compaction=lambda work, limits: SimpleCompaction(Keeper(work), limits.prompt(COMPACTION_LIMIT), handoff=False)),
     Strategy("clearing", "tail; the server clears old tool results past 60,000 tokens, 30,000 at least",
-             compaction=lambda work, limits: ServerClearing(limits.prompt(60_000), keep=3,
-                                                   clear_at_least=limits.amount(30_000, at=60_000))),
+             compaction=lambda work, limits: ServerClearing(limits.prompt(COMPACTION_LIMIT), keep=3,
+                                                   clear_at_least=limits.amount(30_000, at=COMPACTION_LIMIT))),
     Strategy("server-compact", "tail; the server summarizes past 60,000 tokens (compact_20260112)",
-             compaction=lambda work, limits: ServerCompaction(limits.prompt(60_000)), needs_server_compaction=True),
+             compaction=lambda work, limits: ServerCompaction(limits.prompt(COMPACTION_LIMIT)), needs_server_compaction=True),
 ]}
 
 
@@ -214,6 +218,8 @@ class Replay:
     layout: Calibration = field(default_factory=Calibration)  # where the hidden part of each prompt sits
     calibrated: bool = False  # tokens in the log's own (calibration.py), not the emulator's estimate
     unlogged: list[CallRecord] = field(default_factory=list)  # calls the log counts but does not show, as counted
+    sizes: Sizes | None = None  # what the log does not show, as this replay sized it
+    raw: list[CallRecord] = field(default_factory=list)  # the calls in the emulator's own tokens, before calibration
 
     @property
     def finished(self) -> bool:
@@ -326,9 +332,18 @@ def replay(run: RecordedRun, strategy: Strategy | str = "tail", *, model: str | 
 
 def _replay(run: RecordedRun, strategy: Strategy, model: str, progress: Callable[[int, int], None] | None,
             calibration: Calibration) -> Replay:
-    """The replay in the emulator's own tokens (a compaction's limits are in the log's: ``calibration``)."""
-    with tempfile.TemporaryDirectory(prefix="replay-") as tmp:  # the offloaded files matter only during the run
-        return _replay_in(Path(tmp), run, strategy, model, progress, calibration)
+    """The replay in the emulator's own tokens (a compaction's limits are in the log's: ``calibration``).
+    What the log does not show is sized once per run: the calibration's replay did it."""
+    source = calibration.source
+    known = source.sizes if source is not None and source.model == model else None
+    if strategy.offload_threshold is None and strategy.compaction is None:  # writes no files
+        return _replay_in(Path(os.devnull), run, strategy, model, progress, calibration, known)
+    # the offloaded files matter only during the run: in memory where the machine has a tmpfs
+    with tempfile.TemporaryDirectory(prefix="replay-", dir=SCRATCH if os.path.isdir(SCRATCH) else None) as tmp:
+        return _replay_in(Path(tmp), run, strategy, model, progress, calibration, known)
+
+
+SCRATCH = "/dev/shm"
 
 
 def _in_log_tokens(run: RecordedRun, strategy: Strategy, raw: Replay, calibration: Calibration) -> Replay:
@@ -345,19 +360,69 @@ def _in_log_tokens(run: RecordedRun, strategy: Strategy, raw: Replay, calibratio
     unlogged, why = unlogged_calls(run, raw.model)
     notes += [why] if why else []
     return Replay(raw.strategy, raw.model, calls, raw.seconds, raw.hidden_tokens, notes, raw.stopped, raw.layout,
-                  not calibration.identity, unlogged)
+                  not calibration.identity, unlogged, raw.sizes, raw.calls)
+
+
+def replay_all(run: RecordedRun, names: list[str], *, model: str | None = None,
+               calibration: Calibration | None = None,
+               progress: Callable[[str], Callable[[int, int], None] | None] | None = None) -> list[Replay]:
+    """``run`` under each strategy of ``names``, sharing what they share: one calibration; ``tail-2025``
+    is ``tail`` wherever the replay model takes the 2025 layout anyway (the same requests); and a
+    compaction strategy whose limit ``tail`` never reached sends what ``tail`` sends (its hooks and
+    the server's triggers fire only past the limit), so each is replayed once. ``progress(name)``
+    gives each replay its progress callback."""
+    calibration = calibrate(run, model) if calibration is None else calibration
+    spec = model_spec(replay_model(run, model))
+    done: dict[str, Replay] = {}
+
+    def replayed(name: str) -> Replay:
+        if name not in done:
+            done[name] = replay(run, name, model=model, calibration=calibration,
+                                progress=progress(name) if progress else None)
+        return done[name]
+
+    for name in names:
+        strategy = STRATEGIES[name]
+        if name == "tail-2025" and layout_for(spec)[0] is tail_layout:
+            done[name] = replace(replayed("tail"), strategy=name)
+        elif strategy.offload_threshold and strategy.compaction is None and not _offloads(run, strategy.offload_threshold):
+            tail = replayed("tail")
+            done[name] = replace(tail, strategy=name, notes=[*tail.notes, f"{name}: no tool result of the log is over "
+                                 f"{strategy.offload_threshold:,} characters, so it sent what tail sent"])
+        elif strategy.compaction is not None and not (strategy.needs_server_compaction and not spec.compaction):
+            tail = replayed("tail")
+            limit = Limits(calibration, run).prompt(COMPACTION_LIMIT)
+            if tail.finished and max((c.prompt_tokens for c in tail.raw), default=0) < limit:
+                done[name] = replace(tail, strategy=name, notes=[*tail.notes, f"{name}: the run never reached its "
+                                     f"limit ({COMPACTION_LIMIT:,} of the log's tokens), so it sent what tail sent"])
+        replayed(name)
+    return [done[name] for name in names]
+
+
+def _offloads(run: RecordedRun, threshold: int) -> bool:
+    """Whether an offloader of ``threshold`` characters would move any of the log's tool results
+    to a file (it takes text results longer than that: ``features/filesystem.Offloader``)."""
+    return any(isinstance(r.get("content"), str) and len(r["content"]) > threshold
+               for c in run.calls for r in c.results.values())
 
 
 def first_line(text: str) -> str:
     return (text.strip().splitlines() or [""])[0]
 
 
-def _replay_in(workdir: Path, run: RecordedRun, strategy: Strategy, model: str,
-               progress: Callable[[int, int], None] | None, calibration: Calibration) -> Replay:
-    clock = _RecordedClock(run)
-    policy = _ReplayPolicy(run)
-    client = Emulator(model=model, policy=policy, clock=clock).client()
-    notes: list[str] = []
+@dataclass(frozen=True)
+class Sizes:
+    """What a log does not show, sized once per run and model (the same for every strategy)."""
+
+    hidden: int  # the hidden system prompt and tool definitions
+    prompt_hidden: int  # the hidden part of the first message (until the log's first compaction)
+    warm_part: int  # the part of the hidden head the log found cached on its first call
+    warm: int  # what the first call read from cache
+    start: int  # estimated tokens of what the log shows of the head (tools, system text)
+    until: int  # the log's first compaction
+
+
+def _sizes(run: RecordedRun, client, model: str) -> Sizes:
     first = next((c.usage for c in run.calls[:1] if c.usage), None)
     warm = (first.cache_read or 0) if first else 0
     hidden = _hidden_tokens(run, client, model)
@@ -375,13 +440,24 @@ def _replay_in(workdir: Path, run: RecordedRun, strategy: Strategy, model: str,
         prompt_hidden = base + hidden - after.cache_read
         hidden -= prompt_hidden
     warm_part = max(0, min(warm, base + hidden) - base)  # the part of the hidden head the log found cached
+    shown = [text_block(run.system)] if run.system else []
+    return Sizes(hidden, prompt_hidden, warm_part, warm, _head_tokens(client, model, shown, _tool_definitions(run)), until)
+
+
+def _replay_in(workdir: Path, run: RecordedRun, strategy: Strategy, model: str,
+               progress: Callable[[int, int], None] | None, calibration: Calibration, known: Sizes | None) -> Replay:
+    clock = _RecordedClock(run)
+    policy = _ReplayPolicy(run)
+    client = Emulator(model=model, policy=policy, clock=clock).client()
+    notes: list[str] = []
+    sizes = known or _sizes(run, client, model)
+    hidden, prompt_hidden, warm_part, warm = sizes.hidden, sizes.prompt_hidden, sizes.warm_part, sizes.warm
     system = [text_block(run.system)] if run.system else []
     system += [text_block(_filler("hidden prompt, cached before this run", warm_part))] if warm_part else []
     system += [text_block(_filler("hidden prompt and tool definitions", hidden - warm_part))] if hidden - warm_part else []
     ttl = "1h" if any(c.usage and c.usage.cache_write_1h for c in run.calls) else None
     tools = _tool_definitions(run)
-    shown = [text_block(run.system)] if run.system else []
-    where = Calibration(_head_tokens(client, model, shown, tools), hidden, prompt_hidden, until)
+    where = Calibration(sizes.start, hidden, prompt_hidden, sizes.until)
     if warm_part:  # earlier sessions wrote this prefix: seed it, then start the recording from its first turn
         clock.at(0)
         head = system[:len(system) - (1 if hidden - warm_part else 0)]
@@ -447,7 +523,7 @@ def _replay_in(workdir: Path, run: RecordedRun, strategy: Strategy, model: str,
     if stopped is None and len(agent.calls) < len(run.calls):
         stopped = f"stopped at call {len(agent.calls) + 1}: the replayed run ended before the recording did"
     return Replay(strategy.name, model, list(agent.calls[:len(run.calls)]), time.perf_counter() - start,
-                  hidden + prompt_hidden, notes, stopped, where)
+                  hidden + prompt_hidden, notes, stopped, where, sizes=sizes)
 
 
 def _thinking_note(run: RecordedRun, policy: _ReplayPolicy, spec: ModelSpec) -> str:

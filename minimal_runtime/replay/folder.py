@@ -51,7 +51,7 @@ def replay_file(path: str, strategies: list[str], model: str | None) -> tuple[st
 
 
 def _replay_file(path: str, strategies: list[str], model: str | None) -> list[dict] | str:
-    from .driver import calibrate, replay
+    from .driver import replay_all
     from .importers import load
     from .recorded import TrajectoryError
     from .report import rows as report_rows
@@ -75,9 +75,7 @@ def _replay_file(path: str, strategies: list[str], model: str | None) -> list[di
                          "cache_read_share": None if first["cache_read_share"] is None else
                          round(first["cache_read_share"], 4),
                          "cost": math.nan if first["cost"] is None else round(first["cost"], 6), "stopped": ""})
-        calibration = calibrate(run, model)
-        for name in strategies:
-            r = replay(run, name, model=model, calibration=calibration)
+        for name, r in zip(strategies, replay_all(run, strategies, model=model)):
             rows.append({**own, "model": r.model, "strategy": name, "calls": len(r.calls),
                          "prompt_tokens": r.prompt_tokens, "cache_read_tokens": sum(c.cache_read_input_tokens for c in r.calls),
                          "cache_read_share": round(r.cache_read_share, 4), "cost": round(r.cost, 6),

@@ -126,3 +126,22 @@ def test_a_call_reads_from_cache_the_tokens_the_calls_before_it_wrote(logs):
     reads = [c.cache_read_input_tokens for c in replayed.calls]
     assert reads == pytest.approx([c.usage.cache_read for c in log.calls], abs=20), reads
     assert replayed.cost == pytest.approx(usage_bill(log), rel=0.01)  # the calls and those the log does not show
+
+
+def test_strategies_that_would_send_what_tail_sends_are_replayed_once_with_the_same_figures(tmp_path):
+    """Below the compaction limit the four compaction strategies send exactly what ``tail`` sends,
+    and on a model that takes the 2025 layout ``tail-2025`` is ``tail``: ``replay_all`` replays those
+    once. Its figures are the ones each strategy gives replayed on its own."""
+    from minimal_runtime.replay import replay_all
+    (run,) = load(write_current(tmp_path, "claude-sonnet-5-5", rounds=3)["stream"])[:1]
+    older = run.model_copy(update={"model": "claude-sonnet-4-6"})  # a model on the 2025 layout
+    for log in (run, older):
+        calibration = calibrate(log)
+        names = ["tail", "tail-2025", "offload", "ladder", "simple", "clearing", "server-compact"]
+        shared = dict(zip(names, replay_all(log, names, calibration=calibration)))
+        for name in names:
+            alone = replay(log, name, calibration=calibration)
+            assert [c.model_dump() for c in shared[name].calls] == [c.model_dump() for c in alone.calls], (log.model, name)
+            assert shared[name].stopped == alone.stopped and shared[name].strategy == name
+        assert any("never reached its limit" in n for n in shared["ladder"].notes)
+        assert any("no tool result of the log is over 4,000" in n for n in shared["offload"].notes)
