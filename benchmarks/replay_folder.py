@@ -32,16 +32,18 @@ warnings.simplefilter("ignore")
 from minimal_runtime.replay import STRATEGIES
 from minimal_runtime.replay.folder import replay_files
 paths, jobs = json.loads(sys.argv[1]), int(sys.argv[2])
+engine = {"engine": sys.argv[3]} if len(sys.argv) > 3 else {}  # only this tree's replay_files takes it
+names_asked = json.loads(sys.argv[4]) if len(sys.argv) > 4 else None
 
 def cpu():
     own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 out = {}
-for name in [*STRATEGIES, "every strategy"]:
+for name in names_asked or [*STRATEGIES, "every strategy"]:
     names = list(STRATEGIES) if name == "every strategy" else [name]
     start, used = time.perf_counter(), cpu()
-    rows, refused = replay_files(paths, names, jobs=jobs)[:2]
+    rows, refused = replay_files(paths, names, jobs=jobs, **engine)[:2]
     out[name] = {"wall": time.perf_counter() - start, "cpu": cpu() - used, "refused": len(refused),
                  "calls": sum(r["calls"] for r in rows if r["strategy"] == names[0]),
                  "cost": round(sum(r["cost"] for r in rows if r["strategy"] in names and r["cost"] == r["cost"]), 4)}
@@ -60,9 +62,10 @@ def build(folder: Path, at_least: int, hidden: int) -> list[Path]:
     return sorted(p for p in folder.rglob("*.jsonl"))
 
 
-def measure(code: Path, paths: list[Path], jobs: int) -> dict:
+def measure(code: Path, paths: list[Path], jobs: int, engine: str | None = None, names: list[str] | None = None) -> dict:
     env = {**os.environ, "PYTHONPATH": str(code)}
-    done = subprocess.run([sys.executable, "-c", MEASURE, json.dumps([str(p) for p in paths]), str(jobs)],
+    extra = [engine or "processes", json.dumps(names)] if engine or names else []
+    done = subprocess.run([sys.executable, "-c", MEASURE, json.dumps([str(p) for p in paths]), str(jobs), *extra],
                           cwd=code, env=env, capture_output=True, text=True)
     if done.returncode:
         raise SystemExit(f"measuring {code} failed:\n{done.stderr[-2000:]}")
@@ -82,7 +85,11 @@ def main() -> None:
     parser.add_argument("--hidden", type=int, default=20_000, help="tokens of hidden system prompt per run")
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--compare", default=None, metavar="REF", help="also replay with the code at this git ref")
+    parser.add_argument("--engines", action="store_true", help="instead: every strategy at 1 and 2 workers, "
+                                                               "--jobs and --engine dask (the dask extra)")
     args = parser.parse_args()
+    if args.engines:
+        return engines(args)
     with tempfile.TemporaryDirectory(prefix="replay-folder-") as tmp:
         start = time.perf_counter()
         paths = build(Path(tmp) / "logs", args.logs, args.hidden)
@@ -109,6 +116,20 @@ def main() -> None:
               f"every strategy's bill summed ${every['cost']:.2f}")
     print(f"load average after: {os.getloadavg()[0]:.1f}; resource use of this process: "
           f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB peak")
+
+
+def engines(args) -> None:
+    """Every strategy, in worker processes and on a Dask LocalCluster, at 1 and 2 workers: the same rows."""
+    with tempfile.TemporaryDirectory(prefix="replay-folder-") as tmp:
+        paths = build(Path(tmp) / "logs", args.logs, args.hidden)
+        print(f"{len(paths)} generated logs, every strategy; {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
+        for engine in ("processes", "dask"):
+            for workers in (1, 2):
+                r = measure(ROOT, paths, workers, engine, ["every strategy"])["every strategy"]
+                print(f"{engine:<10} {workers} worker(s): {len(paths) / r['wall']:5.1f} logs/s wall, "
+                      f"{r['calls']:,} calls a strategy, bills summed ${r['cost']:.2f}, {r['refused']} refused "
+                      f"(CPU of the parent and its ended children: {r['cpu']:.0f}s)")
+    print(f"load average after: {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

@@ -52,7 +52,25 @@ def own_cost_line(run: RecordedRun, replays: list[Replay]) -> str | None:
         flat = at_five_minute_rate(recorded)
         line += (f"; this log's own cost prices its 1-hour cache writes at the 5-minute rate (1.25x input, not "
                  f"2x): priced so, recorded comes to ${flat:.4f} ({flat / run.cost_usd - 1:+.1%})")
+    else:
+        line += "".join(f"; the log prices {name}'s own token counts at ${theirs:.4f} where the model table "
+                        f"prices them at ${ours:.4f} ({theirs / ours - 1:+.1%}): a difference of prices, not of tokens"
+                        for name, ours, theirs in price_differences(run))
     return line
+
+
+def price_differences(run: RecordedRun, tolerance: float = 0.01) -> list[tuple[str, float, float]]:
+    """(model, its modelUsage tokens priced by our table, the log's own costUSD for them) where the
+    two differ by more than ``tolerance``: the log's client used other prices (a table of its own)."""
+    out = []
+    for name, t in run.model_usage.items():
+        spec = lookup(name)
+        if spec is None or not t.cost_usd:
+            continue
+        ours = t.cost(spec.id)
+        if ours and abs(t.cost_usd / ours - 1) > tolerance:
+            out.append((name, ours, t.cost_usd))
+    return out
 
 
 def rows(run: RecordedRun, replays: list[Replay]) -> list[dict]:
@@ -119,30 +137,45 @@ def table(run: RecordedRun, replays: list[Replay]) -> str:
 
 
 def plot(run: RecordedRun, replays: list[Replay], path: str | Path | None = None):
-    """Prompt tokens and cache-read share per call; saved to ``path`` if given. Returns the figure."""
+    """Prompt tokens and cache-read share per call; saved to ``path`` if given. Returns the figure.
+    Strategies that give the same series (below a limit they never reached, several do) share one
+    line and one legend entry; the legend sits under the panels, off the data."""
     import matplotlib
     if path is not None:
         matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.2))
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.6))
     usages = [c.usage for c in run.calls]
     if any(usages):
-        left.plot([u.prompt_tokens if u else None for u in usages], color="black", linewidth=1, label="the log itself")
+        left.plot([u.prompt_tokens if u else None for u in usages], color="black", linewidth=2.2, alpha=0.35,
+                  label="the log itself")
         shares = [u.cache_read_share if u else None for u in usages]
         if any(s is not None for s in shares):
-            right.plot(shares, color="black", linewidth=1, label="the log itself")
+            right.plot(shares, color="black", linewidth=2.2, alpha=0.35)
+    series: dict[tuple, list[str]] = {}
     for r in replays:
-        left.plot([c.prompt_tokens for c in r.calls], label=r.strategy, linewidth=1)
-        right.plot([c.cache_read_share for c in r.calls], label=r.strategy, linewidth=1)
+        if r.calls:
+            key = (tuple(c.prompt_tokens for c in r.calls), tuple(round(c.cache_read_share, 4) for c in r.calls))
+            series.setdefault(key, []).append(r.strategy)
+    styles = ["-", "--", "-.", ":"]
+    for k, ((prompts, shares), names) in enumerate(series.items()):
+        style = dict(linewidth=1.3, linestyle=styles[k % len(styles)], color=f"C{k % 10}")
+        left.plot(prompts, label=" = ".join(names), **style)
+        right.plot(shares, **style)
+    for r in replays:
         if r.strategy == "recorded":
             departs = [d for d in per_call(run, r) if d["departs"]]
             if departs:
                 right.scatter([d["call"] - 1 for d in departs], [d["replayed_share"] for d in departs], marker="x",
                               color="red", zorder=3, label="recorded departs from the log")
-    left.set_xlabel("call"); left.set_ylabel("prompt tokens"); left.set_title("Prompt per call"); left.legend(fontsize=8)
-    right.set_xlabel("call"); right.set_ylabel("cache-read share"); right.set_title("Cache reads per call"); right.legend(fontsize=8)
+    left.set_xlabel("call"); left.set_ylabel("prompt tokens"); left.set_title("Prompt per call")
+    right.set_xlabel("call"); right.set_ylabel("cache-read share"); right.set_title("Cache reads per call")
+    right.set_ylim(-0.03, 1.03)
+    handles = [h for ax in (left, right) for h in ax.get_legend_handles_labels()[0]]
+    labels = [x for ax in (left, right) for x in ax.get_legend_handles_labels()[1]]
+    fig.legend(handles, labels, loc="lower center", ncol=min(3, len(labels)), fontsize=8, frameon=False)
     fig.suptitle(f"{Path(run.path).name}: recorded vs replayed (emulator accounting)")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.06 + 0.035 * ((len(labels) - 1) // 3), 1, 1))
     if path is not None:
         fig.savefig(path, dpi=110)
     return fig

@@ -177,3 +177,20 @@ def test_an_unpriced_model_is_one_line_naming_it_and_how_to_price_it(tmp_path, c
     rows = {line.split()[0]: line for line in out.splitlines() if line.startswith(("the log", "recorded"))}
     assert rows["the"].split()[-1] == "n/a" and rows["recorded"].split()[-2] == "n/a"  # not the log's own $0.50
     assert "the log's own total_cost_usd: $0.5000" in out
+
+
+def test_where_the_logs_own_prices_differ_from_the_tables_the_line_beside_the_bill_says_so(tmp_path):
+    """Claude Code prices a model by a table of its own: where its ``costUSD`` for a model's token
+    counts is not the model table's price of the same counts, the gap is one of prices, and is said."""
+    lines = [init(), assistant("msg_1", [tool_use("toolu_1")], usage(2, 6_000, 12_000)), result("toolu_1", "a.py"),
+             assistant("msg_2", [{"type": "text", "text": "Done."}], usage(3, 300, 18_000)), final()]
+    fresh, reads, writes, out = 5, 30_000, 6_300, 200
+    table_price = (fresh * 3 + writes * 3.75 + reads * 0.30 + out * 15) / 1e6  # Sonnet 4.5's
+    theirs = table_price - reads * 0.15 / 1e6  # reads priced at half the table's
+    lines[-1].update(total_cost_usd=theirs, modelUsage={"claude-sonnet-4-5-20250929": {
+        "inputTokens": fresh, "cacheReadInputTokens": reads, "cacheCreationInputTokens": writes, "outputTokens": out,
+        "costUSD": theirs}})
+    (run,) = load(write(tmp_path / "priced.stream.jsonl", lines))
+    shown = table(run, [replay(run, "recorded")])
+    assert (f"the log prices claude-sonnet-4-5-20250929's own token counts at ${theirs:.4f} where the model table "
+            f"prices them at ${table_price:.4f}") in shown
