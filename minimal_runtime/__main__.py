@@ -152,9 +152,7 @@ def _replay_command(args) -> None:
                 target = args.plot if len(runs) == 1 else f"{Path(args.plot).with_suffix('')}-{k + 1}.png"
             else:
                 target = tempfile.NamedTemporaryFile(prefix="replay-", suffix=".png", delete=False).name
-            figure = plot(run, results, target)
-            import matplotlib.pyplot as plt  # imported after plot() chose its backend
-            plt.close(figure)
+            plot(run, results, target)  # a figure of its own, not pyplot's: nothing to close
             print(f"plot: {target}")
         stopped += [r for r in results if not r.finished]
     if stopped and len(names) == 1:  # the one strategy asked for could not replay the run: say so by the status

@@ -140,11 +140,16 @@ def plot(run: RecordedRun, replays: list[Replay], path: str | Path | None = None
     """Prompt tokens and cache-read share per call; saved to ``path`` if given. Returns the figure.
     Strategies that give the same series (below a limit they never reached, several do) share one
     line and one legend entry; the legend sits under the panels, off the data."""
-    import matplotlib
-    if path is not None:
-        matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.6))
+    # Saved to a file, the figure is made without pyplot: switching pyplot's backend to a file-only
+    # one here turned off every later plot of a notebook that had saved one (chapter 10's last plot
+    # was saved without its image so).
+    if path is None:
+        import matplotlib.pyplot as plt
+        fig = plt.figure(figsize=(12, 4.6))
+    else:
+        from matplotlib.figure import Figure
+        fig = Figure(figsize=(12, 4.6))
+    left, right = fig.subplots(1, 2)
     usages = [c.usage for c in run.calls]
     if any(usages):
         left.plot([u.prompt_tokens if u else None for u in usages], color="black", linewidth=2.2, alpha=0.35,

@@ -194,3 +194,18 @@ def test_where_the_logs_own_prices_differ_from_the_tables_the_line_beside_the_bi
     shown = table(run, [replay(run, "recorded")])
     assert (f"the log prices claude-sonnet-4-5-20250929's own token counts at ${theirs:.4f} where the model table "
             f"prices them at ${table_price:.4f}") in shown
+
+
+def test_saving_a_plot_leaves_pyplots_backend_as_it_was(tmp_path, generated):
+    """Chapter 10's last plot was saved without its image: a plot written to a file earlier in the
+    notebook (the command's ``--plot``) had switched pyplot to a file-only backend for good."""
+    import matplotlib
+    from minimal_runtime.replay import plot
+    before = matplotlib.get_backend()
+    matplotlib.use("svg")  # stands in for the notebook's inline backend: any but Agg
+    try:
+        (run,) = load(generated["subagent"])
+        plot(run, [replay(run, "recorded")], tmp_path / "p.png")
+        assert (tmp_path / "p.png").stat().st_size > 10_000 and matplotlib.get_backend() == "svg"
+    finally:
+        matplotlib.use(before)
