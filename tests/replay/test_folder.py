@@ -11,7 +11,6 @@ import shutil
 import pytest
 
 from minimal_runtime.replay.current import write_current
-from minimal_runtime.replay.folder import find_logs, folder_table, run_folder
 
 
 @pytest.fixture(scope="module")
@@ -71,6 +70,7 @@ def test_a_folder_where_nothing_is_replayed_exits_non_zero_and_says_why(tmp_path
 
 
 def test_a_rerun_with_the_same_csv_resumes_where_a_crash_stopped_it(logs, tmp_path):
+    from minimal_runtime.replay.folder import find_logs, folder_table, run_folder
     folder, paths = logs
     files = find_logs(folder)
     whole = run_folder(files, ["recorded"], jobs=1)
@@ -93,6 +93,7 @@ def test_a_rerun_with_the_same_csv_resumes_where_a_crash_stopped_it(logs, tmp_pa
 
 
 def test_progress_shows_logs_done_calls_per_second_and_time_left(logs, capsys):
+    from minimal_runtime.replay.folder import find_logs, run_folder
     folder, _ = logs
     run_folder(find_logs(folder), ["recorded"], jobs=1, progress=True)
     err = capsys.readouterr().err
