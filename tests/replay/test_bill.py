@@ -45,8 +45,9 @@ def test_the_output_comes_from_the_result_events_model_usage(generated):
 def test_without_totals_each_calls_output_is_estimated_from_what_it_wrote_and_said(generated):
     (session,) = load(generated["session"])
     assert session.output_from == "estimated" and any("estimated" in n for n in session.notes)
-    assert all(c.usage.output >= c.usage.output_tokens for c in session.calls)
-    assert sum(c.usage.output for c in session.calls) > 3 * sum(c.usage.output_tokens for c in session.calls)
+    from minimal_runtime.replay.output import written_tokens
+    assert all(c.usage.output == max(c.usage.output_tokens, written_tokens(c)) for c in session.calls)
+    assert any(written_tokens(c) > c.usage.output_tokens for c in session.calls)  # a placeholder below what it wrote
 
 
 def test_the_last_line_of_a_call_gives_its_usage(tmp_path):
