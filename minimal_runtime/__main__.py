@@ -11,12 +11,19 @@ def main(argv: list[str] | None = None) -> None:
     commands = parser.add_subparsers(dest="command", required=True)
     demo = commands.add_parser("demo", help="the running example, call by call (offline unless ANTHROPIC_API_KEY is set)")
     demo.add_argument("--turns", type=int, default=None, help="instead: a long synthetic run of N tool calls")
-    rep = commands.add_parser("replay", help="replay a recorded run (Claude Code, mini-swe-agent, OpenHands) offline")
+    rep = commands.add_parser("replay", help="replay a recorded run (Claude Code, mini-swe-agent, OpenHands, Cline) "
+                                             "offline")
     rep.add_argument("path", help="a session .jsonl, a stream-json log, a .traj.json, an OpenHands output.jsonl, "
-                                  "or a folder of them (every log under it, sub-agents included)")
+                                  "a Cline api_conversation_history.json, or a folder (every file under it is read "
+                                  "by its content, whatever its name)")
     rep.add_argument("--strategy", action="append", help="one of the strategies (repeatable; default: all)")
     rep.add_argument("--jobs", type=int, default=None, help="a folder: worker processes (default: one per core)")
-    rep.add_argument("--csv", default=None, help="a folder: write one row per run and strategy to this file")
+    rep.add_argument("--csv", default=None, help="a folder: stream one row per run and strategy to this file; run "
+                                                 "again with the same file to resume (the files in it are skipped)")
+    rep.add_argument("--engine", choices=["processes", "dask"], default="processes",
+                     help="a folder: worker processes here (default), or a Dask cluster (the dask extra)")
+    rep.add_argument("--scheduler", default=None, metavar="ADDR",
+                     help="with --engine dask: the scheduler's address (default: a LocalCluster of --jobs workers)")
     rep.add_argument("--model", default=None, help="price the replay as this model (default: the log's, if known)")
     rep.add_argument("--plot", default=None, help="where to write the plot (default: a new temporary file, printed; "
                                                   "'none' for no plot)")
@@ -91,10 +98,27 @@ def add_serve(commands) -> None:
 
 
 def replay_command(args) -> None:
+    import warnings
+    from .provider.models import UnknownModelWarning
+    with warnings.catch_warnings():  # an unpriced model is said once, in one line (``unpriced``), not as a warning
+        warnings.simplefilter("ignore", UnknownModelWarning)
+        _replay_command(args)
+
+
+def unpriced(model: str | None) -> str | None:
+    """One line for a model the price table does not know: its costs are unknown, and how to price it."""
+    from .provider.models import lookup
+    if model and lookup(model):
+        return None
+    return (f"note: {model or 'the model'} is not in the price table, so its costs are n/a; to price the replay as a "
+            "known model, give --model (e.g. --model claude-sonnet-4-6)")
+
+
+def _replay_command(args) -> None:
     import sys
     import tempfile
     from pathlib import Path
-    from .replay import STRATEGIES, TrajectoryError, calibrate, load, plot, replay, table
+    from .replay import STRATEGIES, TrajectoryError, load, plot, replay_all, table
     names = args.strategy or list(STRATEGIES)
     unknown = [n for n in names if n not in STRATEGIES]
     if unknown:
@@ -114,21 +138,21 @@ def replay_command(args) -> None:
 
     stopped = []
     for k, run in enumerate(runs):
-        results = []
-        calibration = calibrate(run, args.model)  # one per run: every strategy is priced in the same tokens
-        for name in names:
+        why = unpriced(args.model or run.model)
+        if why:
+            print(why, file=sys.stderr)
+        def announced(name: str):
             if sys.stderr.isatty():
                 print(f"{name}:", file=sys.stderr)
-            results.append(replay(run, name, model=args.model, progress=progress, calibration=calibration))
+            return progress
+        results = replay_all(run, names, model=args.model, progress=announced)  # one calibration for all
         print(table(run, results) + "\n")
         if args.plot != "none":
             if args.plot:
                 target = args.plot if len(runs) == 1 else f"{Path(args.plot).with_suffix('')}-{k + 1}.png"
             else:
                 target = tempfile.NamedTemporaryFile(prefix="replay-", suffix=".png", delete=False).name
-            figure = plot(run, results, target)
-            import matplotlib.pyplot as plt  # imported after plot() chose its backend
-            plt.close(figure)
+            plot(run, results, target)  # a figure of its own, not pyplot's: nothing to close
             print(f"plot: {target}")
         stopped += [r for r in results if not r.finished]
     if stopped and len(names) == 1:  # the one strategy asked for could not replay the run: say so by the status
@@ -138,19 +162,23 @@ def replay_command(args) -> None:
 def replay_folder_command(args, names: list[str]) -> None:
     import sys
     from pathlib import Path
-    from .replay.folder import find_logs, folder_table, replay_files, write_csv
+    from .replay.folder import find_logs, folder_table, run_folder
     directory = Path(args.path).expanduser()
     paths = find_logs(directory)
     if not paths:
-        raise SystemExit(f"cannot import: {directory}: no .jsonl or .json files under it")
+        raise SystemExit(f"cannot import: {directory}: no files under it")
     if args.jobs is not None and args.jobs < 1:
         raise SystemExit("--jobs must be 1 or more")
-    rows, refused = replay_files(paths, names, args.model, args.jobs, progress=sys.stderr.isatty())
-    print(folder_table(directory, rows, refused))
+    if args.scheduler and args.engine != "dask":
+        raise SystemExit("--scheduler is for --engine dask")
+    totals = run_folder(paths, names, args.model, args.jobs, Path(args.csv) if args.csv else None,
+                        progress=sys.stderr.isatty(), engine=args.engine, scheduler=args.scheduler)
+    print(folder_table(directory, totals))
     if args.csv:
-        write_csv(Path(args.csv), rows)
-        print(f"csv: {args.csv} ({len(rows)} rows)")
-    if len(names) == 1 and any(r["stopped"] for r in rows):
+        print(f"csv: {args.csv} (a row per run and strategy, one per file not replayed; rerun with it to resume)")
+    if not totals.runs:
+        raise SystemExit(f"nothing under {directory} was replayed ({len(totals.refused)} files, each listed above)")
+    if len(names) == 1 and any(a["not_finished"] for a in totals.aggregate() if a["strategy"] == names[0]):
         raise SystemExit(1)
 
 

@@ -6,10 +6,10 @@ on them. Offline always: nothing from a log leaves the machine.
     print(table(runs[0], results))
 """
 
-from .driver import STRATEGIES, Replay, Strategy, calibrate, replay
+from .driver import STRATEGIES, Replay, Strategy, calibrate, replay, replay_all
 from .importers import load
 from .recorded import RecordedCall, RecordedRun, RecordedUsage, TrajectoryError
 from .report import per_call, plot, rows, table
 
-__all__ = ["load", "replay", "calibrate", "table", "rows", "per_call", "plot", "STRATEGIES", "Strategy", "Replay", "RecordedRun",
+__all__ = ["load", "replay", "replay_all", "calibrate", "table", "rows", "per_call", "plot", "STRATEGIES", "Strategy", "Replay", "RecordedRun",
            "RecordedCall", "RecordedUsage", "TrajectoryError"]

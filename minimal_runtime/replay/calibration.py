@@ -20,9 +20,9 @@ it. Where a log records usage, the replay maps its token counts onto the log's:
   tokens already: it is taken as it is;
 - cache writes, on a log that reports cache hits only (DeepSeek's ``prompt_cache_hit_tokens``):
   billed as input, as that provider bills a miss;
-- output: the replay re-issues the logged answers, so each call's output is the log's
-  ``output_tokens`` (a Claude Code session file writes the usage of the stream's first event,
-  whose output count is a few tokens: the log's bill is made of those, and so is the replay's).
+- output: the replay re-issues the logged answers, so each call's output is the log's: its
+  ``output_tokens`` where they are real, recovered where they are streaming placeholders
+  (``output.py``: from the log's totals, or estimated from what each call wrote).
 
 A call's tokens are read in prefix order (cache read, then cache write, then uncached input), so
 the map is applied to prefix positions. Every
@@ -35,6 +35,7 @@ that calibrates to it (``Limits``), at the call where the log itself first passe
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ..provider.cost import CallRecord
 from .recorded import RecordedRun
@@ -69,6 +70,7 @@ class Calibration:
     outputs: tuple[int | None, ...] = ()  # the log's output tokens per call (None: not logged)
     writes_as_input: bool = False  # the log reports cache hits only (DeepSeek): no write premium to bill
     links: tuple[Link | None, ...] = ()  # per call: how it continues the previous call's map
+    source: Any = None  # the uncalibrated ``recorded`` replay this was fit on (driver.Replay): reused, not redone
 
     @property
     def identity(self) -> bool:
@@ -131,7 +133,7 @@ class Calibration:
         return (f"replayed tokens calibrated to the log's usage: {self.factor:.2f} log tokens per estimated token "
                 f"of the log's content{spread}"
                 + ("; the prefix a call shares with the call before keeps that call's tokens" if any(self.links) else "")
-                + "; the hidden prompt is sized in the log's tokens; output as logged"
+                + "; the hidden prompt is sized in the log's tokens; output as the log wrote it"
                 + ("; cache writes billed as input (the log reports hits only)" if self.writes_as_input else ""))
 
 
@@ -159,10 +161,10 @@ class Limits:
         return round(tokens / self.calibration._factor(k))
 
 
-def fit(run: RecordedRun, uncalibrated: list[CallRecord], layout: Calibration) -> Calibration:
+def fit(run: RecordedRun, uncalibrated: list[CallRecord], layout: Calibration, source: Any = None) -> Calibration:
     """The calibration of ``run`` from its uncalibrated ``recorded`` replay: ``layout`` says where the
     hidden part sits; each call's map ends where the log's call ended (its prompt tokens)."""
-    outputs = tuple(c.usage.output_tokens if c.usage else None for c in run.calls)
+    outputs = tuple(c.usage.output if c.usage else None for c in run.calls)
     logged = fixed = content = 0
     factors = []
     for k, (call, ours) in enumerate(zip(run.calls, uncalibrated)):
@@ -192,4 +194,4 @@ def fit(run: RecordedRun, uncalibrated: list[CallRecord], layout: Calibration) -
             if end > shared and target > at:  # else the log's call does not continue the last one: call k alone
                 link = Link(shared, at, (target - at) / (end - shared), end)
         links.append(link)
-    return Calibration(**{**uniform.__dict__, "links": tuple(links)})
+    return Calibration(**{**uniform.__dict__, "links": tuple(links), "source": source})

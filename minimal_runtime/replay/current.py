@@ -18,7 +18,14 @@ the two ways Claude Code writes one (the shapes ``importers.py`` reads; every te
   ``isSynthetic`` user line, a ``result`` line. A headless run is one process, so this log stops
   where the first prompt's work ends (a ``--continue`` would be a log of its own).
 
-The usage on each line is what the emulator billed the agent, so the logs are what this run cost.
+The usage on each line is what the emulator billed the agent, as Claude Code writes it: the prompt
+side whole, the output a streaming placeholder (1 on a call's first line, growing a little line by
+line, never the answer's size). The ``result`` line carries what Claude Code adds up over the run:
+``usage`` (the main thread's calls, output included), ``modelUsage`` per model (every call the
+process made: the sub-agent's, the compaction's summary call and a small side call on Haiku 4.5,
+which no line of the log shows) and ``total_cost_usd``. With ``hidden_tokens`` the agents' system
+prompt carries that many tokens no log shows, as Claude Code's does (about 20,000): a stand-in block
+(``emulator.tokens.stand_in``), so making hundreds of logs stays cheap.
 """
 
 from __future__ import annotations
@@ -31,10 +38,12 @@ from pydantic import BaseModel
 
 from ..core.agent import Agent
 from ..core.hooks import HookRegistry, Point
-from ..core.messages import user
+from ..core.messages import text_block, user
 from ..core.tools import FunctionTool
 from ..emulator import Emulator
 from ..emulator.policies import Turn, text, tool_use
+from ..emulator.tokens import stand_in
+from ..provider.cost import CallRecord
 
 CURRENT_MODELS = ("claude-sonnet-5-5", "claude-haiku-5-5", "claude-opus-5-5")
 START = datetime(2026, 11, 30, 14, 0, tzinfo=timezone.utc)
@@ -45,6 +54,12 @@ CONTINUED = "Now add a test for the rounding rule you fixed."
 QUESTION = "Which functions in the repository call round_cents?"
 SUMMARY = ("This session is being continued from an earlier conversation. Summary: the billing tests failed "
            "because round_cents rounded half down; the fix is in billing/money.py.")
+SUMMARIZE = "Summarize the conversation so far for a continuation: the task, what was found, what is left."
+THINKING = ("Weighing which file to look at next. The failing test names the rounding of cents, so the money "
+            "helpers come first; the invoice and tax modules call them, and a change there would show in both. "
+            "Reading before editing keeps the history short, and one command that runs the narrowest test is "
+            "cheaper than the whole suite. ") * 2  # a call writes kilobytes its log's count does not show
+SIDE_MODEL = "claude-haiku-4-5"  # Claude Code's small side calls (titles, command checks): in no line of a log
 
 
 class Command(BaseModel):
@@ -93,10 +108,16 @@ class _Script:
         return out
 
     def __call__(self, request: dict) -> Turn:
+        last = request["messages"][-1]["content"]
+        asked = last[-1].get("text", "") if isinstance(last, list) and last else str(last)
+        if asked == SUMMARIZE:  # the compaction's own call
+            return Turn(content=[text(SUMMARY)], thinking="What matters for the rest of the task?")
+        if request.get("model") == SIDE_MODEL:
+            return Turn(content=[text("billing-rounding-fix")])
         system = request.get("system")
         first = system[0]["text"] if isinstance(system, list) and system else str(system or "")
         turns = self.sub if first.startswith(SUB_SYSTEM[:20]) else self.main
-        return Turn(content=turns.pop(0), thinking="Weighing which file to look at next.")
+        return Turn(content=turns.pop(0), thinking=THINKING)
 
 
 class _Clock:
@@ -121,6 +142,11 @@ class Recorded(BaseModel):
     continued_at: int | None = None  # the call that answered the second prompt first
     sub: "Recorded | None" = None
     task_id: str | None = None  # the Task tool_use the sub-agent answered
+    unlogged: list[dict] = []  # {"model", "usage"} of the calls no line shows: the compaction's, a side call
+
+
+def _system(prompt: str, hidden_tokens: int) -> str | list[dict]:
+    return [text_block(prompt), text_block(stand_in(hidden_tokens))] if hidden_tokens else prompt
 
 
 def _usage(call) -> dict:
@@ -131,9 +157,11 @@ def _usage(call) -> dict:
             "output_tokens": call.output_tokens, "service_tier": "standard"}
 
 
-def run_current(model: str, rounds: int = 8, output_chars: int = 2_000, compact_at: int | None = None) -> Recorded:
+def run_current(model: str, rounds: int = 8, output_chars: int = 2_000, compact_at: int | None = None,
+                hidden_tokens: int = 0) -> Recorded:
     """Run the task on the emulated ``model``; ``output_chars`` sizes each tool output, so a caller
-    can push the context past the compaction strategies' 60,000-token limit."""
+    can push the context past the compaction strategies' 60,000-token limit; ``hidden_tokens``
+    sizes the system prompt no log shows."""
     clock = _Clock()
     emulator = Emulator(model=model, policy=_Script(rounds), clock=clock)
     client = emulator.client()
@@ -153,7 +181,8 @@ def run_current(model: str, rounds: int = 8, output_chars: int = 2_000, compact_
         sub_times: list[float] = []
         hooks = HookRegistry()
         hooks.register(Point.PRE_LLM_CALL, lambda event: sub_times.append(clock.t))
-        agent = Agent(client, model=model, system=SUB_SYSTEM, tools=base_tools, hooks=hooks, max_steps=4)
+        agent = Agent(client, model=model, system=_system(SUB_SYSTEM, hidden_tokens), tools=base_tools, hooks=hooks,
+                      max_steps=4)
         result = agent.run(args.prompt)
         sub_record["sub"] = Recorded(model=model, messages=agent.messages, calls=[_usage(c) for c in agent.calls],
                                      times=sub_times)
@@ -162,15 +191,26 @@ def run_current(model: str, rounds: int = 8, output_chars: int = 2_000, compact_
     compact_at = compact_at if compact_at is not None else rounds  # just before the first answer
     hooks = HookRegistry()
     replaced: list[dict] = []
+    unlogged: list[dict] = []
+    system = _system(SYSTEM, hidden_tokens)
 
     def before_call(event) -> None:
         times.append(clock.t)
         if len(event.agent.calls) == compact_at:
+            # Claude Code's compaction is a call of its own (the history, then a request for a
+            # summary: it reads the history from cache); its log shows only the summary
+            answer = client.messages.create(model=model, max_tokens=4_000, system=system,
+                                            tools=event.agent.tool_definitions,
+                                            messages=[*event.agent.messages, user(SUMMARIZE)],
+                                            cache_control={"type": "ephemeral"})
+            unlogged.append({"model": model, "usage": answer.usage.model_dump()})
             replaced.extend(event.agent.messages)
             event.agent.replace_history([user(SUMMARY)])
 
     hooks.register(Point.PRE_LLM_CALL, before_call)
-    agent = Agent(client, model=model, system=SYSTEM, tools=[*base_tools, FunctionTool("Task", "Ask a sub-agent.",
+    side = client.messages.create(model=SIDE_MODEL, max_tokens=50, messages=[user(f"A title for: {PROMPT}")])
+    unlogged.append({"model": SIDE_MODEL, "usage": side.usage.model_dump()})
+    agent = Agent(client, model=model, system=system, tools=[*base_tools, FunctionTool("Task", "Ask a sub-agent.",
                                                                                         Question, task)],
                   hooks=hooks, max_steps=rounds + 4)
     first = agent.run(PROMPT)
@@ -183,7 +223,7 @@ def run_current(model: str, rounds: int = 8, output_chars: int = 2_000, compact_
     task_id = next(b["id"] for m in messages if m["role"] == "assistant" for b in m["content"] if b.get("name") == "Task")
     return Recorded(model=model, messages=messages, calls=[_usage(c) for c in agent.calls], times=times,
                     compacted_before=compact_at if replaced else None, continued_at=continued_at,
-                    sub=sub_record.get("sub"), task_id=task_id)
+                    sub=sub_record.get("sub"), task_id=task_id, unlogged=unlogged)
 
 
 # -- writing the run out as Claude Code does -------------------------------------------------------
@@ -200,6 +240,12 @@ def _jsonl(path: Path, lines: list[dict]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8")
     return path
+
+
+def _placeholder(usage: dict, line: int) -> dict:
+    """A call's usage as its ``line``-th line writes it: the output count streaming had reached
+    when the line was written (1, then a little more), not what the call wrote in the end."""
+    return {**usage, "output_tokens": min(usage["output_tokens"], 1 + 12 * line)}
 
 
 def _turns(run: Recorded):
@@ -247,10 +293,10 @@ def _session_lines(run: Recorded, *, sidechain: bool, agent_id: str | None = Non
                     run.calls[k - 1][f] for f in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))})
             add("user", at, isCompactSummary=True, isVisibleInTranscriptOnly=True,
                 message={"role": "user", "content": SUMMARY})
-        for block in message["content"]:  # one line per content block, same id and usage
+        for j, block in enumerate(message["content"]):  # one line per content block, same id
             add("assistant", at, requestId=f"req_{k:04d}", message={
                 "model": run.model, "id": f"msg_{agent_id or 'main'}_{k:04d}", "type": "message", "role": "assistant",
-                "content": [block], "stop_reason": None, "stop_sequence": None, "usage": run.calls[k]})
+                "content": [block], "stop_reason": None, "stop_sequence": None, "usage": _placeholder(run.calls[k], j)})
             if block.get("type") == "tool_use" and not sidechain:
                 lines.append({"type": "progress", "data": {"type": "hook_progress", "hookEvent": "PreToolUse"},
                               "toolUseID": block["id"], "timestamp": _stamp(at)})
@@ -279,20 +325,44 @@ def _stream_lines(run: Recorded, calls: int, parent: str | None = None) -> list[
                           "compact_metadata": {"trigger": "auto", "pre_tokens": 0}})
             lines.append({"type": "user", "message": {"role": "user", "content": [text(SUMMARY)]},
                           "parent_tool_use_id": None, "session_id": SESSION, "uuid": f"s-{k}", "isSynthetic": True})
-        for block in message["content"]:
+        for j, block in enumerate(message["content"]):
             lines.append({"type": "assistant", "message": {
                 "model": run.model, "id": f"msg_{parent or 'main'}_{k:04d}", "type": "message", "role": "assistant",
-                "content": [block], "stop_reason": None, "usage": run.calls[k]},
+                "content": [block], "stop_reason": None, "usage": _placeholder(run.calls[k], j)},
                 "parent_tool_use_id": parent, "session_id": SESSION, "uuid": f"a-{parent or 'main'}-{k}-{len(lines)}"})
             if block.get("name") == "Task" and run.sub is not None and parent is None:
                 lines += _stream_lines(run.sub, len(run.sub.calls), parent=block["id"])
     return lines
 
 
+_TOTALS = {"input_tokens": "inputTokens", "output_tokens": "outputTokens", "cache_read_input_tokens": "cacheReadInputTokens",
+           "cache_creation_input_tokens": "cacheCreationInputTokens"}
+
+
+def _result(run: Recorded, calls: int) -> dict:
+    """The stream's last line: what Claude Code adds up over the process (``usage``: the main
+    thread's calls; ``modelUsage``: every call, per model, priced; ``total_cost_usd``: their sum)."""
+    main = run.calls[:calls]
+    every = [(run.model, u) for u in main] + [(run.model, u) for u in (run.sub.calls if run.sub else [])]
+    every += [(c["model"], c["usage"]) for c in run.unlogged if c["model"] != run.model or run.compacted_before is None
+              or run.compacted_before < calls]
+    per_model: dict[str, dict] = {}
+    for model, usage in every:
+        totals = per_model.setdefault(model, {**{v: 0 for v in _TOTALS.values()}, "webSearchRequests": 0, "costUSD": 0.0})
+        for field, name in _TOTALS.items():
+            totals[name] += usage.get(field) or 0
+        totals["costUSD"] += CallRecord.from_usage(usage, model).cost
+    usage = {field: sum(u.get(field) or 0 for u in main) for field in _TOTALS}
+    usage["cache_creation"] = {f"ephemeral_{t}_input_tokens": sum((u.get("cache_creation") or {}).get(
+        f"ephemeral_{t}_input_tokens") or 0 for u in main) for t in ("5m", "1h")}
+    return {"type": "result", "subtype": "success", "is_error": False, "num_turns": calls, "session_id": SESSION,
+            "total_cost_usd": round(sum(t["costUSD"] for t in per_model.values()), 8), "usage": usage,
+            "modelUsage": per_model}
+
+
 def write_current(directory: str | Path, model: str = "claude-sonnet-5-5", **run_options) -> dict[str, Path]:
     """Run the task on ``model`` and write its logs under ``directory``: {"session", "subagent",
-    "stream"} -> path. ``run_options`` go to ``run_current`` (rounds, output_chars, compact_at)."""
-    from ..provider.cost import CallRecord
+    "stream"} -> path. ``run_options`` go to ``run_current`` (rounds, output_chars, compact_at, hidden_tokens)."""
     directory = Path(directory)
     run = run_current(model, **run_options)
     project = directory / "projects" / f"-home-learner-billing-{model}"
@@ -305,13 +375,9 @@ def write_current(directory: str | Path, model: str = "claude-sonnet-5-5", **run
         paths["subagent"] = _jsonl(project / SESSION / "subagents" / "agent-a1b2c3d.jsonl",
                                    _session_lines(run.sub, sidechain=True, agent_id="a1b2c3d"))
     calls = run.continued_at or len(run.calls)
-    billed = [CallRecord.from_usage(u, model) for u in run.calls[:calls]] + \
-        [CallRecord.from_usage(u, model) for u in (run.sub.calls if run.sub else [])]
     stream = [{"type": "system", "subtype": "init", "cwd": "/home/learner/billing", "session_id": SESSION,
                "tools": ["Task", "Bash", "Read"], "mcp_servers": [], "model": model, "permissionMode": "default",
                "claude_code_version": VERSION, "uuid": "init"},
-              *_stream_lines(run, calls),
-              {"type": "result", "subtype": "success", "is_error": False, "num_turns": calls, "session_id": SESSION,
-               "total_cost_usd": round(sum(c.cost for c in billed), 6)}]
+              *_stream_lines(run, calls), _result(run, calls)]
     paths["stream"] = _jsonl(directory / "headless" / f"{model}.stream.jsonl", stream)
     return paths

@@ -12,8 +12,9 @@ What a replay cannot know, and how it approximates it:
   keeps the 2025 layout, to show what that does there;
 - the hidden system prompt and tool definitions (Claude Code sends tens of thousands of tokens the
   session file does not contain): the first call's recorded prompt size minus our estimate of what
-  the log does show is added to the system prompt as opaque filler, so the stable prefix has about
-  the right size. A headless log has no prompt line either: there, what the first call read from
+  the log does show is added to the system prompt as a stand-in the emulator counts as that many
+  tokens (``emulator.tokens.stand_in``: no bytes are built or sent for them), so the stable prefix
+  has about the right size. A headless log has no prompt line either: there, what the first call read from
   cache (earlier runs wrote it: system and tools) is taken as the hidden system, and the rest as
   the missing prompt, which a compaction later removes. Likewise, where a session's first call
   after its compaction read the head from cache, that read is the stable head and the rest of the
@@ -23,7 +24,12 @@ What a replay cannot know, and how it approximates it:
   call that is not counted), so the first replayed call reads what the logged one read;
 - breakpoints: where Claude Code puts them, on the system prompt and at the end of the messages,
   with the TTL the log's writes had (1 hour when it wrote any 1-hour tokens); ``recorded`` places
-  none where the log read and wrote nothing from cache on every call (its client sent none);
+  none where the log read and wrote nothing from cache on every call (its client sent none), and
+  follows the log's own split where a call left a long tail uncached or read a cache another
+  process warmed (``as_logged.py``);
+- output: the log's, recovered where its per-call counts are placeholders (``output.py``); calls
+  the log counts but does not show (a compaction's summary call, side calls) are billed in every
+  row from the log's totals, as counted;
 - tool schemas: only names are logged; each tool gets a generic schema;
 - time: the emulator's clock follows the logged time of each call, so a long pause expires the
   cache in the replay as it did in the run.
@@ -31,9 +37,10 @@ What a replay cannot know, and how it approximates it:
 
 from __future__ import annotations
 
+import os
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -51,7 +58,9 @@ from ..features.recall import Keeper
 from ..features.server_compaction import ServerClearing, ServerCompaction
 from ..provider.cost import CallRecord
 from ..emulator.models import model_spec
-from ..provider.models import ModelSpec
+from ..emulator.tokens import estimate_tokens, stand_in
+from ..provider.models import ModelSpec, lookup
+from .as_logged import mirror_tail, priced_as_logged, warmed_note
 from .calibration import Calibration, Limits, fit
 from .recorded import RecordedRun
 
@@ -78,6 +87,9 @@ class Strategy:
     as_logged: bool = False  # reproduce the log's own caching, none included
 
 
+COMPACTION_LIMIT = 60_000  # tokens of the log's: where the compaction strategies start to act
+
+
 def _early(spec: ModelSpec) -> Layout:
     """The batch right after the system prompt. On a model that binds thinking to its prefix that
     moves every later block on each call, so the request asks the API to drop the thinking it
@@ -97,15 +109,15 @@ STRATEGIES = {s.name: s for s in [
     Strategy("offload", "tail, with tool results over 4,000 characters offloaded to files", offload_threshold=4000),
     Strategy("ladder", "tail; past 60,000 tokens the oldest half of the calls compacted (paths kept), summarized "
              "when that stops paying; the rewritten history carries no thinking (it passes the prefix check)",
-             compaction=lambda work, limits: ManusLadder(Keeper(work), limits.prompt(60_000))),
+             compaction=lambda work, limits: ManusLadder(Keeper(work), limits.prompt(COMPACTION_LIMIT))),
     Strategy("simple", "tail; past 60,000 tokens the whole history becomes one summary message (no earlier "
              "turn, so no thinking to fail the prefix check)",
-             compaction=lambda work, limits: SimpleCompaction(Keeper(work), limits.prompt(60_000), handoff=False)),
+             compaction=lambda work, limits: SimpleCompaction(Keeper(work), limits.prompt(COMPACTION_LIMIT), handoff=False)),
     Strategy("clearing", "tail; the server clears old tool results past 60,000 tokens, 30,000 at least",
-             compaction=lambda work, limits: ServerClearing(limits.prompt(60_000), keep=3,
-                                                   clear_at_least=limits.amount(30_000, at=60_000))),
+             compaction=lambda work, limits: ServerClearing(limits.prompt(COMPACTION_LIMIT), keep=3,
+                                                   clear_at_least=limits.amount(30_000, at=COMPACTION_LIMIT))),
     Strategy("server-compact", "tail; the server summarizes past 60,000 tokens (compact_20260112)",
-             compaction=lambda work, limits: ServerCompaction(limits.prompt(60_000)), needs_server_compaction=True),
+             compaction=lambda work, limits: ServerCompaction(limits.prompt(COMPACTION_LIMIT)), needs_server_compaction=True),
 ]}
 
 
@@ -143,8 +155,10 @@ class _RecordedClock:
         times = [c.at for c in run.calls]
         self.times = times if all(t is not None for t in times) else [float(k) for k in range(len(times))]
         self.now = self.times[0] if self.times else 0.0
+        self.k = 0  # the call being made
 
     def at(self, k: int) -> None:
+        self.k = k
         if k < len(self.times):
             self.now = self.times[k]
 
@@ -203,6 +217,9 @@ class Replay:
     stopped: str | None = None  # "stopped at call N: <the error's first line>": the replay did not finish
     layout: Calibration = field(default_factory=Calibration)  # where the hidden part of each prompt sits
     calibrated: bool = False  # tokens in the log's own (calibration.py), not the emulator's estimate
+    unlogged: list[CallRecord] = field(default_factory=list)  # calls the log counts but does not show, as counted
+    sizes: Sizes | None = None  # what the log does not show, as this replay sized it
+    raw: list[CallRecord] = field(default_factory=list)  # the calls in the emulator's own tokens, before calibration
 
     @property
     def finished(self) -> bool:
@@ -218,7 +235,8 @@ class Replay:
 
     @property
     def cost(self) -> float:
-        return sum(c.cost for c in self.calls)
+        """The run's bill under this strategy: the replayed calls, and the calls the log does not show."""
+        return sum(c.cost for c in self.calls) + sum(c.cost for c in self.unlogged)
 
 
 def logged_uncached(run: RecordedRun) -> bool:
@@ -257,17 +275,39 @@ def _with_ttl(layout: Layout, ttl: str | None, uncached: bool = False) -> Layout
 
 
 def _filler(label: str, tokens: int) -> str:
-    header = f"\n\n[{label}, approximated]\n"
-    return header + "." * max(0, 4 * tokens - len(header))
+    """What a log does not show, ``tokens`` long: a label, and a stand-in the emulator counts for the rest."""
+    header = f"\n\n[{label}, approximated] "
+    return header + stand_in(max(0, tokens - estimate_tokens(header)))
 
 
 def calibrate(run: RecordedRun, model: str | None = None) -> Calibration:
     """The run's calibration (``calibration.py``): from one uncalibrated ``recorded`` replay, where
-    the log records usage; none where it does not."""
+    the log records usage; none where it does not. The calibration keeps that replay: ``recorded``
+    is the same calls in the log's tokens, so it is not replayed twice."""
     if not any(c.usage for c in run.calls):
         return Calibration()
-    first = replay(run, "recorded", model=model, calibration=Calibration())
-    return fit(run, first.calls, first.layout)
+    first = _replay(run, STRATEGIES["recorded"], replay_model(run, model), None, Calibration())
+    return fit(run, first.calls, first.layout, source=first)
+
+
+def unlogged_calls(run: RecordedRun, model: str) -> tuple[list[CallRecord], str | None]:
+    """The calls the log counts but does not show, as the log counted them: those of the log's own
+    model priced as the replay model, the others (side calls) as their own. A model the price table
+    does not know is left out, and said."""
+    calls, unknown = [], []
+    own = lookup(run.model or "")
+    for name, t in run.unlogged.items():
+        spec = lookup(name)
+        priced_as = model if spec is not None and own is not None and spec.id == own.id else (spec.id if spec else None)
+        if priced_as is None:
+            unknown.append(name)
+            continue
+        calls.append(CallRecord(model=priced_as, input_tokens=t.input_tokens, cache_creation_input_tokens=t.cache_write,
+                                cache_creation_5m=t.cache_write, cache_read_input_tokens=t.cache_read,
+                                output_tokens=t.output_tokens))
+    why = f"calls on {', '.join(unknown)} the log does not show are not billed: the price table does not know " \
+          "that model" if unknown else None
+    return calls, why
 
 
 def replay(run: RecordedRun, strategy: Strategy | str = "tail", *, model: str | None = None,
@@ -281,20 +321,108 @@ def replay(run: RecordedRun, strategy: Strategy | str = "tail", *, model: str | 
                f"does not (replay it as one: --model claude-sonnet-4-6)")
         return Replay(strategy.name, model, [], 0.0, notes=[why], stopped=why)
     calibration = calibrate(run, model) if calibration is None else calibration
-    with tempfile.TemporaryDirectory(prefix="replay-") as tmp:  # the offloaded files matter only during the run
-        return _replay_in(Path(tmp), run, strategy, model, progress, calibration)
+    if strategy.as_logged and calibration.source is not None and calibration.source.model == model:
+        raw = calibration.source  # the calibration's own replay: the same calls
+        if progress:
+            progress(len(raw.calls), len(run.calls))
+    else:
+        raw = _replay(run, strategy, model, progress, calibration)
+    return _in_log_tokens(run, strategy, raw, calibration)
+
+
+def _replay(run: RecordedRun, strategy: Strategy, model: str, progress: Callable[[int, int], None] | None,
+            calibration: Calibration) -> Replay:
+    """The replay in the emulator's own tokens (a compaction's limits are in the log's: ``calibration``).
+    What the log does not show is sized once per run: the calibration's replay did it."""
+    source = calibration.source
+    known = source.sizes if source is not None and source.model == model else None
+    if strategy.offload_threshold is None and strategy.compaction is None:  # writes no files
+        return _replay_in(Path(os.devnull), run, strategy, model, progress, calibration, known)
+    # the offloaded files matter only during the run: in memory where the machine has a tmpfs
+    with tempfile.TemporaryDirectory(prefix="replay-", dir=SCRATCH if os.path.isdir(SCRATCH) else None) as tmp:
+        return _replay_in(Path(tmp), run, strategy, model, progress, calibration, known)
+
+
+SCRATCH = "/dev/shm"
+
+
+def _in_log_tokens(run: RecordedRun, strategy: Strategy, raw: Replay, calibration: Calibration) -> Replay:
+    """``raw`` in the log's tokens (calibration.py), with what the log shows of its cache kept where
+    ``recorded`` can (as_logged.py), and the calls the log does not show."""
+    notes = list(raw.notes)
+    calls = [calibration.apply(k, c) for k, c in enumerate(raw.calls)]
+    if not calibration.identity:
+        notes.append(calibration.about())
+    warm = warmed_note(run)
+    if warm:
+        notes.append(warm)
+        calls = priced_as_logged(run, calls) if strategy.as_logged else calls
+    unlogged, why = unlogged_calls(run, raw.model)
+    notes += [why] if why else []
+    return Replay(raw.strategy, raw.model, calls, raw.seconds, raw.hidden_tokens, notes, raw.stopped, raw.layout,
+                  not calibration.identity, unlogged, raw.sizes, raw.calls)
+
+
+def replay_all(run: RecordedRun, names: list[str], *, model: str | None = None,
+               calibration: Calibration | None = None,
+               progress: Callable[[str], Callable[[int, int], None] | None] | None = None) -> list[Replay]:
+    """``run`` under each strategy of ``names``, sharing what they share: one calibration; ``tail-2025``
+    is ``tail`` wherever the replay model takes the 2025 layout anyway (the same requests); and a
+    compaction strategy whose limit ``tail`` never reached sends what ``tail`` sends (its hooks and
+    the server's triggers fire only past the limit), so each is replayed once. ``progress(name)``
+    gives each replay its progress callback."""
+    calibration = calibrate(run, model) if calibration is None else calibration
+    spec = model_spec(replay_model(run, model))
+    done: dict[str, Replay] = {}
+
+    def replayed(name: str) -> Replay:
+        if name not in done:
+            done[name] = replay(run, name, model=model, calibration=calibration,
+                                progress=progress(name) if progress else None)
+        return done[name]
+
+    for name in names:
+        strategy = STRATEGIES[name]
+        if name == "tail-2025" and layout_for(spec)[0] is tail_layout:
+            done[name] = replace(replayed("tail"), strategy=name)
+        elif strategy.offload_threshold and strategy.compaction is None and not _offloads(run, strategy.offload_threshold):
+            tail = replayed("tail")
+            done[name] = replace(tail, strategy=name, notes=[*tail.notes, f"{name}: no tool result of the log is over "
+                                 f"{strategy.offload_threshold:,} characters, so it sent what tail sent"])
+        elif strategy.compaction is not None and not (strategy.needs_server_compaction and not spec.compaction):
+            tail = replayed("tail")
+            limit = Limits(calibration, run).prompt(COMPACTION_LIMIT)
+            if tail.finished and max((c.prompt_tokens for c in tail.raw), default=0) < limit:
+                done[name] = replace(tail, strategy=name, notes=[*tail.notes, f"{name}: the run never reached its "
+                                     f"limit ({COMPACTION_LIMIT:,} of the log's tokens), so it sent what tail sent"])
+        replayed(name)
+    return [done[name] for name in names]
+
+
+def _offloads(run: RecordedRun, threshold: int) -> bool:
+    """Whether an offloader of ``threshold`` characters would move any of the log's tool results
+    to a file (it takes text results longer than that: ``features/filesystem.Offloader``)."""
+    return any(isinstance(r.get("content"), str) and len(r["content"]) > threshold
+               for c in run.calls for r in c.results.values())
 
 
 def first_line(text: str) -> str:
     return (text.strip().splitlines() or [""])[0]
 
 
-def _replay_in(workdir: Path, run: RecordedRun, strategy: Strategy, model: str,
-               progress: Callable[[int, int], None] | None, calibration: Calibration) -> Replay:
-    clock = _RecordedClock(run)
-    policy = _ReplayPolicy(run)
-    client = Emulator(model=model, policy=policy, clock=clock).client()
-    notes: list[str] = []
+@dataclass(frozen=True)
+class Sizes:
+    """What a log does not show, sized once per run and model (the same for every strategy)."""
+
+    hidden: int  # the hidden system prompt and tool definitions
+    prompt_hidden: int  # the hidden part of the first message (until the log's first compaction)
+    warm_part: int  # the part of the hidden head the log found cached on its first call
+    warm: int  # what the first call read from cache
+    start: int  # estimated tokens of what the log shows of the head (tools, system text)
+    until: int  # the log's first compaction
+
+
+def _sizes(run: RecordedRun, client, model: str) -> Sizes:
     first = next((c.usage for c in run.calls[:1] if c.usage), None)
     warm = (first.cache_read or 0) if first else 0
     hidden = _hidden_tokens(run, client, model)
@@ -312,13 +440,24 @@ def _replay_in(workdir: Path, run: RecordedRun, strategy: Strategy, model: str,
         prompt_hidden = base + hidden - after.cache_read
         hidden -= prompt_hidden
     warm_part = max(0, min(warm, base + hidden) - base)  # the part of the hidden head the log found cached
+    shown = [text_block(run.system)] if run.system else []
+    return Sizes(hidden, prompt_hidden, warm_part, warm, _head_tokens(client, model, shown, _tool_definitions(run)), until)
+
+
+def _replay_in(workdir: Path, run: RecordedRun, strategy: Strategy, model: str,
+               progress: Callable[[int, int], None] | None, calibration: Calibration, known: Sizes | None) -> Replay:
+    clock = _RecordedClock(run)
+    policy = _ReplayPolicy(run)
+    client = Emulator(model=model, policy=policy, clock=clock).client()
+    notes: list[str] = []
+    sizes = known or _sizes(run, client, model)
+    hidden, prompt_hidden, warm_part, warm = sizes.hidden, sizes.prompt_hidden, sizes.warm_part, sizes.warm
     system = [text_block(run.system)] if run.system else []
     system += [text_block(_filler("hidden prompt, cached before this run", warm_part))] if warm_part else []
     system += [text_block(_filler("hidden prompt and tool definitions", hidden - warm_part))] if hidden - warm_part else []
     ttl = "1h" if any(c.usage and c.usage.cache_write_1h for c in run.calls) else None
     tools = _tool_definitions(run)
-    shown = [text_block(run.system)] if run.system else []
-    where = Calibration(_head_tokens(client, model, shown, tools), hidden, prompt_hidden, until)
+    where = Calibration(sizes.start, hidden, prompt_hidden, sizes.until)
     if warm_part:  # earlier sessions wrote this prefix: seed it, then start the recording from its first turn
         clock.at(0)
         head = system[:len(system) - (1 if hidden - warm_part else 0)]
@@ -329,13 +468,15 @@ def _replay_in(workdir: Path, run: RecordedRun, strategy: Strategy, model: str,
         notes.append(f"the log read {warm:,} tokens from cache on its first call (written before the run): "
                      f"the replay's cache was seeded with a prefix of that size")
     if policy.recorded:
-        notes.append(_thinking_note(run, policy, model_spec(model), calibration))
+        notes.append(_thinking_note(run, policy, model_spec(model)))
     hooks = HookRegistry()
     uncached = strategy.as_logged and logged_uncached(run)
     if uncached:
         notes.append("the log read and wrote nothing from cache on every call (its client sent no breakpoints): "
                      "recorded places none")
     layout = _with_ttl(strategy.layout(model_spec(model)), ttl, uncached)
+    if strategy.as_logged and not uncached:
+        layout = mirror_tail(layout, run, lambda: clock.k)
     if strategy.compaction is not None:
         compaction = strategy.compaction(workdir, Limits(calibration, run))
         hooks.install(compaction)
@@ -356,8 +497,10 @@ def _replay_in(workdir: Path, run: RecordedRun, strategy: Strategy, model: str,
         k = len(event.agent.calls) - 1
         if progress:
             progress(k + 1, len(run.calls))
-        if k < len(run.calls) and run.calls[k].then_user and any(b.get("type") == "tool_use" for b in run.calls[k].assistant["content"]):
-            event.agent.steer(_text(run.calls[k].then_user))  # user text that arrived between two calls
+        # user text that arrived between two calls; after the last one (an interrupt, say) nothing answered it
+        if k < len(run.calls) - 1 and run.calls[k].then_user and any(b.get("type") == "tool_use"
+                                                                     for b in run.calls[k].assistant["content"]):
+            event.agent.steer(_text(run.calls[k].then_user))
 
     hooks.register(Point.PRE_LLM_CALL, before_call)
     hooks.register(Point.POST_LLM_CALL, after_call)
@@ -374,27 +517,24 @@ def _replay_in(workdir: Path, run: RecordedRun, strategy: Strategy, model: str,
             stopped = f"stopped at call {len(agent.calls) + 1}: {first_line(result.error or 'an error')}"
             notes.append(f"stopped at call {len(agent.calls) + 1}: {result.error}")
             break
-        if len(agent.calls) in (before, len(run.calls)):
+        if len(agent.calls) == before or len(agent.calls) >= len(run.calls):
             break
         task = _text(run.calls[len(agent.calls) - 1].then_user)
     if stopped is None and len(agent.calls) < len(run.calls):
         stopped = f"stopped at call {len(agent.calls) + 1}: the replayed run ended before the recording did"
-    if not calibration.identity:
-        notes.append(calibration.about())
-    calls = [calibration.apply(k, c) for k, c in enumerate(agent.calls)]
-    return Replay(strategy.name, model, calls, time.perf_counter() - start, hidden + prompt_hidden, notes,
-                  stopped, where, not calibration.identity)
+    return Replay(strategy.name, model, list(agent.calls[:len(run.calls)]), time.perf_counter() - start,
+                  hidden + prompt_hidden, notes, stopped, where, sizes=sizes)
 
 
-def _thinking_note(run: RecordedRun, policy: _ReplayPolicy, spec: ModelSpec, calibration: Calibration) -> str:
+def _thinking_note(run: RecordedRun, policy: _ReplayPolicy, spec: ModelSpec) -> str:
     """What the replay did with the log's thinking, and its tokens next to what the replay bills."""
     text_tokens = sum(-(-len(t) // 4) for t in policy.thinking)  # the emulator's estimate of the logged text
     redacted = sum(b.get("type") == "redacted_thinking" for c in run.calls for b in c.assistant["content"])
     done = ("re-issued as the emulator's own thinking (the same text, signed by the emulator: the log's signatures "
             "cannot be verified offline)" if spec.thinking != "on_request" else
             f"left out ({spec.id} thinks only when asked, and the replay does not ask)")
-    logged_output = sum(o for o in calibration.outputs if o is not None)
-    billed = (f"output is billed as the log's own output_tokens, {logged_output:,} over the run, thinking included"
+    logged_output = sum(c.usage.output or 0 for c in run.calls if c.usage)
+    billed = (f"output is billed as the log's own output, {logged_output:,} tokens over the run, thinking included"
               if logged_output else "output is billed as the emulator estimates the answers")
     return (f"the log recorded {policy.recorded} thinking blocks ({redacted} redacted), ~{text_tokens:,} tokens of "
             f"thinking text: {done}; {billed}")

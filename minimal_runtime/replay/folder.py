@@ -1,11 +1,15 @@
-"""A folder of runs: every log under it (sub-agents' files included), replayed in worker processes,
-summed into one table per strategy.
+"""A folder of runs: every file under it read by its content, replayed in worker processes (or on a
+Dask cluster), streamed row by row into a CSV and summed into one table per strategy.
 
     python -m minimal_runtime replay ~/.claude/projects/ --jobs 2 --csv runs.csv
 
-Each file is imported and replayed whole in one worker (a run's strategies share its calibration);
-a file that cannot be imported is listed with its one-line reason and the rest go on. Workers
-return plain rows, so nothing but numbers crosses a process boundary.
+Every regular file under the folder is a candidate, whatever its name (Claude Code's own headless
+logs are ``agent_log_raw.txt``): each is imported and replayed whole in one worker (a run's
+strategies share its calibration); a file that is not a log, or that cannot be replayed, is listed
+with its one-line reason. Workers return plain rows, so nothing but numbers crosses a process
+boundary, and the parent keeps running totals, not the rows: each log's rows go to the CSV as the
+log finishes. A rerun with the same ``--csv`` skips the files already in it (resume after a crash or
+Ctrl-C); a file that was not imported is in it too, with its reason, so it is not sniffed again.
 """
 
 from __future__ import annotations
@@ -13,109 +17,148 @@ from __future__ import annotations
 import csv
 import math
 import os
+import time
 import warnings
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable, Iterator
 
-LOG_SUFFIXES = (".jsonl", ".json")
 LOGGED = "the log itself"
+REFUSED = "(not replayed)"  # the strategy column of a file that was not: its reason is in ``stopped``
 FIELDS = ["run", "source", "model", "strategy", "calls", "logged_calls", "prompt_tokens", "cache_read_tokens",
-          "cache_read_share", "cost", "stopped"]
+          "cache_read_share", "cost", "stopped", "log_cost_usd"]
 
 
 def find_logs(directory: Path) -> list[Path]:
-    """Every file under ``directory`` that could be a log, in a stable order."""
-    return sorted(p for p in directory.rglob("*") if p.is_file() and p.name.endswith(LOG_SUFFIXES))
+    """Every regular file under ``directory`` (symbolic links not followed), in a stable order."""
+    found = []
+    for root, dirs, files in os.walk(directory):
+        dirs.sort()
+        found += [Path(root) / name for name in sorted(files) if (Path(root) / name).is_file()
+                  and not (Path(root) / name).is_symlink()]
+    return found
 
 
 def replay_file(path: str, strategies: list[str], model: str | None) -> tuple[str, list[dict] | str]:
     """(path, one row per run and strategy), or (path, why it could not be imported or replayed)."""
     try:
-        return path, _replay_file(path, strategies, model)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a model the table does not know: its cost is NaN, said in the table
+            return path, _replay_file(path, strategies, model)
     except Exception as e:  # one log's surprise must not stop the folder: it is listed with its reason
         return path, f"not replayed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
 
 
 def _replay_file(path: str, strategies: list[str], model: str | None) -> list[dict] | str:
-    from .driver import calibrate, replay
+    from .driver import replay_all
     from .importers import load
     from .recorded import TrajectoryError
     from .report import rows as report_rows
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # a model the table does not know: its cost is NaN, said in the table
-            runs = load(path)
+        runs = load(path)
     except TrajectoryError as e:
         return e.problem
     except OSError as e:
         return f"{type(e).__name__}: {e.strerror or e}"
     rows = []
     for run in runs:
+        own = {"run": run.path, "source": run.source, "logged_calls": len(run.calls), "log_cost_usd": run.cost_usd}
         logged = [c.usage for c in run.calls if c.usage]
         if logged:  # what the log itself says, where it says it
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                first = report_rows(run, [])[0]
-            rows.append({"run": run.path, "source": run.source, "model": run.model, "strategy": LOGGED,
-                         "calls": len(logged), "logged_calls": len(run.calls), "prompt_tokens": first["prompt_tokens"],
+            first = report_rows(run, [])[0]
+            rows.append({**own, "model": run.model, "strategy": LOGGED, "calls": len(logged),
+                         "prompt_tokens": first["prompt_tokens"],
                          # None where the log has no cache figures (OpenHands): left out of the share
                          "cache_read_tokens": None if first["cache_read_share"] is None else
                          sum(u.cache_read or 0 for u in logged),
                          "cache_read_share": None if first["cache_read_share"] is None else
                          round(first["cache_read_share"], 4),
                          "cost": math.nan if first["cost"] is None else round(first["cost"], 6), "stopped": ""})
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            calibration = calibrate(run, model)
-            for name in strategies:
-                r = replay(run, name, model=model, calibration=calibration)
-                read = sum(c.cache_read_input_tokens for c in r.calls)
-                rows.append({"run": run.path, "source": run.source, "model": r.model, "strategy": name,
-                             "calls": len(r.calls), "logged_calls": len(run.calls), "prompt_tokens": r.prompt_tokens,
-                             "cache_read_tokens": read, "cache_read_share": round(r.cache_read_share, 4),
-                             "cost": round(r.cost, 6), "stopped": r.stopped or ""})
+        for name, r in zip(strategies, replay_all(run, strategies, model=model)):
+            rows.append({**own, "model": r.model, "strategy": name, "calls": len(r.calls),
+                         "prompt_tokens": r.prompt_tokens, "cache_read_tokens": sum(c.cache_read_input_tokens for c in r.calls),
+                         "cache_read_share": round(r.cache_read_share, 4), "cost": round(r.cost, 6),
+                         "stopped": r.stopped or ""})
     return rows
 
 
-def replay_files(paths: Iterable[Path], strategies: list[str], model: str | None = None, jobs: int | None = None,
-                 progress: bool = False) -> tuple[list[dict], dict[str, str]]:
-    """Replay every file; returns (rows in file order, {path: why not imported})."""
-    paths = [str(p) for p in paths]
-    jobs = jobs or os.cpu_count() or 1
-    done: dict[str, list[dict] | str] = {}
-    bar = _bar(len(paths), progress)
-    if jobs == 1:  # in this process: nothing to start
-        for path in paths:
-            done[path] = replay_file(path, strategies, model)[1]
-            bar.update()
-    else:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            biggest_first = sorted(paths, key=lambda p: -os.path.getsize(p))  # a big log started last runs alone
-            futures = [pool.submit(replay_file, path, strategies, model) for path in biggest_first]
-            for future in as_completed(futures):
-                path, result = future.result()
-                done[path] = result
-                bar.update()
-    bar.close()
-    rows = [row for path in paths if isinstance(done[path], list) for row in done[path]]
-    refused = {path: done[path] for path in paths if isinstance(done[path], str)}
-    return rows, refused
+# -- the engines: where the per-file work runs -----------------------------------------------------
+
+Result = tuple[str, "list[dict] | str"]
 
 
-def _bar(total: int, shown: bool):
-    from tqdm import tqdm
-    return tqdm(total=total, unit="log", desc="replaying", disable=not shown, leave=False)
+def _in_process(paths: list[str], strategies: list[str], model: str | None) -> Iterator[Result]:
+    for path in paths:
+        yield replay_file(path, strategies, model)
 
 
-def aggregate(rows: list[dict]) -> list[dict]:
-    """Per strategy, over all runs: calls, prompt tokens, read share (over the runs whose share is
-    known), cost (over the priced runs; the others counted), runs not finished."""
-    out = {}
-    for row in rows:
-        a = out.setdefault(row["strategy"], {"strategy": row["strategy"], "runs": 0, "calls": 0, "prompt_tokens": 0,
-                                             "cache_read_tokens": 0, "known_prompt": 0, "cost": 0.0, "unpriced": 0,
-                                             "not_finished": 0})
+def _in_workers(paths: list[str], strategies: list[str], model: str | None, jobs: int) -> Iterator[Result]:
+    """Files in ``jobs`` processes, biggest first (a big log started last runs alone), at most a few
+    per worker in flight: the parent never holds the futures of a whole folder."""
+    queue = iter(sorted(paths, key=lambda p: -os.path.getsize(p)))
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        pending = {pool.submit(replay_file, p, strategies, model) for p in _take(queue, 4 * jobs)}
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            pending |= {pool.submit(replay_file, p, strategies, model) for p in _take(queue, len(done))}
+            for future in done:
+                yield future.result()
+
+
+def _take(queue: Iterator[str], n: int) -> list[str]:
+    return [p for _, p in zip(range(n), queue)]
+
+
+def _on_dask(paths: list[str], strategies: list[str], model: str | None, jobs: int,
+             scheduler: str | None) -> Iterator[Result]:
+    """The same per-file work on a Dask cluster (the optional ``dask`` extra): the scheduler at
+    ``scheduler``, or a ``LocalCluster`` of ``jobs`` single-threaded worker processes. At most a few
+    files per worker are in flight, as with ``--jobs``."""
+    try:
+        from dask.distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        raise SystemExit("--engine dask needs the dask extra: .venv/bin/pip install -e '.[dask]'") from None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # dask's notes on ports and memory limits: not this run's business
+        cluster = None if scheduler else LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
+                                                      dashboard_address=None)
+        with Client(scheduler or cluster) as client:
+            workers = max(1, len(client.scheduler_info().get("workers", {})) or jobs)
+            queue = iter(sorted(paths, key=lambda p: -os.path.getsize(p)))
+            futures = as_completed([client.submit(replay_file, p, strategies, model, pure=False)
+                                    for p in _take(queue, 4 * workers)])
+            for future in futures:
+                yield future.result()
+                future.release()
+                for p in _take(queue, 1):
+                    futures.add(client.submit(replay_file, p, strategies, model, pure=False))
+        if cluster is not None:
+            cluster.close()
+
+
+# -- the streaming summary: running totals, the CSV, progress ---------------------------------------
+
+@dataclass
+class Totals:
+    """What the folder's table needs, kept as the rows go by: per strategy, and the files not replayed."""
+
+    strategies: dict[str, dict] = field(default_factory=dict)
+    runs: set = field(default_factory=set)
+    files: set = field(default_factory=set)
+    refused: list[tuple[str, str]] = field(default_factory=list)
+    calls: int = 0  # calls replayed, for the rate
+    resumed: int = 0  # files read back from an earlier --csv
+
+    def add(self, row: dict) -> None:
+        if row["strategy"] == REFUSED:
+            self.refused.append((row["run"], row["stopped"]))
+            return
+        self.runs.add(row["run"])
+        self.files.add(row["run"].split("#")[0])
+        a = self.strategies.setdefault(row["strategy"], {
+            "strategy": row["strategy"], "runs": 0, "calls": 0, "prompt_tokens": 0, "cache_read_tokens": 0,
+            "known_prompt": 0, "cost": 0.0, "unpriced": 0, "not_finished": 0})
         a["runs"] += 1
         a["calls"] += row["calls"]
         a["prompt_tokens"] += row["prompt_tokens"]
@@ -127,28 +170,139 @@ def aggregate(rows: list[dict]) -> list[dict]:
         else:
             a["cost"] += row["cost"]
         a["not_finished"] += bool(row["stopped"])
-    for a in out.values():
-        a["cache_read_share"] = a["cache_read_tokens"] / max(1, a["known_prompt"])
-    return list(out.values())
+
+    def aggregate(self) -> list[dict]:
+        for a in self.strategies.values():
+            a["cache_read_share"] = a["cache_read_tokens"] / max(1, a["known_prompt"])
+        return list(self.strategies.values())
 
 
-def folder_table(directory: Path, rows: list[dict], refused: dict[str, str]) -> str:
-    runs = len({row["run"] for row in rows})
-    lines = [f"{directory}: {runs} runs from {len({r['run'].split('#')[0] for r in rows})} files, "
-             f"{len(refused)} files not imported (replayed tokens calibrated per log where it records usage)",
+def _typed(row: dict) -> dict:
+    """A row read back from the CSV, with its numbers as numbers."""
+    def number(value, kind):
+        return None if value in ("", None) else kind(value)
+    return {**row, "calls": number(row["calls"], int) or 0, "logged_calls": number(row["logged_calls"], int) or 0,
+            "prompt_tokens": number(row["prompt_tokens"], int) or 0,
+            "cache_read_tokens": number(row["cache_read_tokens"], int),
+            "cache_read_share": number(row["cache_read_share"], float),
+            "cost": number(row["cost"], float) if row["cost"] not in ("", None) else math.nan,
+            "log_cost_usd": number(row["log_cost_usd"], float)}
+
+
+def resume(path: Path, totals: Totals) -> set[str]:
+    """The files an earlier run with this ``--csv`` finished, its rows added to ``totals``. A last
+    line cut by a crash is dropped (its file is replayed again)."""
+    if not path.exists() or path.stat().st_size == 0:
+        return set()
+    raw = path.read_bytes()
+    if not raw.endswith(b"\n"):
+        with open(path, "r+b") as f:
+            f.truncate(raw.rfind(b"\n") + 1)
+    done = set()
+    with open(path, newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        if reader.fieldnames != FIELDS:
+            raise SystemExit(f"{path}: its columns are not this version's ({', '.join(FIELDS)}): give another --csv")
+        for row in reader:
+            totals.add(_typed(row))
+            done.add(row["run"].split("#")[0])
+    totals.resumed = len(done)
+    return done
+
+
+class _Progress:
+    """Logs done of the total, calls replayed per second, and the time left (tqdm's), on stderr."""
+
+    def __init__(self, total: int, shown: bool):
+        from tqdm import tqdm
+        self.bar = tqdm(total=total, unit="log", desc="replaying", disable=not shown, leave=False, smoothing=0.05)
+        self.start, self.calls = time.perf_counter(), 0
+
+    def update(self, calls: int) -> None:
+        self.calls += calls
+        self.bar.set_postfix_str(f"{self.calls / max(1e-9, time.perf_counter() - self.start):,.0f} calls/s", refresh=False)
+        self.bar.update()
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def run_folder(paths: Iterable[Path], strategies: list[str], model: str | None = None, jobs: int | None = None,
+               csv_path: Path | None = None, progress: bool = False, engine: str = "processes",
+               scheduler: str | None = None, each: Callable[[str, list[dict] | str], None] | None = None) -> Totals:
+    """Replay every file, streaming each one's rows to ``csv_path`` (appended to, after the files it
+    already holds are skipped) and into the totals the table is made of; ``each`` sees every result."""
+    totals = Totals()
+    paths = [str(p) for p in paths]
+    if csv_path is not None:
+        done = resume(csv_path, totals)
+        paths = [p for p in paths if p not in done]
+    jobs = jobs or os.cpu_count() or 1
+    results = _on_dask(paths, strategies, model, jobs, scheduler) if engine == "dask" else \
+        _in_process(paths, strategies, model) if jobs == 1 else _in_workers(paths, strategies, model, jobs)
+    bar = _Progress(len(paths), progress)
+    out = None
+    try:
+        if csv_path is not None:
+            fresh = not csv_path.exists() or csv_path.stat().st_size == 0
+            out = open(csv_path, "a", newline="", encoding="utf-8")
+            writer = csv.DictWriter(out, fieldnames=FIELDS)
+            if fresh:
+                writer.writeheader()
+        for path, result in results:
+            rows = result if isinstance(result, list) else [
+                {"run": path, "source": "", "model": "", "strategy": REFUSED, "calls": 0, "logged_calls": 0,
+                 "prompt_tokens": 0, "cache_read_tokens": None, "cache_read_share": None, "cost": math.nan,
+                 "stopped": result, "log_cost_usd": None}]
+            if out is not None:
+                writer.writerows(rows)
+                out.flush()  # a log's rows reach the file when the log is done: a crash loses only the logs in flight
+            for row in rows:
+                totals.add(row)
+            if each is not None:
+                each(path, result)
+            bar.update(sum(r["calls"] for r in rows if r["strategy"] == (strategies[0] if strategies else LOGGED)))
+    finally:
+        bar.close()
+        if out is not None:
+            out.close()
+    return totals
+
+
+def replay_files(paths: Iterable[Path], strategies: list[str], model: str | None = None, jobs: int | None = None,
+                 progress: bool = False, engine: str = "processes",
+                 scheduler: str | None = None) -> tuple[list[dict], dict[str, str]]:
+    """Replay every file; returns (rows in file order, {path: why not imported}). For a folder that
+    fits in memory (tests, the benchmark): the command streams instead (``run_folder``)."""
+    paths = [str(p) for p in paths]
+    results: dict[str, list[dict] | str] = {}
+    run_folder(paths, strategies, model, jobs, progress=progress, engine=engine, scheduler=scheduler,
+               each=lambda path, result: results.__setitem__(path, result))
+    rows = [row for path in paths if isinstance(results.get(path), list) for row in results[path]]
+    return rows, {path: results[path] for path in paths if isinstance(results.get(path), str)}
+
+
+def aggregate(rows: list[dict]) -> list[dict]:
+    """Per strategy, over all runs: calls, prompt tokens, read share (over the runs whose share is
+    known), cost (over the priced runs; the others counted), runs not finished."""
+    totals = Totals()
+    for row in rows:
+        totals.add(row)
+    return totals.aggregate()
+
+
+def folder_table(directory: Path, totals: Totals, shown: int = 40) -> str:
+    lines = [f"{directory}: {len(totals.runs)} runs from {len(totals.files)} files, {len(totals.refused)} files not "
+             f"replayed" + (f" ({totals.resumed} files read back from the --csv)" if totals.resumed else "")
+             + " (replayed tokens calibrated per log where it records usage)",
              f"{'strategy':<16} {'runs':>5} {'calls':>7} {'prompt tokens':>14} {'cache read':>10} {'cost $':>10} "
              f"{'not finished':>12}"]
-    for a in aggregate(rows):
+    for a in totals.aggregate():
         unpriced = f" ({a['unpriced']} unpriced)" if a["unpriced"] else ""
         lines.append(f"{a['strategy']:<16} {a['runs']:>5} {a['calls']:>7,} {a['prompt_tokens']:>14,} "
                      f"{a['cache_read_share']:>10.1%} {a['cost']:>10.3f} {a['not_finished']:>12}{unpriced}")
-    for path, why in refused.items():
-        lines.append(f"  not imported: {path}: {why}")
+    for path, why in totals.refused[:shown]:
+        lines.append(f"  not replayed: {path}: {why}")
+    if len(totals.refused) > shown:
+        lines.append(f"  ... and {len(totals.refused) - shown} more (every one is in the --csv, with its reason)")
     return "\n".join(lines)
-
-
-def write_csv(path: Path, rows: list[dict]) -> None:
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=FIELDS)
-        writer.writeheader()
-        writer.writerows(rows)

@@ -16,7 +16,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterator
 
-from .recorded import ACCEPTED, RecordedCall, RecordedRun, RecordedUsage, TrajectoryError
+from pydantic import ValidationError
+
+from . import cline
+from .output import estimate, recover
+from .recorded import ACCEPTED, ModelTotals, RecordedCall, RecordedRun, RecordedUsage, TrajectoryError
 
 
 class _Builder:
@@ -32,6 +36,7 @@ class _Builder:
         self._pending: list[tuple[str, str]] = []  # the last call's unanswered tool uses: (logged id, our id)
         self._ids: set[str] = set()
         self._prompt_may_be_missing = prompt_may_be_missing
+        self.totals: ModelTotals | None = None  # a stream's result event's ``usage``: the main thread's calls
 
     def skip(self, kind: str) -> None:
         self.run.skipped[kind] = self.run.skipped.get(kind, 0) + 1
@@ -78,11 +83,12 @@ class _Builder:
                 self.run.tools.append(block["name"])
         blocks = [self._unique(b) if b.get("type") == "tool_use" else b for b in _sendable(blocks)]
         # One call is logged over several lines that repeat its message id and its prompt size (the
-        # output count grows line by line); a log with redacted ids repeats the id across calls, and
-        # the prompt size tells those calls apart.
+        # output count grows line by line: the last line's is the call's); a log with redacted ids
+        # repeats the id across calls, and the prompt size tells those calls apart.
         key = (call_id, usage.prompt_tokens if usage else None)
         if call_id is not None and key == self._call_key:
             self.run.calls[-1].assistant["content"].extend(blocks)
+            self.run.calls[-1].usage = usage
             return
         if call_id is not None and call_id == self._call_key[0]:
             self.note("message ids repeat in this log (redacted?): calls were told apart by their prompt size")
@@ -138,6 +144,35 @@ def _blocks(content: Any) -> list[dict]:
 
 
 TOO_DEEP = "JSON nested too deeply to read (thousands of levels): no agent writes that"
+PER_CALL = 10**8  # tokens: no model reads or writes this many in one call (windows are ~1M)
+PER_RUN = 10**10  # tokens: no run's totals reach this (ten billion; a day of heavy use is a few hundred million)
+
+
+class BadNumber(ValueError):
+    """A count in a log that cannot be one: negative, not a whole number, or absurdly large."""
+
+
+def count(value: Any, field: str, limit: int = PER_CALL) -> int | None:
+    """A token count from a log, or None where the log leaves it out; anything that cannot be a
+    count raises ``BadNumber`` naming the field (the line is named by whoever reads the line)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or isinstance(value, float) and not value.is_integer():
+        raise BadNumber(f"{field} is {str(value)[:40]!r}, not a whole number of tokens")
+    if value < 0:
+        raise BadNumber(f"{field} is {value:,}: a token count cannot be negative")
+    if value > limit:
+        raise BadNumber(f"{field} is {value:.3g}: more tokens than any {'call' if limit == PER_CALL else 'run'} "
+                        f"has (over {limit:,})")
+    return int(value)
+
+
+def dollars(value: Any, field: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1e9:
+        raise BadNumber(f"{field} is {str(value)[:40]!r}, not an amount of dollars")
+    return float(value)
 
 
 @contextmanager
@@ -147,6 +182,12 @@ def _line(path: Path, number: int, kind: str) -> Iterator[None]:
         yield
     except TrajectoryError:
         raise
+    except BadNumber as e:
+        raise TrajectoryError(str(path), number, str(e)) from None
+    except ValidationError as e:  # one line, not pydantic's dump: the first field it refused
+        first = e.errors()[0]
+        where = ".".join(str(x) for x in first["loc"])
+        raise TrajectoryError(str(path), number, f"a {kind or 'line'} of an unexpected shape: {where}: {first['msg']}") from None
     except (ValueError, TypeError, KeyError, AttributeError, IndexError) as e:
         raise TrajectoryError(str(path), number, f"a {kind or 'line'} of an unexpected shape: {e}") from None
     except RecursionError:
@@ -167,7 +208,18 @@ def _lines(path: Path) -> Iterator[tuple[int, dict]]:
                 raise TrajectoryError(str(path), number, TOO_DEEP) from None
             if not isinstance(value, dict):
                 raise TrajectoryError(str(path), number, f"a JSON {type(value).__name__} where a JSON object was expected")
+            if "\\ud" in raw.lower():
+                _whole_characters(value, path, number)
             yield number, value
+
+
+def _whole_characters(value: Any, path: Path, number: int) -> None:
+    """An escaped surrogate that is not half of a pair is no character: no request can carry it."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise TrajectoryError(str(path), number, "text with a lone UTF-16 surrogate (\\udXXX): not a character "
+                              "any request can carry") from None
 
 
 # -- Claude Code: session files and headless stream-json ------------------------------------------
@@ -175,10 +227,36 @@ def _lines(path: Path) -> Iterator[tuple[int, dict]]:
 def _claude_usage(usage: dict | None) -> RecordedUsage | None:
     if not usage:
         return None
-    read, write = usage.get("cache_read_input_tokens") or 0, usage.get("cache_creation_input_tokens") or 0
-    one_hour = min(write, (usage.get("cache_creation") or {}).get("ephemeral_1h_input_tokens") or 0)
-    return RecordedUsage(prompt_tokens=(usage.get("input_tokens") or 0) + read + write, cache_read=read,
-                         cache_write=write, cache_write_1h=one_hour, output_tokens=usage.get("output_tokens"))
+    if not isinstance(usage, dict):
+        raise ValueError("a usage that is not an object")
+    read = count(usage.get("cache_read_input_tokens"), "usage.cache_read_input_tokens") or 0
+    write = count(usage.get("cache_creation_input_tokens"), "usage.cache_creation_input_tokens") or 0
+    fresh = count(usage.get("input_tokens"), "usage.input_tokens") or 0
+    one_hour = min(write, count((usage.get("cache_creation") or {}).get("ephemeral_1h_input_tokens"),
+                                "usage.cache_creation.ephemeral_1h_input_tokens") or 0)
+    return RecordedUsage(prompt_tokens=fresh + read + write, cache_read=read, cache_write=write, cache_write_1h=one_hour,
+                         output_tokens=count(usage.get("output_tokens"), "usage.output_tokens"))
+
+
+def _totals(d: dict, names: tuple[str, str, str, str], where: str) -> ModelTotals:
+    """A result event's totals (``usage``: snake_case; ``modelUsage``: camelCase), checked."""
+    fresh, read, write, out = (count(d.get(n), f"{where}.{n}", PER_RUN) or 0 for n in names)
+    return ModelTotals(input_tokens=fresh, cache_read=read, cache_write=write, output_tokens=out,
+                       cost_usd=dollars(d.get("costUSD"), f"{where}.costUSD"))
+
+
+def _result(run: RecordedRun, build: "_Builder", d: dict) -> None:
+    """The stream's last line: the log's own cost (kept apart: never billed from) and its totals."""
+    run.cost_usd = dollars(d.get("total_cost_usd"), "total_cost_usd")
+    per_model = d.get("modelUsage") or {}
+    if not isinstance(per_model, dict) or not all(isinstance(v, dict) for v in per_model.values()):
+        raise ValueError("a modelUsage that is not an object of objects")
+    run.model_usage = {name: _totals(t, ("inputTokens", "cacheReadInputTokens", "cacheCreationInputTokens",
+                                         "outputTokens"), f"modelUsage.{name}") for name, t in per_model.items()}
+    usage = d.get("usage")
+    build.totals = _totals(usage, ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
+                                   "output_tokens"), "usage") if isinstance(usage, dict) else None
+    build.skip("result")
 
 
 def claude_code(path: Path, source: str = "claude-code") -> list[RecordedRun]:
@@ -193,15 +271,22 @@ def claude_code(path: Path, source: str = "claude-code") -> list[RecordedRun]:
         if parent is not None and not isinstance(parent, str):
             raise TrajectoryError(str(path), number, "a parent_tool_use_id that is not a string")
         threads.setdefault(parent, []).append((number, d))
-    main = _claude_thread(path, threads.pop(None, []), "claude-code-stream" if stream else source, stream, str(path))
-    subagents = [_claude_thread(path, thread, "claude-code-stream", stream, f"{path}#subagent-{parent}")
+    main, totals = _claude_thread(path, threads.pop(None, []), "claude-code-stream" if stream else source, stream,
+                                  str(path))
+    subagents = [_claude_thread(path, thread, "claude-code-stream", stream, f"{path}#subagent-{parent}")[0]
                  for parent, thread in threads.items()]
     for run in subagents:
         run.model = run.model or main.model
+    if main.model_usage:  # the output the calls wrote, from the log's own totals (output.py)
+        recover([main, *subagents], main.model_usage, totals)
+    else:
+        for run in (main, *subagents):
+            estimate(run)
     return [main, *subagents]
 
 
-def _claude_thread(path: Path, lines: list[tuple[int, dict]], source: str, stream: bool, name: str) -> RecordedRun:
+def _claude_thread(path: Path, lines: list[tuple[int, dict]], source: str, stream: bool,
+                   name: str) -> tuple[RecordedRun, ModelTotals | None]:
     run = RecordedRun(source=source, path=name)
     build = _Builder(run, prompt_may_be_missing=stream)
     # Sub-agent files are all sidechain; in a main session file, sidechain lines belong to sub-agents.
@@ -215,7 +300,7 @@ def _claude_thread(path: Path, lines: list[tuple[int, dict]], source: str, strea
     if unknown:
         build.note("skipped lines of kinds this importer does not know (they carry no model call): "
                    + ", ".join(f"{n} {k}" for k, n in unknown.items()))
-    return run
+    return run, build.totals
 
 
 def _claude_line(path: Path, run: RecordedRun, build: _Builder, number: int, d: dict, all_sidechain: bool,
@@ -231,8 +316,7 @@ def _claude_line(path: Path, run: RecordedRun, build: _Builder, number: int, d: 
         build.skip("compact_boundary")
         after_boundary = True
     elif kind == "result":
-        run.cost_usd = d.get("total_cost_usd")
-        build.skip("result")
+        _result(run, build, d)
     elif kind not in ("user", "assistant"):
         if kind not in CLAUDE_KINDS and isinstance(d.get("message"), dict) and d["message"].get("role") == "assistant":
             raise ValueError(f"a line of a kind this importer does not know ({kind!r}) that holds a model's answer")
@@ -264,7 +348,10 @@ def mini_swe_agent(path: Path) -> RecordedRun:
         raise TrajectoryError(str(path), e.lineno, f"invalid JSON: {e.msg}") from None
     except RecursionError:
         raise TrajectoryError(str(path), None, TOO_DEEP) from None
-    run = RecordedRun(source="mini-swe-agent", path=str(path), cost_usd=data.get("info", {}).get("model_stats", {}).get("instance_cost"))
+    run = RecordedRun(source="mini-swe-agent", path=str(path))
+    with _line(path, None, "document"):
+        run.cost_usd = dollars(((data.get("info") or {}).get("model_stats") or {}).get("instance_cost"),
+                               "info.model_stats.instance_cost")
     build = _Builder(run)
     for index, m in enumerate(data.get("messages", []), start=1):
         with _line(path, index, "message"):  # the message's position: this format has no meaningful lines
@@ -291,8 +378,9 @@ def _mini_swe_message(path: Path, run: RecordedRun, build: _Builder, where: int,
         response = (m.get("extra") or {}).get("response") or {}
         run.model = run.model or response.get("model")
         u = response.get("usage")
-        usage = RecordedUsage(prompt_tokens=u["prompt_tokens"], cache_read=u.get("prompt_cache_hit_tokens"),
-                              output_tokens=u.get("completion_tokens")) if u else None
+        usage = RecordedUsage(prompt_tokens=count(u.get("prompt_tokens"), "usage.prompt_tokens") or 0,
+                              cache_read=count(u.get("prompt_cache_hit_tokens"), "usage.prompt_cache_hit_tokens"),
+                              output_tokens=count(u.get("completion_tokens"), "usage.completion_tokens")) if u else None
         build.assistant(response.get("id"), blocks, usage, where, response.get("created"))
     else:
         build.skip(str(role))
@@ -335,8 +423,9 @@ def _openhands_history(run: RecordedRun, build: _Builder, number: int, d: dict) 
                 blocks.append({"type": "tool_use", "id": call["id"], "name": call["function"]["name"],
                                "input": json.loads(call["function"].get("arguments") or "{}")})
             u = usages.get(response.get("id"))
-            usage = RecordedUsage(prompt_tokens=u["prompt_tokens"], cache_read=u.get("cache_read_tokens"),
-                                  output_tokens=u.get("completion_tokens")) if u else None
+            usage = RecordedUsage(prompt_tokens=count(u.get("prompt_tokens"), "token_usages.prompt_tokens") or 0,
+                                  cache_read=count(u.get("cache_read_tokens"), "token_usages.cache_read_tokens"),
+                                  output_tokens=count(u.get("completion_tokens"), "token_usages.completion_tokens")) if u else None
             if build._call_key[0] != response.get("id"):  # one response can carry several tool calls
                 build.assistant(response.get("id"), blocks, usage, number, _seconds(event.get("timestamp")))
         elif event.get("observation") and meta.get("tool_call_id"):
@@ -380,6 +469,10 @@ def load(path: str | Path) -> list[RecordedRun]:
         raise TrajectoryError(str(path), None, "no such file")
     if path.is_dir():
         raise TrajectoryError(str(path), None, f"a directory; give one file: {ACCEPTED}")
+    with open(path, "rb") as f:
+        head = f.read(8192)
+    if b"\x00" in head:  # before reading it all: a folder may hold archives, images, databases
+        raise TrajectoryError(str(path), None, f"not UTF-8 text (binary, or UTF-16?); expected {ACCEPTED}")
     raw = path.read_bytes()
     if not raw.strip():
         raise TrajectoryError(str(path), None, f"an empty file; expected {ACCEPTED}")
@@ -403,6 +496,10 @@ def _recognise(path: Path, text: str) -> list[RecordedRun]:
     first = document
     if document is None and path.suffix == ".json":
         return [mini_swe_agent(path)]  # a broken JSON document: it says where
+    if cline.is_history(document):
+        return [cline.cline(path, document)]
+    if cline.is_ui_log(document) or isinstance(document, dict) and {"files_in_context", "model_usage"} & set(document):
+        raise TrajectoryError(str(path), None, cline.PART_OF_A_TASK)
     if document is None:
         first = next(_lines(path), (0, None))[1]
     if not isinstance(first, dict):

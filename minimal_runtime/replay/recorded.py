@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 
 
 ACCEPTED = ("a Claude Code session .jsonl or headless stream-json log, a mini-swe-agent .traj.json, "
-            "or an OpenHands output.jsonl")
+            "an OpenHands output.jsonl, or a Cline task's api_conversation_history.json")
 
 
 class TrajectoryError(ValueError):
@@ -27,7 +27,13 @@ class RecordedUsage(BaseModel):
     cache_read: int | None = None  # None: the log does not say
     cache_write: int | None = None
     cache_write_1h: int = 0  # the part of cache_write written with the 1-hour TTL (billed at 2x input)
-    output_tokens: int | None = None
+    output_tokens: int | None = None  # as the log wrote it (Claude Code: a streaming placeholder)
+    output_recovered: int | None = None  # what the call wrote, where the log's count is a placeholder (output.py)
+
+    @property
+    def output(self) -> int | None:
+        """The call's output as billed: recovered where the log's own count is a placeholder."""
+        return self.output_recovered if self.output_recovered is not None else self.output_tokens
 
     @property
     def cache_read_share(self) -> float | None:
@@ -43,8 +49,26 @@ class RecordedUsage(BaseModel):
         cost = CallRecord(model=model, input_tokens=self.prompt_tokens - self.cache_read - write,
                           cache_creation_input_tokens=write, cache_creation_5m=write - self.cache_write_1h,
                           cache_creation_1h=self.cache_write_1h, cache_read_input_tokens=self.cache_read,
-                          output_tokens=self.output_tokens or 0).cost
+                          output_tokens=self.output or 0).cost
         return None if math.isnan(cost) else cost
+
+
+class ModelTotals(BaseModel):
+    """One model's tokens over a run, as a log adds them up (Claude Code's ``modelUsage``), or the
+    part of them no call in the log shows."""
+
+    input_tokens: int = 0  # uncached
+    cache_read: int = 0
+    cache_write: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None  # the log's own price for them, where it says (never billed from)
+
+    def cost(self, model: str) -> float:
+        """Dollars under our price table (writes at the 5-minute rate: totals have no TTL split)."""
+        from ..provider.cost import CallRecord
+        return CallRecord(model=model, input_tokens=self.input_tokens, cache_creation_input_tokens=self.cache_write,
+                          cache_creation_5m=self.cache_write, cache_read_input_tokens=self.cache_read,
+                          output_tokens=self.output_tokens).cost
 
 
 class RecordedCall(BaseModel):
@@ -59,7 +83,7 @@ class RecordedCall(BaseModel):
 
 
 class RecordedRun(BaseModel):
-    source: str  # claude-code | claude-code-stream | mini-swe-agent | openhands
+    source: str  # claude-code | claude-code-stream | mini-swe-agent | openhands | cline
     path: str
     model: str | None = None
     system: str = ""
@@ -69,7 +93,10 @@ class RecordedRun(BaseModel):
     skipped: dict[str, int] = Field(default_factory=dict)  # line or event kinds that are not conversation
     notes: list[str] = Field(default_factory=list)  # what the import had to assume, for the report
     prompt_missing: bool = False  # the log has no prompt line (headless): ``task`` is a placeholder
-    cost_usd: float | None = None  # what the log says the run cost, when it says
+    cost_usd: float | None = None  # what the log says the run cost, when it says: never billed from
+    model_usage: dict[str, ModelTotals] = Field(default_factory=dict)  # the log's totals per model, where it has them
+    unlogged: dict[str, ModelTotals] = Field(default_factory=dict)  # per model: calls the log counts but does not show
+    output_from: str | None = None  # where the output came from, where not the log's per-call counts (output.py)
 
     @property
     def compactions(self) -> int:

@@ -4,8 +4,73 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .driver import STRATEGIES, Replay
+from ..provider.cost import CallRecord
+from ..provider.models import lookup
+from .driver import STRATEGIES, Replay, unlogged_calls
 from .recorded import RecordedRun
+
+
+def usage_bill(run: RecordedRun) -> float | None:
+    """The log's own usage priced by our table: its calls (output recovered where it was a
+    placeholder) and the calls it counts but does not show. None where it cannot be priced."""
+    usages = [c.usage for c in run.calls if c.usage]
+    costs = [u.cost(run.model) for u in usages] if run.model and usages else [None]
+    if None in costs:
+        return None
+    return sum(costs) + sum(c.cost for c in unlogged_calls(run, run.model)[0])
+
+
+def prices_one_hour_as_five_minutes(run: RecordedRun) -> bool:
+    """Whether the log's own cost priced its 1-hour cache writes at the 5-minute rate (1.25x input,
+    not the documented 2x): Claude Code 2.0's ``modelUsage.costUSD`` is its tokens priced so, to the
+    cent, where its calls wrote 1-hour entries. Only a check of the log's own arithmetic: nothing is
+    billed from it."""
+    if not sum(c.usage.cache_write_1h for c in run.calls if c.usage):
+        return False
+    priced = [(t.cost(spec.id), t.cost_usd) for name, t in run.model_usage.items()
+              if t.cost_usd and t.cache_write and (spec := lookup(name))]
+    return bool(priced) and all(abs(ours - theirs) <= 0.002 * theirs for ours, theirs in priced)
+
+
+def at_five_minute_rate(replayed: Replay) -> float:
+    """The replay's bill with its 1-hour writes priced as 5-minute ones (how such a log prices them)."""
+    flat = [CallRecord(**{**c.model_dump(), "cache_creation_5m": c.cache_creation_input_tokens, "cache_creation_1h": 0})
+            for c in replayed.calls]
+    return sum(c.cost for c in flat) + sum(c.cost for c in replayed.unlogged)
+
+
+def own_cost_line(run: RecordedRun, replays: list[Replay]) -> str | None:
+    """The log's own total cost beside the replayed bill: the figure nothing here was fit to."""
+    if run.cost_usd is None:
+        return None
+    recorded = next((r for r in replays if r.strategy == "recorded" and r.calls), None)
+    line = f"the log's own total_cost_usd: ${run.cost_usd:.4f}"
+    if recorded is None or recorded.cost != recorded.cost or not run.cost_usd:
+        return line
+    line += f"; recorded ${recorded.cost:.4f} ({recorded.cost / run.cost_usd - 1:+.1%})"
+    if prices_one_hour_as_five_minutes(run):
+        flat = at_five_minute_rate(recorded)
+        line += (f"; this log's own cost prices its 1-hour cache writes at the 5-minute rate (1.25x input, not "
+                 f"2x): priced so, recorded comes to ${flat:.4f} ({flat / run.cost_usd - 1:+.1%})")
+    else:
+        line += "".join(f"; the log prices {name}'s own token counts at ${theirs:.4f} where the model table "
+                        f"prices them at ${ours:.4f} ({theirs / ours - 1:+.1%}): a difference of prices, not of tokens"
+                        for name, ours, theirs in price_differences(run))
+    return line
+
+
+def price_differences(run: RecordedRun, tolerance: float = 0.01) -> list[tuple[str, float, float]]:
+    """(model, its modelUsage tokens priced by our table, the log's own costUSD for them) where the
+    two differ by more than ``tolerance``: the log's client used other prices (a table of its own)."""
+    out = []
+    for name, t in run.model_usage.items():
+        spec = lookup(name)
+        if spec is None or not t.cost_usd:
+            continue
+        ours = t.cost(spec.id)
+        if ours and abs(t.cost_usd / ours - 1) > tolerance:
+            out.append((name, ours, t.cost_usd))
+    return out
 
 
 def rows(run: RecordedRun, replays: list[Replay]) -> list[dict]:
@@ -15,11 +80,11 @@ def rows(run: RecordedRun, replays: list[Replay]) -> list[dict]:
     if usages:
         prompt = sum(u.prompt_tokens for u in usages)
         reads = [u.cache_read for u in usages]
-        costs = [u.cost(run.model) for u in usages] if run.model else [None]
+        bill = usage_bill(run)
         out.append({"strategy": "the log itself", "calls": len(usages), "prompt_tokens": prompt,
                     "per_call": prompt / len(usages),
                     "cache_read_share": None if None in reads else sum(reads) / prompt,
-                    "cost": sum(costs) if None not in costs else run.cost_usd, "ms_per_call": None, "stopped": None})
+                    "cost": bill, "ms_per_call": None, "stopped": None})  # the log's own cost has a line of its own
     for r in replays:
         out.append({"strategy": r.strategy, "calls": len(r.calls), "prompt_tokens": r.prompt_tokens,
                     "per_call": r.prompt_tokens / max(1, len(r.calls)), "cache_read_share": r.cache_read_share,
@@ -52,10 +117,12 @@ def table(run: RecordedRun, replays: list[Replay]) -> str:
              f"{'strategy':<20} {'calls':>5} {'prompt tokens':>14} {'per call':>9} {'cache read':>10} {'cost $':>9} {'ms/call':>8}"]
     for row in rows(run, replays):
         share = "n/a" if row["cache_read_share"] is None else f"{row['cache_read_share']:.1%}"
-        cost = "n/a" if row["cost"] is None else f"{row['cost']:.3f}"
+        cost = "n/a" if row["cost"] is None or row["cost"] != row["cost"] else f"{row['cost']:.3f}"
         ms = "" if row["ms_per_call"] is None else f"{row['ms_per_call']:.1f}"
         lines.append(f"{row['strategy']:<20} {row['calls']:>5} {row['prompt_tokens']:>14,} {row['per_call']:>9,.0f} "
                      f"{share:>10} {cost:>9} {ms:>8}" + (f"  {row['stopped']}" if row["stopped"] else ""))
+    own = own_cost_line(run, replays)
+    lines += [f"  {own}"] if own else []
     lines += [f"  {r.strategy}: {STRATEGIES[r.strategy].about}" for r in replays if r.strategy in STRATEGIES]
     notes = list(dict.fromkeys([*run.notes, *(n for r in replays for n in r.notes)]))
     lines += [f"  note: {n}" for n in notes]
@@ -70,30 +137,50 @@ def table(run: RecordedRun, replays: list[Replay]) -> str:
 
 
 def plot(run: RecordedRun, replays: list[Replay], path: str | Path | None = None):
-    """Prompt tokens and cache-read share per call; saved to ``path`` if given. Returns the figure."""
-    import matplotlib
-    if path is not None:
-        matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.2))
+    """Prompt tokens and cache-read share per call; saved to ``path`` if given. Returns the figure.
+    Strategies that give the same series (below a limit they never reached, several do) share one
+    line and one legend entry; the legend sits under the panels, off the data."""
+    # Saved to a file, the figure is made without pyplot: switching pyplot's backend to a file-only
+    # one here turned off every later plot of a notebook that had saved one (chapter 10's last plot
+    # was saved without its image so).
+    if path is None:
+        import matplotlib.pyplot as plt
+        fig = plt.figure(figsize=(12, 4.6))
+    else:
+        from matplotlib.figure import Figure
+        fig = Figure(figsize=(12, 4.6))
+    left, right = fig.subplots(1, 2)
     usages = [c.usage for c in run.calls]
     if any(usages):
-        left.plot([u.prompt_tokens if u else None for u in usages], color="black", linewidth=1, label="the log itself")
+        left.plot([u.prompt_tokens if u else None for u in usages], color="black", linewidth=2.2, alpha=0.35,
+                  label="the log itself")
         shares = [u.cache_read_share if u else None for u in usages]
         if any(s is not None for s in shares):
-            right.plot(shares, color="black", linewidth=1, label="the log itself")
+            right.plot(shares, color="black", linewidth=2.2, alpha=0.35)
+    series: dict[tuple, list[str]] = {}
     for r in replays:
-        left.plot([c.prompt_tokens for c in r.calls], label=r.strategy, linewidth=1)
-        right.plot([c.cache_read_share for c in r.calls], label=r.strategy, linewidth=1)
+        if r.calls:
+            key = (tuple(c.prompt_tokens for c in r.calls), tuple(round(c.cache_read_share, 4) for c in r.calls))
+            series.setdefault(key, []).append(r.strategy)
+    styles = ["-", "--", "-.", ":"]
+    for k, ((prompts, shares), names) in enumerate(series.items()):
+        style = dict(linewidth=1.3, linestyle=styles[k % len(styles)], color=f"C{k % 10}")
+        left.plot(prompts, label=" = ".join(names), **style)
+        right.plot(shares, **style)
+    for r in replays:
         if r.strategy == "recorded":
             departs = [d for d in per_call(run, r) if d["departs"]]
             if departs:
                 right.scatter([d["call"] - 1 for d in departs], [d["replayed_share"] for d in departs], marker="x",
                               color="red", zorder=3, label="recorded departs from the log")
-    left.set_xlabel("call"); left.set_ylabel("prompt tokens"); left.set_title("Prompt per call"); left.legend(fontsize=8)
-    right.set_xlabel("call"); right.set_ylabel("cache-read share"); right.set_title("Cache reads per call"); right.legend(fontsize=8)
+    left.set_xlabel("call"); left.set_ylabel("prompt tokens"); left.set_title("Prompt per call")
+    right.set_xlabel("call"); right.set_ylabel("cache-read share"); right.set_title("Cache reads per call")
+    right.set_ylim(-0.03, 1.03)
+    handles = [h for ax in (left, right) for h in ax.get_legend_handles_labels()[0]]
+    labels = [x for ax in (left, right) for x in ax.get_legend_handles_labels()[1]]
+    fig.legend(handles, labels, loc="lower center", ncol=min(3, len(labels)), fontsize=8, frameon=False)
     fig.suptitle(f"{Path(run.path).name}: recorded vs replayed (emulator accounting)")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.06 + 0.035 * ((len(labels) - 1) // 3), 1, 1))
     if path is not None:
         fig.savefig(path, dpi=110)
     return fig

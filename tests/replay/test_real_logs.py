@@ -11,6 +11,7 @@ import pytest
 
 from minimal_runtime.provider.models import lookup
 from minimal_runtime.replay import load, replay
+from minimal_runtime.replay.report import usage_bill
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "trajectories"
 LOGS = sorted(DATA.glob("*.json*")) if DATA.is_dir() else []
@@ -46,7 +47,7 @@ def test_recorded_reprices_each_real_log_within_5_percent_of_its_own_bill(capsys
                     continue
                 model = None if lookup(run.model or "") else "claude-sonnet-4-6"
                 replayed = replay(run, "recorded", model=model)
-                logged = sum(u.cost(replayed.model) for u in usages)
+                logged = usage_bill(run if model is None else run.model_copy(update={"model": model}))
                 gap = replayed.cost / logged - 1
                 lines.append(f"{Path(run.path).name[:60]:<60} log ${logged:8.3f}  recorded ${replayed.cost:8.3f}  "
                              f"{gap:+6.1%}")
@@ -55,3 +56,29 @@ def test_recorded_reprices_each_real_log_within_5_percent_of_its_own_bill(capsys
     with capsys.disabled():
         print("\n" + "\n".join(lines))
     assert lines and not off, off
+
+
+STREAMS = [p for p in LOGS if '"type":"result"' in p.read_text(encoding="utf-8").replace(" ", "")]
+
+
+@pytest.mark.skipif(not STREAMS, reason=f"no stream-json logs with a result event at {DATA}")
+def test_recorded_is_within_5_percent_of_each_stream_logs_own_total_cost(capsys):
+    """The figure nothing was fit to: the log's own ``total_cost_usd`` (the calibration reads the
+    calls' prompt sizes; the output comes from ``modelUsage``'s tokens; the prices are our table's).
+    Where the log's own cost prices 1-hour writes at the 5-minute rate, the replay is priced so too
+    for the comparison, and both figures are printed."""
+    from minimal_runtime.replay.report import at_five_minute_rate, prices_one_hour_as_five_minutes
+    lines, off = [], []
+    for path in STREAMS:
+        runs = load(path)
+        replays = [replay(run, "recorded") for run in runs]
+        bill = sum(r.cost for r in replays)
+        compared = sum(at_five_minute_rate(r) for r in replays) if prices_one_hour_as_five_minutes(runs[0]) else bill
+        gap = compared / runs[0].cost_usd - 1
+        lines.append(f"{path.name[:60]:<60} own ${runs[0].cost_usd:7.3f}  usage ${usage_bill(runs[0]):7.3f}  "
+                     f"recorded ${bill:7.3f}  compared ${compared:7.3f} {gap:+6.1%}")
+        if abs(gap) > 0.05:
+            off.append(lines[-1])
+    with capsys.disabled():
+        print("\n" + "\n".join(lines))
+    assert not off, off

@@ -181,7 +181,8 @@ UNSUPPORTED = {
     "blank.jsonl": ("\n\n  \n", "an empty file"),
     "resolver.json": ('{"issue": {"number": 3}, "base_commit": "abc", "git_patch": "", "success": false}',
                       "not a trajectory I know (keys: base_commit, git_patch, issue, success)"),
-    "messages.json": ('[{"role": "user", "content": "hi"}]', "a JSON list, not a trajectory"),
+    "messages.json": ('[{"role": "user", "content": "hi"}]', "read as cline, but it holds no model calls"),
+    "numbers.json": ("[1, 2]", "a JSON list, not a trajectory"),
     "hello.jsonl": ('{"hello": 1}\n', "not a trajectory I know (keys: hello)"),
     "binary.jsonl": (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe", "not UTF-8 text"),
     "utf16.jsonl": ('{"type": "user"}\n'.encode("utf-16"), "not UTF-8 text"),
@@ -211,7 +212,7 @@ def test_an_empty_directory_or_a_missing_path_is_refused_in_one_line(tmp_path, w
     with pytest.raises(SystemExit) as stopped:
         main(["replay", str(path)])
     # a directory is replayed as a folder of logs: this one holds none
-    assert str(stopped.value.code) == f"cannot import: {path}: " + ("no .jsonl or .json files under it"
+    assert str(stopped.value.code) == f"cannot import: {path}: " + ("no files under it"
                                                                      if where == "directory" else "no such file")
 
 
@@ -368,9 +369,10 @@ def test_recorded_caches_nothing_when_the_log_read_and_wrote_nothing(tmp_path):
 
 def test_a_single_call_log_is_priced_as_its_own_usage_says(tmp_path):
     """Two one-call logs of equal prompt tokens were priced $0.197 against $0.108: the replay billed
-    its estimate of the answer's length, while a session file's usage line carries the output count
-    of the stream's first event (8 tokens here). The replay re-issues the logged answer, so it bills
-    the logged output; its prompt tokens are the logged ones too."""
+    its estimate of the answer's length against the log's 8 output tokens. A session file's usage
+    line carries the output count of the stream's first event (8 tokens here), a placeholder: the
+    call's output is what it wrote, estimated from its text, for the log's own row and the replay's
+    alike; its prompt tokens are the logged ones."""
     summary = "The session so far: " + "the parser was rewritten and its tests pass. " * 300
     path = write(tmp_path / "one.jsonl", [
         {"type": "user", "sessionId": "s", "message": {"role": "user", "content": "Summarize the session. " * 50}},
@@ -381,4 +383,5 @@ def test_a_single_call_log_is_priced_as_its_own_usage_says(tmp_path):
     replayed = replay(run, "recorded")
     logged = run.calls[0].usage.cost("claude-opus-4-6")
     assert replayed.calls[0].prompt_tokens == run.calls[0].usage.prompt_tokens
-    assert replayed.calls[0].output_tokens == 8 and replayed.cost == pytest.approx(logged, rel=0.01)
+    assert run.calls[0].usage.output == -(-len(summary) // 4) == replayed.calls[0].output_tokens
+    assert replayed.cost == pytest.approx(logged, rel=0.01) and run.output_from == "estimated"

@@ -1,0 +1,136 @@
+"""The output a log really wrote, where its per-call counts are streaming placeholders.
+
+Claude Code writes each call's usage as the stream began: the prompt side whole, the output a
+placeholder (1 to a few dozen tokens, even for a call that wrote kilobytes), in session files and in
+headless stream-json logs alike. A bill made of those leaves most of the output out. What the
+log does know:
+
+- a stream-json log ends in a ``result`` event that adds the process up: ``usage`` (the main
+  thread's calls, output included) and ``modelUsage`` per model (every call the process made,
+  those no line shows too: the compaction's own summary call, small side calls on another model).
+  The output per model comes from there, spread over that model's calls in proportion to what each
+  call wrote (its text, tool inputs and thinking, counted as the emulator counts), on top of the
+  count each call logged. What ``modelUsage`` holds beyond the calls the log shows is kept apart
+  (``unlogged``): calls the replay cannot re-issue, billed as the log counted them;
+- a log without totals (a session file): each call's output is estimated from what it wrote, at
+  least what it logged, and the run says so (``output_from``).
+
+``total_cost_usd`` is never read here: it stays the independent figure the replay is checked against.
+"""
+
+from __future__ import annotations
+
+from .recorded import ModelTotals, RecordedCall, RecordedRun
+
+FROM_TOTALS = "modelUsage"
+ESTIMATED = "estimated"
+_CHARS_PER_TOKEN = 4  # the emulator's estimate (emulator/tokens.py)
+
+
+def written_tokens(call: RecordedCall) -> int:
+    """What a call wrote, in estimated tokens: its text, tool inputs and visible thinking. Redacted
+    thinking is not counted (its size is not the thinking's)."""
+    import json
+    chars = 0
+    for b in call.assistant["content"]:
+        kind = b.get("type")
+        if kind == "text":
+            chars += len(b.get("text") or "")
+        elif kind == "thinking":
+            chars += len(b.get("thinking") or "")
+        elif kind == "tool_use":
+            chars += len(b.get("name") or "") + len(json.dumps(b.get("input") or {}, ensure_ascii=False))
+    return -(-chars // _CHARS_PER_TOKEN)
+
+
+def spread(calls: list[RecordedCall], total: int) -> bool:
+    """Give ``calls`` ``total`` output tokens between them: each keeps what it logged, and what is
+    left goes by what each wrote (the largest remainders take the rounding). False (nothing
+    changed) where the calls logged more than ``total`` already."""
+    logged = [c.usage.output_tokens or 0 for c in calls]
+    extra = total - sum(logged)
+    if extra < 0 or not calls:
+        return False
+    weights = [max(1, written_tokens(c)) for c in calls]
+    whole = sum(weights)
+    shares = [extra * w // whole for w in weights]
+    by_remainder = sorted(range(len(calls)), key=lambda k: -(extra * weights[k] % whole))
+    for k in by_remainder[:extra - sum(shares)]:
+        shares[k] += 1
+    for call, own, share in zip(calls, logged, shares):
+        call.usage.output_recovered = own + share
+    return True
+
+
+def estimate(run: RecordedRun) -> None:
+    """No totals in the log: each call's output is what it wrote, at least what it logged."""
+    for call in run.calls:
+        if call.usage:
+            call.usage.output_recovered = max(call.usage.output_tokens or 0, written_tokens(call))
+    if any(c.usage for c in run.calls):
+        run.output_from = ESTIMATED
+        run.notes.append("output tokens estimated from what each call wrote (text, tool inputs, thinking; "
+                         "the log's own counts are streaming placeholders and it has no totals)")
+
+
+def _key(model: str | None) -> str:
+    from ..provider.models import lookup
+    spec = lookup(model or "")
+    return spec.id if spec else (model or "unknown")
+
+
+def recover(runs: list[RecordedRun], totals: dict[str, ModelTotals], main_usage: ModelTotals | None) -> None:
+    """Per model, ``totals`` (the result event's ``modelUsage``) over the calls of ``runs`` (the
+    main thread first, then its sub-agents). Where ``main_usage`` (the event's ``usage``) matches
+    the main thread's logged prompt figures, it says the main thread's own output, and the rest of
+    the model's output belongs to the calls the log does not show; else all of it is spread over
+    the calls it does show. What is left of ``totals`` goes to the main run's ``unlogged``."""
+    main = runs[0]
+    by_model: dict[str, list[tuple[RecordedRun, RecordedCall]]] = {}
+    for run in runs:
+        for call in run.calls:
+            if call.usage:
+                by_model.setdefault(_key(run.model), []).append((run, call))
+    named = {_key(name): (name, t) for name, t in totals.items()}
+    for key, (name, t) in named.items():
+        shown = by_model.get(key, [])
+        logged = ModelTotals(input_tokens=sum(c.usage.prompt_tokens - (c.usage.cache_read or 0) - (c.usage.cache_write or 0)
+                                              for _, c in shown),
+                             cache_read=sum(c.usage.cache_read or 0 for _, c in shown),
+                             cache_write=sum(c.usage.cache_write or 0 for _, c in shown), output_tokens=0)
+        own = [c for r, c in shown if r is main]
+        others = [c for r, c in shown if r is not main]
+        left = t.output_tokens
+        if own and main_usage is not None and _same_prompts(main_usage, own) and spread(own, main_usage.output_tokens):
+            # the rest is the sub-agents' and the unshown calls': the sub-agents' estimated, the unshown get what is left
+            for call in others:
+                call.usage.output_recovered = max(call.usage.output_tokens or 0, written_tokens(call))
+            left = max(0, left - main_usage.output_tokens - sum(c.usage.output_recovered for c in others))
+        elif shown and spread([c for _, c in shown], t.output_tokens):
+            left = 0  # no telling which output was the unshown calls': all of it goes to the calls shown
+        elif shown:
+            left = 0
+        rest = ModelTotals(input_tokens=t.input_tokens - logged.input_tokens, cache_read=t.cache_read - logged.cache_read,
+                           cache_write=t.cache_write - logged.cache_write, output_tokens=max(0, left))
+        if min(rest.input_tokens, rest.cache_read, rest.cache_write) < 0:
+            main.notes.append(f"modelUsage counts fewer {name} tokens than the log's own calls: the calls' own "
+                              "figures are kept, and no call the log does not show is billed")
+            continue
+        if rest.input_tokens + rest.cache_read + rest.cache_write + rest.output_tokens:
+            main.unlogged[name] = rest
+    for run in runs:
+        run.output_from = FROM_TOTALS
+    main.notes.append("output tokens from the result event's modelUsage, spread over each model's calls by what "
+                      "each wrote (the log's per-call counts are streaming placeholders)")
+    if main.unlogged:
+        main.notes.append("calls the log does not show (a compaction's summary call, side calls): "
+                          + "; ".join(f"{name} {t.input_tokens + t.cache_read + t.cache_write:,} prompt and "
+                                      f"{t.output_tokens:,} output tokens" for name, t in main.unlogged.items())
+                          + ", from modelUsage minus the calls the log shows; billed in every row as counted")
+
+
+def _same_prompts(usage: ModelTotals, calls: list[RecordedCall]) -> bool:
+    reads = sum(c.usage.cache_read or 0 for c in calls)
+    writes = sum(c.usage.cache_write or 0 for c in calls)
+    prompts = sum(c.usage.prompt_tokens for c in calls)
+    return (usage.cache_read, usage.cache_write, usage.input_tokens) == (reads, writes, prompts - reads - writes)
