@@ -1,31 +1,18 @@
 """``GET /v1/models`` and ``GET /v1/models/{id}``: the model table in the shapes of the SDK's
 ``ModelInfo`` and its page (``types/model_info.py``, ``model_capabilities.py``; API-2026.md §13).
 
-``capabilities`` says only what a source states. The SDK's type has every key always present; where
-no source we hold states a fact, the key is left out rather than guessed (the comments say which),
-so a client reads "unknown" as a missing key, never as a false ``supported``. Sources:
-
-[BP]  batch-processing page (Sep 2026): batches serve "all active models".
-[EFF] effort page (Sep 2026 copy): effort on Fable 5, Mythos 5, Opus 5, Opus 4.8, Mythos Preview,
-      Opus 4.7, Opus 4.6, Sonnet 5, Sonnet 4.6 and Opus 4.5; ``max`` on all of them but Opus 4.5;
-      ``xhigh`` on Fable 5, Mythos 5, Opus 5, Opus 4.8, Opus 4.7 and Sonnet 5. The page predates the
-      5.1, 5.2 and 5.5 models: API-2026.md §7 gives their default effort (so effort is supported),
-      not which of ``max`` / ``xhigh`` they take.
-[TT]  thinking-troubleshooting (Sep 2026): ``adaptive`` is refused by Opus 4.5, Haiku 4.5 and Sonnet
-      4.5; ``enabled`` by every 4.7+ and 5.x model; ``disabled`` by Fable/Mythos 5.x.
-[PAI] API-2026.md §7 (verified live): Fable/Mythos 5.x and Opus 5.5 refuse ``disabled`` and
-      ``between_tools``; Sonnet 5.5 turns thinking off only with ``between_tools`` (so it refuses
-      ``disabled``); manual ``enabled`` is a 400 on 4.7+ and all 5.x. Whether the other models take
-      ``between_tools``, and whether Haiku 5.5 (newer than TT) takes ``disabled``, no source says:
-      left out.
-[CT]  the table's ``compaction`` (compact_20260112). Which models take ``clear_tool_uses_20250919``
-      and ``clear_thinking_20251015`` is not in our sources: left out.
-
-Not stated by any source we hold, so left out on every model: ``citations``, ``code_execution``,
-``image_input``, ``pdf_input``, ``server_tools``, ``structured_outputs``. ``lifecycle`` is the
-table's status (``legacy`` models are still ``active``); no source gives ``deprecated_at`` or
-``retires_at`` as dates except Opus 4.5's (deprecated 2026-11-23, retiring 2027-01-22 [UNCERTAIN],
-API-2026.md §7).
+``capabilities`` describes what this server accepts, so a client that reads it is never refused
+for following it: the thinking types and effort levels are the emulator's own checks
+(``validate._check_thinking``) and its model facts (``models.py``, each with its source there, the
+[UNCERTAIN] extensions to the 5.5 and 5.2 models among them). ``batch``: "all active models" [BP:
+batch-processing page, Sep 2026]. ``context_management``: the table's ``compaction``
+(compact_20260112); which models take the two clearing strategies is not in our sources, so those
+keys are left out. Not stated by any source we hold, so left out on every model: ``citations``,
+``code_execution``, ``image_input``, ``pdf_input``, ``server_tools``, ``structured_outputs`` (the
+SDK types every key as present: a missing one reads as "unknown", never as a false ``supported``).
+``lifecycle`` is the table's status (``legacy`` models are still ``active``); no source gives
+``deprecated_at`` or ``retires_at`` as dates except Opus 4.5's (deprecated 2026-11-23, retiring
+2027-01-22 [UNCERTAIN], API-2026.md §7).
 """
 
 from __future__ import annotations
@@ -36,46 +23,33 @@ from urllib.parse import parse_qs
 
 from ..provider.models import MODELS, ModelSpec, lookup
 from .errors import ApiError, bad_request
+from .models import EFFORTS, EmulatedSpec, emulated
+from .validate import _check_thinking
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-EFFORT = {"claude-fable-5", "claude-mythos-5", "claude-opus-5", "claude-opus-4-8", "claude-opus-4-7",
-          "claude-opus-4-6", "claude-sonnet-5", "claude-sonnet-4-6", "claude-opus-4-5"}  # [EFF]
-EFFORT_MAX = EFFORT - {"claude-opus-4-5"}  # [EFF]
-EFFORT_XHIGH = {"claude-fable-5", "claude-mythos-5", "claude-opus-5", "claude-opus-4-8", "claude-opus-4-7",
-                "claude-sonnet-5"}  # [EFF]
-EFFORT_LATER = {"claude-fable-5-2", "claude-mythos-5-2", "claude-fable-5-1", "claude-mythos-5-1", "claude-opus-5-5",
-                "claude-sonnet-5-5", "claude-haiku-5-5"}  # a default effort in API-2026.md §7
-NO_ADAPTIVE = {"claude-opus-4-5", "claude-haiku-4-5", "claude-sonnet-4-5"}  # [TT]
-ENABLED = {"claude-opus-4-6", "claude-sonnet-4-6", *NO_ADAPTIVE}  # [TT], [PAI]: refused on 4.7+ and all 5.x
-# thinking.type "disabled" and "between_tools", where a source says (None: it does not, left out)
-NO_DISABLED = "fable mythos opus-5-5 sonnet-5-5"  # [TT] [PAI] (Sonnet 5.5 turns it off only with between_tools)
-BETWEEN_TOOLS = {"claude-sonnet-5-5": True, "claude-opus-5-5": False}  # [PAI], and Fable/Mythos 5.x: False
-LATER_THAN_TT = {"claude-haiku-5-5"}  # released after the TT page: whether it takes "disabled" is not stated
 DATES = {"claude-opus-4-5": ("2026-11-23T00:00:00Z", "2027-01-22T00:00:00Z")}  # [UNCERTAIN] API-2026.md §7
+THINKING_TYPES = {"adaptive": {"type": "adaptive"}, "enabled": {"type": "enabled", "budget_tokens": 2048},
+                  "disabled": {"type": "disabled"}, "between_tools": {"type": "between_tools"}}
 
 
 def _yes(flag: bool) -> dict:
     return {"supported": flag}
 
 
+def _accepted(thinking: dict, spec: EmulatedSpec) -> bool:
+    try:
+        _check_thinking({"thinking": thinking, "max_tokens": 4096}, spec, set())
+    except ApiError:
+        return False
+    return True
+
+
 def capabilities(spec: ModelSpec) -> dict:
-    name = spec.id
-    fable_or_mythos = name.startswith(("claude-fable-", "claude-mythos-"))
-    types = {"adaptive": _yes(name not in NO_ADAPTIVE), "enabled": _yes(name in ENABLED)}
-    if name not in LATER_THAN_TT:
-        types["disabled"] = _yes(not any(name.startswith(f"claude-{n}") for n in NO_DISABLED.split()))
-    if fable_or_mythos or name in BETWEEN_TOOLS:
-        types["between_tools"] = _yes(BETWEEN_TOOLS.get(name, False))
-    out: dict = {"batch": _yes(True),  # [BP]
-                 "thinking": {"supported": True, "types": types}}  # every model in the table thinks [models]
-    if name in EFFORT:
-        out["effort"] = {"supported": True, **{k: _yes(True) for k in ("low", "medium", "high")},
-                         "max": _yes(name in EFFORT_MAX), "xhigh": _yes(name in EFFORT_XHIGH)}
-    elif name in EFFORT_LATER:  # supported; which of max and xhigh no source says: left out
-        out["effort"] = {"supported": True, **{k: _yes(True) for k in ("low", "medium", "high")}}
-    elif spec.released is None or spec.released.year < 2026:  # Haiku 4.5, Sonnet 4.5: not in [EFF]'s list
-        out["effort"] = {"supported": False, **{k: _yes(False) for k in ("low", "medium", "high", "max")}}
-    if spec.compaction:  # [CT]; the clearing strategies per model are not in our sources
+    spec = emulated(spec)
+    types = {name: _yes(_accepted(thinking, spec)) for name, thinking in THINKING_TYPES.items()}
+    out: dict = {"batch": _yes(True), "thinking": {"supported": True, "types": types}}  # every model thinks [models]
+    out["effort"] = {"supported": bool(spec.efforts), **{k: _yes(k in spec.efforts) for k in EFFORTS}}
+    if spec.compaction:
         out["context_management"] = {"supported": True, "compact_20260112": _yes(True)}
     return out
 

@@ -135,3 +135,27 @@ def test_models_carry_capabilities_and_every_answer_a_request_id_and_rate_limit_
         assert events[:3] == ["message_start", "content_block_start", "ping"]
         with client.messages.stream(model=MODEL, max_tokens=20, messages=ASK) as s:  # the SDK takes the ping
             assert s.get_final_message().stop_reason == "end_turn"
+
+
+def test_what_models_lists_as_supported_is_what_the_emulator_accepts():
+    """A client that reads ``capabilities`` and follows it is never refused, and what is listed as
+    unsupported is refused: every model, every thinking type and effort level, through the SDK."""
+    emulator = Emulator(model=MODEL)
+    client = emulator.client(max_retries=0)
+    thinking = {"adaptive": {"type": "adaptive"}, "enabled": {"type": "enabled", "budget_tokens": 2048},
+                "disabled": {"type": "disabled"}, "between_tools": {"type": "between_tools"}}
+    disagree = []
+    for info in client.models.list(limit=1000).data:
+        caps = info.capabilities
+        asks = [(f"thinking {k}", {"thinking": v}, getattr(caps.thinking.types, k).supported) for k, v in thinking.items()]
+        asks += [(f"effort {k}", {"output_config": {"effort": k}}, getattr(caps.effort, k).supported)
+                 for k in ("low", "medium", "high", "max", "xhigh")]
+        for name, extra, listed in asks:
+            try:
+                client.messages.create(model=info.id, max_tokens=4096, messages=ASK, **extra)
+                answered = True
+            except anthropic.BadRequestError:
+                answered = False
+            if answered != listed:
+                disagree.append(f"{info.id} {name}: listed {listed}, answered {answered}")
+    assert disagree == [], "the model listing and the emulator's checks disagree:\n" + "\n".join(disagree)
