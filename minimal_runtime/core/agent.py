@@ -9,13 +9,15 @@ ends, and ends in one place (``_end``: the END hooks see its ``RunResult``, then
 is named parts, in order: ``_prepare`` (steers, the PRE_LLM_CALL hooks, the batch), ``_assemble``
 (``messages + batch``, laid out by ``layout``: by default the one the model's facts call for, see
 ``context.layout_for``), ``_send``, ``_record`` (what it cost), ``_take`` (the reply and its tools'
-results into the history, with the system entries the call carried after it) and ``_outcome``.
+results into the history, with the entries the call carried after it) and ``_outcome``.
 
 Where the batch ends up depends on the layout. On ``tail_layout`` it lives in the call's copy of
 the request only: never in ``messages``, never in the store. On ``turn_scoped_layout`` the provider
 keeps it on the wire, so it joins ``messages`` with its turn and is written to the store like any
-other turn (cleared, it costs no tokens, but its text is on disk). A production fork should inject
-only what it would be content to keep in its run record: no secrets, nothing a user must not see.
+other turn (cleared, it costs no tokens, but its text is on disk). Its untrusted part
+(``inject_untrusted``: text from outside, or from an agent that read it) never rides in a system
+message: it is text of the user turn, kept, and read on every later call. A production fork should
+inject only what it would be content to keep in its run record: no secrets, nothing a user must not see.
 A call that does not finish (cut at ``max_tokens``, refused, failed) leaves its notes unsent: they
 go back on the queue for the next call. What a hook keeps in ``state`` is written with the turn
 that delivers its step's notes, so after a crash a hook that gives a note once gives it again,
@@ -137,6 +139,13 @@ class Agent:
         models it is then kept, cleared, in the history and the record (see the module docstring)."""
         self.turn_queue.inject(source, text)
 
+    def inject_untrusted(self, source: str, text: str) -> None:
+        """Add to the next call's batch a note that came from outside (a page, a file, a tool's
+        output) or from an agent that read it. The layout never puts it in a system message: on the
+        current models it is text of the new user turn, after the tool results, and stays in the
+        history, read on every later call (``context.outside_notes``)."""
+        self.turn_queue.inject(source, text, untrusted=True)
+
     def steer(self, text: str) -> bool:
         """Queue a user message for the durable history, applied before the next call. Returns
         False when no run is active (the caller answers 409); raises ``SteerTooLarge`` for a message
@@ -249,7 +258,8 @@ class Agent:
         """The call laid out (``messages + batch``), with the request options; a layout's own keyword wins."""
         parts = CallParts(system=self.system, tools=self.tool_definitions, durable=self.messages, batch=batch,
                           prefill_ok=self.spec.supports_prefill, previous_durable_len=self._previous_len,
-                          tool_choice=self.config.tool_choice, tool_changes=self.offer.changes())
+                          tool_choice=self.config.tool_choice, tool_changes=self.offer.changes(),
+                          boundary=self.spec.system_boundary)
         plan = CallPlan.of(self.layout(parts))
         for key, value in self.config.request.model_dump(exclude_none=True, exclude={"betas"}).items():
             plan.request.setdefault(key, value)
@@ -287,8 +297,9 @@ class Agent:
         return record
 
     def _take(self, plan: CallPlan, response: Any, record: CallRecord) -> RunResult | None:
-        """The reply and its tools' results into the history, with the system entries the call carried
-        (its batch, its tool changes: on the wire for good once an answer follows them)."""
+        """The reply and its tools' results into the history, with the entries the call carried after
+        the history (its batch, its tool changes, its untrusted notes: on the wire for good once an
+        answer follows them)."""
         reply = assistant_message(response.content)
         unfinished = _unfinished(response.stop_reason, self.config.max_tokens, text_of(reply))
         if unfinished or not reply["content"]:  # nothing to build on: the history unchanged, the notes unsent

@@ -13,7 +13,12 @@ Two generations of the same idea, chosen from the model's facts (``layout_for``)
   only and keeps it on the wire; it joins the durable history with its turn and is resent verbatim
   for ever (cleared: no tokens). Every request is then an append-only extension of the one before,
   which is what preserved thinking checks. Tool availability changes by ``tool_addition`` /
-  ``tool_removal`` in a plain system message, with ``tools`` untouched.
+  ``tool_removal`` in a plain system message, with ``tools`` untouched. Two exceptions keep to the
+  provider's rules for system messages (API-2026.md §2): text that came from outside (``untrusted``:
+  a page, a tool's output, a note written by an agent that read them) never rides in a system
+  message: it goes as text in the new user turn, and stays there (``outside_notes``); and on a
+  model that may read a system entry right after a tool_result as tool output (Haiku 5.5), a
+  short ``BOUNDARY`` text block goes between them.
 - ``tail_layout`` (models without system messages: 4.x, Sonnet 5, local servers; 2025): the batch
   rides as extra blocks at the end of the final user turn, in this call's *copy* of that turn, and
   is gone on the next call. On a model that binds thinking to its prefix that removal is an edit:
@@ -32,17 +37,20 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from ..provider.models import CLEAR_AT_BETA, INLINE_TOOLS_BETA, LOOKBACK_BLOCKS, ModelSpec
-from .messages import blocks_of, text_block
+from .messages import blocks_of, text_block, user
 
 if TYPE_CHECKING:
     from .protocols import Layout
 
 
 class Injection(BaseModel):
-    """One entry of the batch: who produced it and what it says, in the agent's first person."""
+    """One entry of the batch: who produced it and what it says, in the agent's first person.
+    ``untrusted``: the text came from outside (a page, a file, a tool's output) or was written by
+    an agent that read it (the knowledge manager's notes); it never rides in a system message."""
 
     source: str
     text: str
+    untrusted: bool = False
 
     def block(self) -> dict:
         # The marker lets anyone grep a transcript for every injection of a kind.
@@ -65,9 +73,9 @@ class TurnScopedQueue:
         self._items: list[Injection] = []
         self._lock = threading.Lock()
 
-    def inject(self, source: str, text: str) -> None:
+    def inject(self, source: str, text: str, untrusted: bool = False) -> None:
         with self._lock:
-            self._items.append(Injection(source=source, text=text))
+            self._items.append(Injection(source=source, text=text, untrusted=untrusted))
 
     def drain(self) -> list[Injection]:
         with self._lock:
@@ -102,6 +110,7 @@ class CallParts:
     previous_durable_len: int | None = None  # history length at the previous call
     tool_choice: dict | None = None
     tool_changes: list[dict] = field(default_factory=list)  # tool_addition / tool_removal blocks for this call
+    boundary: bool = False  # the model may read a system entry right after a tool_result as tool output (BOUNDARY)
 
 
 def with_breakpoints(durable: list[dict], previous_len: int | None = None) -> list[dict]:
@@ -179,8 +188,8 @@ class CallPlan(MutableMapping):
 
         request  the ``messages.create`` keywords: system, tools, messages (tool_choice ...)
         betas    anthropic-beta values; with any, the call goes to the beta endpoint
-        kept     how many of the request's messages are the history's own copy; the system
-                 messages after them (``entries``) join the history with the turn
+        kept     how many of the request's messages are the history's own copy; the messages
+                 after them (``entries``: the layout's own) join the history with the turn
 
     A plan also reads and writes as the keywords it sends, ``betas`` included, so a layout that
     wraps another adds a keyword as it would to a dict (``plan["output_config"] = ...``); a layout
@@ -199,15 +208,17 @@ class CallPlan(MutableMapping):
 
     @property
     def entries(self) -> list[dict]:
-        """The system messages this call carries after the history: on the wire for good once the
-        call is answered. (A 2025 batch rides in a copied user turn or a trailing assistant message.)"""
+        """The messages this call carries after the history (its system entries, its outside notes,
+        a boundary): on the wire for good once the call is answered. A layout returning a plain
+        dict says nothing of ``kept``: then its trailing system messages are its own. (A 2025 batch
+        rides in a copied user turn or a trailing assistant message, and is not kept.)"""
         messages = self.request["messages"]
         kept = self.kept
         if kept is None:
             kept = len(messages)
             while kept and messages[kept - 1].get("role") == "system":
                 kept -= 1
-        return [m for m in messages[kept:] if m.get("role") == "system"]
+        return [m for m in messages[kept:] if m.get("role") in ("system", "user")]
 
     def sent(self) -> dict[str, Any]:
         """The keywords as sent, betas included (what hooks and ``first_edit`` read)."""
@@ -248,16 +259,45 @@ def batch_entry(batch: list[Injection]) -> dict:
     return {"role": "system", "clear_at": "next_user_message", "content": [i.block() for i in batch]}
 
 
+def outside_notes(batch: list[Injection]) -> dict:
+    """The batch's untrusted part as text blocks of the new user turn, after its tool results (a
+    second user message is the same turn: the API merges them). A system message carries operator
+    authority, and the provider's rule is that untrusted content never goes in one [MCSM, API-2026
+    §2]; a user turn is where the tool results it came from already are. It is durable: carried in
+    every later call, as Claude Code's own reminders are, because dropping it would edit the history."""
+    return {"role": "user", "content": [i.block() for i in batch]}
+
+
+# A system entry right after a tool_result: Haiku 5.5 may read it as part of the tool's output; a
+# short text block between the two raised its compliance from 12 to 64 of 64 runs in pydantic-ai's
+# live measurement (profiles/anthropic.py, API-2026.md §2; the provider's, not this course's). The
+# wording is ours. It is part of the user turn, so it stays in the history like any of its blocks.
+BOUNDARY = "(End of tool results.)"
+
+
+def _ends_in_tool_result(message: dict) -> bool:
+    content = message.get("content")
+    return message.get("role") == "user" and isinstance(content, list) and bool(content) \
+        and content[-1].get("type") == "tool_result"
+
+
 def turn_scoped_layout(parts: CallParts) -> CallPlan:
-    """The 2026 layout: breakpoints on durable blocks; after them, this call's tool changes (a plain
-    system message: they must last) and its batch (a turn-scoped system message). Both join the
-    durable history with the turn (``CallPlan.entries``), so the next request only appends."""
+    """The 2026 layout: breakpoints on durable blocks; after them, this call's untrusted notes (text
+    in the new user turn: ``outside_notes``), its tool changes (a plain system message: they must
+    last) and the rest of its batch (a turn-scoped system message), with a ``BOUNDARY`` before the
+    system entries where the model needs one. All join the durable history with the turn
+    (``CallPlan.entries``), so the next request only appends."""
     messages = with_breakpoints(parts.durable, parts.previous_durable_len)
     kept = len(messages)
-    if parts.tool_changes:
-        messages = [*messages, {"role": "system", "content": list(parts.tool_changes)}]
-    if parts.batch:
-        messages = [*messages, batch_entry(parts.batch)]
+    outside = [i for i in parts.batch if i.untrusted]
+    own = [i for i in parts.batch if not i.untrusted]
+    if outside:
+        messages = [*messages, outside_notes(outside)]
+    system = ([{"role": "system", "content": list(parts.tool_changes)}] if parts.tool_changes else []) + \
+             ([batch_entry(own)] if own else [])
+    if system and parts.boundary and messages and _ends_in_tool_result(messages[-1]):
+        messages = [*messages, user(BOUNDARY)]
+    messages = [*messages, *system]
     # Always both betas: the history keeps every earlier entry, and each needs its beta on every request.
     return CallPlan(request_for(parts, messages, system_with_breakpoint(parts.system)), [CLEAR_AT_BETA, INLINE_TOOLS_BETA],
                     kept)
@@ -275,33 +315,32 @@ def layout_for(spec: ModelSpec) -> tuple["Layout", str]:
 
 
 def batch_of(request: dict[str, Any], size: int | None = None) -> list[dict]:
-    """This call's batch in a request, wherever the layout put it: the turn-scoped system entry at
-    the end (2026), or the last ``size`` blocks of the final message (2025: the user turn's copy, or
-    a trailing assistant message). Found by place, so durable text that merely starts with a marker
-    (a steer, a tool result) is never taken for it; without ``size`` the trailing marked blocks of a
-    2025 request are taken, which a forged marker can fool (a reader of the prompt, like a model,
-    has nothing better)."""
+    """This call's batch in a request, wherever the layout put it (its ``size`` blocks, when known):
+    on the 2026 layout the turn-scoped system entry at the end and the untrusted notes in the
+    message before it; on the 2025 layout the last blocks of the final message (the user turn's
+    copy, or a trailing assistant message). Found by place, so durable text that merely starts with
+    a marker (a tool result) is never taken for it; without ``size`` the trailing marked blocks of
+    the message before the system entries are taken, which a forged marker in a steer can fool (a
+    reader of the prompt, like a model, has nothing better)."""
     messages = request.get("messages") or []
-    if not messages:
-        return []
-    last = messages[-1]
-    content = last.get("content") if isinstance(last.get("content"), list) else []
-    if last.get("role") == "system":
-        blocks: list[dict] = []
-        for message in reversed(messages):  # the trailing system messages: this call's, not the cleared ones
-            if message.get("role") != "system":
-                break
-            if message.get("clear_at") == "next_user_message":
-                blocks = [*(message.get("content") or []), *blocks]
-        return blocks
+    k, entry = len(messages), []
+    while k and messages[k - 1].get("role") == "system":  # this call's, not the cleared ones
+        k -= 1
+        if messages[k].get("clear_at") == "next_user_message":
+            entry = [*(messages[k].get("content") or []), *entry]
     if size is not None:
-        return content[len(content) - size:]  # size 0: from the end, nothing
+        size -= len(entry)
+    if not k or (size is not None and size <= 0):
+        return entry
+    content = messages[k - 1].get("content") if isinstance(messages[k - 1].get("content"), list) else []
+    if size is not None:
+        return [*content[len(content) - size:], *entry]
     tail = []
     for block in reversed(content):
         if not injected_source(block):
             break
         tail.append(block)
-    return tail[::-1]
+    return [*tail[::-1], *entry]
 
 
 def rendered(messages: list[dict]) -> list[dict]:

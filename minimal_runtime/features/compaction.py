@@ -259,7 +259,7 @@ class ManusLadder(_Summarizing):
         for i, j, ri, rj in calls:
             use, result = messages[i]["content"][j], messages[ri]["content"][rj]
             size = len(result_text(result.get("content"))) + len(json.dumps(use.get("input")))
-            if size >= self.min_chars and not is_compacted(use, result):
+            if size >= self.min_chars and not is_compacted(use, result, self.keeper):
                 out.append((i, j, ri, rj))
         return out
 

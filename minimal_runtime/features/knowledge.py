@@ -1,5 +1,5 @@
 """The knowledge manager (KM): a second agent that reads the working agents' trajectories in the
-background and writes short notes into their batches, unseen.
+background and writes short notes into their batches.
 
 Three rules carry the design:
 
@@ -8,17 +8,22 @@ Three rules carry the design:
   on a board. The working agent's next pre-call hook takes what is there, if anything. It never
   waits for a run.
 - **Its limits are code, not prompt.** At most 6 guidance bullets per role, a guidance block older
-  than 90 s is not injected, a nudge is consumed once, triggers are rate-limited on an injectable
-  clock. The KM's own agent (role ``other``) gets nothing injected and triggers nothing.
-- **What it writes reads as the agent's own note, and never carries outside text.** A lint refuses
-  self-reference, headers, attribution and anything that reveals a second writer; the board keeps
-  the external content the KM read in a raw section that is never injected, and refuses a note
-  that quotes it (untrusted text in a system message is a prompt injection on every call).
+  than 90 s is not injected, a nudge is taken off the board once, triggers are rate-limited on an
+  injectable clock. The KM's own agent (role ``other``) gets nothing injected and triggers nothing.
+- **What it writes is untrusted, and placed as such.** The KM read pages and tool output, so a
+  note of its may carry what a page asked, restated in words no filter can recognise. Its notes
+  are injected ``untrusted``: on the current layout they are text in the new user turn, after the
+  tool results they came from, never a system message (which carries operator authority, and
+  which the provider says must never hold untrusted content, API-2026.md §2). They stay in the
+  history, read on every later call.
 
-On the current models the batch is a turn-scoped *system* message: the model reads these notes
-with operator authority, not as its own words. The notes therefore state facts about the task in
-the agent's first person ("The Initech page moved: its prices are at /plans.") rather than
-commands, which is also what the provider advises for system messages.
+What a filter on the notes can do, it does: a lint refuses self-reference, headers, attribution,
+"you" and instruction overrides on every reading of a line (``reading.readings``: look-alike
+letters, invisible characters, a right-to-left override, HTML entities), so a note reads as the
+agent's own plain statement of fact; the board keeps every tool output the KM read, in any shape,
+in a raw section that is never injected, and refuses a note that repeats six consecutive words of
+it, one note at a time and the notes of a block read together. What no string filter can do is
+tell a restated instruction from a fact; the placement is the answer to that (chapter 07).
 """
 
 from __future__ import annotations
@@ -28,7 +33,6 @@ import json
 import logging
 import re
 import threading
-import unicodedata
 import weakref
 from collections import deque
 from concurrent.futures import Executor, Future
@@ -41,6 +45,7 @@ from pydantic import BaseModel, Field, field_validator
 from ..core.context import batch_of, injected_source
 from ..core.hooks import HookEvent, HookRegistry, Point
 from ..provider.cost import CallRecord
+from .reading import readings, words
 
 log = logging.getLogger(__name__)
 
@@ -89,52 +94,44 @@ class KmOutput(BaseModel):
 
 # -- the shape of a note: the formatter and the lint ---------------------------------------------
 
-# Letters from other scripts that read as Latin ones ("Yоu" with a Cyrillic о): folded before the
-# lint looks, so a look-alike spelling is the word it looks like. Not every confusable in Unicode,
-# the ones of the scripts a Latin reader takes for Latin at a glance.
-CONFUSABLES = str.maketrans(
-    "аеорсухіјѕһԁԛԝӏАВЕКМНОРСТХУІЈЅ" "αοιυνκρτχεΑΒΕΖΗΙΚΜΝΟΡΤΥΧ" "ıɑɡ",
-    "aeopcyxijshdqwlABEKMHOPCTXYIJS" "aoiuvkptxeABEZHIKMNOPTYX" "iag")
-
-
-def fold(line: str) -> str:
-    """``line`` as a reader sees it, for the lint: compatibility forms unified (NFKC: full-width
-    letters, a no-break space), accents and invisible format characters (zero-width spaces and
-    joiners, soft hyphens, direction marks) removed, look-alike letters folded to Latin, and
-    hyphens and underscores between words read as spaces ("knowledge-manager")."""
-    text = unicodedata.normalize("NFKD", line)
-    text = "".join(c for c in text if unicodedata.category(c) not in ("Mn", "Cf"))
-    text = unicodedata.normalize("NFKC", text).translate(CONFUSABLES)
-    text = re.sub(r"(?<=[^\W_])[_\-\u2010-\u2015]+(?=[^\W_])", " ", text)  # a joiner inside a phrase
-    return re.sub(r"[ \t]+", " ", text)
-
-
+# What a note may not say, matched on every reading of it (``reading.readings``) with the joiners
+# inside a phrase read as spaces ("knowledge.manager", "K-M"). A note is a plain first-person
+# statement of fact; anything that names a second writer, labels itself, speaks to the reader or
+# overrides an instruction shows that someone else wrote it.
+ROLES = r"system|user|assistant|developer|operator|admin"
 SELF_REFERENCE = re.compile(r"\b(I notice|I noticed|I see that you|as your (assistant|helper|advisor)|I am the|"
-                            r"as an AI|language model|knowledge manager|manager agent|supervisor|overseer|"
-                            r"(another|second|other|separate) (agent|model|assistant|reader)|the assistant|"
-                            r"I recommend you)\b|(?-i:\bK\.?M\b)", re.I)
-HEADER = re.compile(r"^\s*(#+\s|\*\*|\[\w+\]|(guidance|steering|note from|advice|reminder|tip|hint|system|user|"
-                    r"assistant|developer|operator|admin|important|attention|update)\b\s*[:\-])", re.I)
+                            r"as an AI|language model|knowledge\s*manager|manager agent|supervisor|overseer|"
+                            r"(another|second|other|separate|different|outside) (agent|model|assistant|reader|ai|bot|llm|"
+                            r"writer|helper|reviewer)|the assistant|I recommend you)\b"
+                            r"|(?<![\d.,])(?<![\d.,] )\bk ?m\b", re.I)  # KM, K M, km (not "5 km")
+HEADER = re.compile(r"^\s*(>\s*)*(#+\s|\*\*|\[[^\]]*\]|<[^>]*>|(guidance|steering|note from|advice|reminder|tip|hint|"
+                    rf"{ROLES}|important|attention|update|instructions?)\b(\s+\w+){{0,2}}\s*[:\-])"  # a label at the start
+                    rf"|</?\s*({ROLES}|human|instructions?|tool[ _]?(result|use)|function[ _]?results?)\b[^>]*>"  # a role tag
+                    rf"|\[\s*({ROLES}|instructions?|important|update)\s*\]"  # a bracketed role
+                    rf"|([.!?;)\]>]\s+|\s[-|]\s+)({ROLES})(\s+(instructions?|message|note|prompt|override|update|mode))?\s*:"
+                    rf"|(?-i:\b(SYSTEM|USER|ASSISTANT|DEVELOPER|OPERATOR|ADMIN)\b\s*[:\]>])", re.I)  # a label mid-line
 ATTRIBUTION = re.compile(r"\b(from the (KM|manager|supervisor|planner)|says the|(suggested|written|sent) by|"
                          r"according to (the )?(KM|manager|supervisor)|per the (KM|manager|supervisor)|"
                          r"you|your|yours|yourself|yourselves)\b", re.I)
-OVERRIDE = re.compile(r"\b(ignore|disregard|forget|override) (all |any |the |your )*(previous|prior|earlier|above|"
-                      r"preceding|system|original) (instructions|rules|prompts?|messages)\b", re.I)
+OVERRIDE = re.compile(r"\b(ignore|disregard|forget|override|discard|bypass) ((all|any|the|your|my|every|these|those|of) )*"
+                      r"(previous|prior|earlier|above|preceding|system|original|former|initial|old|existing) "
+                      r"(instruction|rule|prompt|message|direction|guidance|order|command|context|policy|guideline)s?\b"
+                      r"|\b(ignore|disregard|forget) (everything|anything|all) (above|before|earlier|so far)\b", re.I)
+JOINER = re.compile(r"(?<=[^\W_])[_\-\u2010-\u2015./\u00b7]+(?=[^\W_])")  # "knowledge.manager", "K-M"
 
 
 def lint(line: str) -> list[str]:
-    """Why ``line`` could not pass for the agent's own note (empty: it can). Checked on the line
-    as a reader sees it (``fold``), so no spelling trick passes what the plain word would not."""
+    """Why ``line`` could not pass for the agent's own note (empty: it can). Every rule is checked
+    on every way a reader may read the line (``readings``: entities decoded, look-alike letters
+    folded, invisible characters as nothing and as spaces, a right-to-left run as shown), so no
+    spelling trick passes what the plain word would not."""
     problems = []
-    text = fold(line)
-    if SELF_REFERENCE.search(text):
-        problems.append("self-reference")
-    if HEADER.search(text):
-        problems.append("a header")
-    if ATTRIBUTION.search(text):
-        problems.append("attribution or second-person address")
-    if OVERRIDE.search(text):
-        problems.append("an instruction override")
+    for seen in readings(line):
+        text = JOINER.sub(" ", seen)
+        for rule, why in ((SELF_REFERENCE, "self-reference"), (HEADER, "a header"),
+                          (ATTRIBUTION, "attribution or second-person address"), (OVERRIDE, "an instruction override")):
+            if why not in problems and rule.search(text):
+                problems.append(why)
     if len(line.strip().splitlines()) > 1:
         problems.append("more than one line")
     return problems
@@ -155,16 +152,18 @@ def format_block(nudges: list[str], guidance: list[str]) -> str:
 
 # -- untrusted text --------------------------------------------------------------------------------
 
-def _shingles(text: str, n: int = 6) -> set[str]:
-    words = re.findall(r"\w+", fold(text).lower())
-    return {" ".join(words[i:i + n]) for i in range(len(words) - n + 1)}
+def _shingles(text: str, n: int) -> set[str]:
+    return {" ".join(seq[i:i + n]) for seq in words(text) for i in range(len(seq) - n + 1)}
 
 
 class RawSection:
-    """External content the KM read (tool results of content-heavy tools): kept, never injected.
-    ``quotes(line)`` is true when a line repeats six or more consecutive words of it."""
+    """External content the KM read (every tool result, whatever its shape): kept, never injected.
+    ``quotes(line)`` is true when a line repeats ``span`` (six) or more consecutive words of it, on
+    any reading of either (``reading.words``: look-alikes folded, punctuation inside a word dropped
+    or read as a space)."""
 
-    def __init__(self) -> None:
+    def __init__(self, span: int = 6) -> None:
+        self.span = span
         self._seen: set[str] = set()
         self._added: set[str] = set()  # every KM run re-reads the whole history: shingle each text once
         self._lock = threading.Lock()
@@ -173,11 +172,41 @@ class RawSection:
         with self._lock:
             if text not in self._added:
                 self._added.add(text)
-                self._seen |= _shingles(text)
+                self._seen |= _shingles(text, self.span)
 
     def quotes(self, line: str) -> bool:
         with self._lock:
-            return bool(_shingles(line) & self._seen)
+            return bool(_shingles(line, self.span) & self._seen)
+
+
+def texts_in(value) -> list[str]:
+    """Every text inside a tool result's content, however it is shaped: a string, a list of text
+    blocks, blocks nested in blocks (a search result's ``content``, a document's text ``source``),
+    with a search result's title; an image or other binary gives nothing."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [t for v in value for t in texts_in(v)]
+    if not isinstance(value, dict):
+        return []
+    out = [value[key] for key in ("title", "text") if isinstance(value.get(key), str)]
+    source = value.get("source")
+    if isinstance(source, dict) and source.get("type") == "text":
+        out += texts_in(source.get("data"))
+    elif isinstance(source, dict) and source.get("type") == "content":
+        out += texts_in(source.get("content"))
+    return out + texts_in(value.get("content"))
+
+
+def tool_output(block: dict) -> str | None:
+    """The text of a tool's result block (a client tool's ``tool_result`` or a server tool's
+    ``*_tool_result``), as the KM's transcript shows it; None for any other block."""
+    kind = str(block.get("type", ""))
+    if kind != "tool_result" and not kind.endswith("_tool_result"):
+        return None
+    content = block.get("content", "")
+    return content if isinstance(content, str) else " ".join(" ".join(texts_in(b)) for b in
+                                                             (content if isinstance(content, list) else [content]))
 
 
 # -- the board: where runs leave notes and hooks take them -----------------------------------------
@@ -204,16 +233,42 @@ class Board:
         self.delivered: list[tuple[float, Role, str, float | None]] = []
         self.nudges_posted = self.nudges_consumed = 0
 
-    def _acceptable(self, line: str) -> bool:
-        """Is ``line`` fit to deliver? Both as proposed and as it would be delivered (the formatter
-        turns a no-break space into a space, joins lines: the reader sees that, so that is checked)."""
+    def _problems(self, line: str) -> list[str]:
+        """Why ``line`` is unfit to deliver: the lint on every reading of it (``readings``: so a
+        lint that knows only plain letters still sees through look-alikes), both as proposed and
+        as it would be delivered (the formatter joins lines, turns a no-break space into a space),
+        and the quote check on both."""
         delivered = re.sub(r"^- ", "", self.format_block([line], []))
-        why = list(dict.fromkeys(self.lint(line) + self.lint(delivered)))
-        why += ["quotes external content"] if self.raw.quotes(line) or self.raw.quotes(delivered) else []
+        forms = list(dict.fromkeys([line, delivered]))
+        why = [w for form in forms for seen in readings(form) for w in self.lint(seen)]
+        why += ["quotes external content"] if any(self.raw.quotes(form) for form in forms) else []
+        return list(dict.fromkeys(why))
+
+    def _refuse(self, line: str, why: list[str]) -> None:
+        self.refused.append((line, ", ".join(why)))
+        log.info("KM note refused (%s): %.80s", ", ".join(why), line)
+
+    def _acceptable(self, line: str) -> bool:
+        why = self._problems(line)
         if why:
-            self.refused.append((line, ", ".join(why)))
-            log.info("KM note refused (%s): %.80s", ", ".join(why), line)
+            self._refuse(line, why)
         return not why
+
+    def _refused_together(self, lines: list[str]) -> set[int]:
+        """The lines that pass one by one but not read together, as the block shows them: a quote,
+        a name or an override split over neighbouring notes. The whole block is checked joined
+        (one check when it passes, the usual case); when it fails, the shortest run of lines that
+        fails is refused whole (counted once, joined), and the rest is checked again."""
+        left = list(range(len(lines)))
+        joined = lambda run: " ".join(lines[i] for i in run)  # noqa: E731
+        out: set[int] = set()
+        while len(left) > 1 and self._problems(joined(left)):
+            end = next(e for e in range(2, len(left) + 1) if self._problems(joined(left[:e])))
+            start = max(s for s in range(end - 1) if self._problems(joined(left[s:end])))
+            run, left = left[start:end], left[:start] + left[end:]
+            out |= set(run)
+            self._refuse(joined(run), [*self._problems(joined(run)), "read together"])
+        return out
 
     def post(self, output: KmOutput) -> None:
         now = self.clock()
@@ -242,6 +297,14 @@ class Board:
             fresh = current.bullets if current and now - current.made_at <= MAX_AGE else []
             age = now - current.made_at if fresh else None
         mine.sort(key=lambda n: n.urgency != "high")  # stable: high first, then in arrival order
+        lines = [n.text for n in mine] + fresh
+        refused = self._refused_together(lines)
+        if refused:
+            mine = [n for k, n in enumerate(mine) if k not in refused]
+            fresh = [g for k, g in enumerate(fresh, start=len(lines) - len(fresh)) if k not in refused]
+            with self._lock:  # a refused guidance line is not offered again
+                if self._guidance.get(role) is current and current is not None:
+                    current.bullets = fresh
         block = self.format_block([n.text for n in mine], fresh)
         if block:
             self.delivered.append((now, role, block, age))
@@ -334,17 +397,22 @@ def transcript(request: dict) -> str:
         content = message["content"] if isinstance(message["content"], list) else [{"type": "text", "text": message["content"]}]
         for block in content:
             kind = block.get("type")
-            if kind == "text" and message.get("clear_at"):
-                continue  # the agent's own earlier batches: not the trajectory
+            if kind == "text" and (message.get("clear_at") or _notes_only(message)):
+                continue  # the agent's own earlier batches and notes: not the trajectory
             if kind == "text":
                 lines.append(f"[{message['role']}] {quoted(block['text'])}")
             elif kind == "tool_use":
                 lines.append(f"[call] {block['name']} {json.dumps(block['input'])}")
-            elif kind == "tool_result":
-                body = block.get("content", "")
-                body = body if isinstance(body, str) else " ".join(b.get("text", "") for b in body)
-                lines.append(f"[result{' ERROR' if block.get('is_error') else ''}] {quoted(body)}")
+            elif tool_output(block) is not None:
+                lines.append(f"[result{' ERROR' if block.get('is_error') else ''}] {quoted(tool_output(block))}")
     return "\n".join(lines)
+
+
+def _notes_only(message: dict) -> bool:
+    """A user message the layout made of marked injections only (``outside_notes``)."""
+    content = message.get("content")
+    return message.get("role") == "user" and isinstance(content, list) and bool(content) and \
+        all(injected_source(b) for b in content)
 
 
 def quoted(text: str) -> str:
@@ -457,7 +525,7 @@ class KnowledgeManager:
     def inject(self, event: HookEvent) -> None:
         block = self.board.take(role_of(event.agent.name))
         if block:
-            event.agent.inject_turn_scoped("notes", block)
+            event.agent.inject_untrusted("notes", block)  # written after reading pages: never a system message
 
     def after_call(self, event: HookEvent) -> None:
         if role_of(event.agent.name) == "other" or event.request is None:
@@ -494,8 +562,9 @@ class KnowledgeManager:
         started = self.clock()
         for message in snapshot.get("messages", []):  # the outside text it is about to read: raw, never injected
             for block in message["content"] if isinstance(message["content"], list) else []:
-                if block.get("type") == "tool_result" and isinstance(block.get("content"), str):
-                    self.board.raw.add(block["content"])
+                text = tool_output(block) if isinstance(block, dict) else None
+                if text:
+                    self.board.raw.add(text)
         try:
             response = self.client.messages.create(
                 model=self.model, max_tokens=self.max_tokens, system=KM_SYSTEM, tools=[EMIT_TOOL],

@@ -16,6 +16,8 @@ a path that gives it back:
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,8 +26,60 @@ from ..core.hooks import HookEvent, HookRegistry, Point
 from .filesystem import OBSERVATIONS, OffloadRecord, read_inside, write_whole
 
 RECALL = "read_file"
+COMPACTED = f"{OBSERVATIONS}/compacted.jsonl"  # which calls the runtime compacted (``CompactedRecord``)
 APPENDIX_FILE = "appendix"  # a long appendix is saved as .observations/appendix-<hash>.txt
 THINKING = ("thinking", "redacted_thinking")
+
+
+class CompactedRecord:
+    """The run's own record of the calls it compacted: one JSON line per compact form written
+    (tool_use id, sha256 of the form), in the workspace's ``.observations`` where only the runtime
+    writes. A call is compact when this record says the runtime made its current form, never
+    because its text looks like one: a tool can print ``[compacted: ...`` too."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self._forms: dict[str, str] | None = None  # tool_use id -> digest, read from the file once
+
+    def add(self, tool_use_id: str, form: str) -> None:
+        digest = _digest(form)
+        target = inside(self.root, COMPACTED)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open(target, "ab") as f:
+            lead = b"\n" if f.tell() and not _ends_with_newline(target) else b""  # after a line cut by a kill
+            f.write(lead + json.dumps({"id": tool_use_id, "sha256": digest}).encode() + b"\n")
+            f.flush()
+            os.fsync(f.fileno())
+        self._read()[tool_use_id] = digest
+
+    def made(self, tool_use_id: str, form: str) -> bool:
+        """Did the runtime write exactly ``form`` as this call's compact form?"""
+        return self._read().get(tool_use_id) == _digest(form)
+
+    def _read(self) -> dict[str, str]:
+        if self._forms is None:
+            self._forms = {}
+            try:
+                lines = inside(self.root, COMPACTED).read_bytes().splitlines()
+            except OSError:
+                lines = []
+            for line in lines:
+                try:
+                    entry = json.loads(line)
+                    self._forms[entry["id"]] = entry["sha256"]
+                except (ValueError, KeyError, TypeError):
+                    continue  # a line cut by a kill names nothing
+        return self._forms
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _ends_with_newline(path: Path) -> bool:
+    with open(path, "rb") as f:
+        f.seek(-1, os.SEEK_END)
+        return f.read(1) == b"\n"
 
 
 class Keeper:
@@ -36,6 +90,7 @@ class Keeper:
     def __init__(self, workspace: str | Path):
         self.root = Path(workspace).resolve()
         self.offloads = OffloadRecord(self.root)  # what the offloader saved, from its own record
+        self.compacted = CompactedRecord(self.root)  # which calls this runtime compacted, from its own record
 
     def holds(self, path: str, content: str) -> bool:
         """Is the file at ``path`` exactly ``content``?"""
@@ -70,28 +125,32 @@ def compact_call(tool_use: dict, result: dict, keeper: Keeper) -> tuple[dict, di
     where it is. A write keeps its path and loses its content (the file has it; if the file has
     changed since, a copy is saved); any other result becomes a line naming its source and a saved
     path (an offloaded result's own file, or a new one)."""
-    if is_compacted(tool_use, result):
+    if is_compacted(tool_use, result, keeper):
         return tool_use, result
     args = tool_use.get("input") or {}
     if tool_use.get("name") == "write_file" and isinstance(args.get("content"), str):
         written, path = args["content"], str(args.get("path"))
         where = path if keeper.holds(path, written) else keeper.keep(written)
-        return {**tool_use, "input": {**args, "content": f"[{len(written):,} characters, in {where}]"}}, result
+        form = f"[{len(written):,} characters, in {where}]"
+        keeper.compacted.add(str(tool_use.get("id")), form)
+        return {**tool_use, "input": {**args, "content": form}}, result
     content = result_text(result.get("content"))
     saved = keeper.offloaded(str(tool_use.get("id"))) or keeper.keep(content)
     source = args.get("url") or args.get("path") or ""
     note = (f"[compacted: {tool_use.get('name')} {source}".rstrip() +
             f"; the full result is saved at {saved}; {RECALL} {saved} to see it again]")
+    keeper.compacted.add(str(tool_use.get("id")), note)
     return tool_use, {**result, "content": note}
 
 
-def is_compacted(tool_use: dict, result: dict) -> bool:
-    """Is this call in its compact form already (a write's content replaced by its path, or any
-    other result by its saved path)?"""
+def is_compacted(tool_use: dict, result: dict, keeper: Keeper) -> bool:
+    """Is this call in the compact form the runtime gave it (a write's content replaced by its
+    path, or any other result by its saved path)? Asked of the run's record (``CompactedRecord``),
+    never of the text: a result a tool printed to look compact is still compacted, and saved."""
     written = (tool_use.get("input") or {}).get("content")
-    if tool_use.get("name") == "write_file" and isinstance(written, str):
-        return re.fullmatch(r"\[[\d,]+ characters, in \S+\]", written) is not None
-    return result_text(result.get("content")).startswith("[compacted: ")
+    form = written if tool_use.get("name") == "write_file" and isinstance(written, str) else \
+        result_text(result.get("content"))
+    return keeper.compacted.made(str(tool_use.get("id")), form)
 
 
 # -- the verbatim appendix --------------------------------------------------------------------

@@ -19,7 +19,7 @@ Sources (read 2026-11-30; the full texts of the newest pages are their Aug-Sep 2
   [TB]       .../docs/en/build-with-claude/task-budgets
   [CE]       .../docs/en/build-with-claude/context-editing (clear_thinking defaults)
   [PAI]      pydantic-ai 2.68 profiles/anthropic.py and providers/anthropic.py, recording live probes
-             (forced tool_choice rejected; Sonnet 5 ignores system messages)
+             (forced tool_choice rejected; Sonnet 5 ignores system messages; Haiku 5.5's boundary)
   [DR]       .../docs/en/build-with-claude/data-residency (Feb 2026 copy): ``inference_geo`` "us" is
              "priced at 1.1x the standard rate across all token pricing categories" on "Claude Opus
              4.6 and newer"; "Requests with inference_geo on legacy models return a 400 error"
@@ -89,6 +89,8 @@ class ModelSpec(BaseModel, frozen=True):
     system_messages: Literal["no", "ignored", "yes"] = Field(default="no", description="role 'system' entries "
                                                               "in messages: 400, accepted and ignored, or read [MCSM]")
     tool_changes: bool = Field(default=False, description="tool_addition / tool_removal blocks [MCSM]")
+    system_boundary: bool = Field(default=False, description="may read a system entry right after a tool_result "
+                                  "as tool output: a short text block goes between them [PAI]")
     compaction: bool = Field(default=False, description="compact_20260112 and on-demand compaction [CT] [COD]")
     rejects_forced_tool_choice: bool = Field(default=False, description="tool_choice any/tool is a 400 [PAI]")
     thinking_refused: tuple[str, ...] = Field(default=(), description="thinking.type values that are a 400 [models] "
@@ -148,11 +150,14 @@ MODELS: dict[str, ModelSpec] = {m.id: m for m in [
               rejects_forced_tool_choice=True, **_CURRENT),
     # Haiku 5.5: two price tiers by prompt size [models]; the 1h write above 100k follows the 2x
     # multiplier [INFERRED]; reads per the apidog guide. Min cacheable not found [UNCERTAIN]: 512, as
-    # the rest of the 5.x generation. Forced tool_choice accepted (not in PAI's list).
+    # the rest of the 5.x generation. Forced tool_choice accepted (not in PAI's list). A system entry
+    # right after a tool_result may be read as tool output; PAI's boundary text block raised
+    # compliance from 12 to 64 of 64 runs [PAI] (API-2026.md §2).
     ModelSpec(id="claude-haiku-5-5", released=date(2026, 10, 7),
               prices=(Prices(input=0.10, output=0.50, write_5m=0.125, write_1h=0.20, read=0.01, up_to=100_000),
                       Prices(input=0.50, output=2.50, write_5m=0.625, write_1h=1.00, read=0.05)),
-              min_cacheable_tokens=512, prefix_check="new_accounts", thinking_refused=_MANUAL, **_CURRENT),
+              min_cacheable_tokens=512, prefix_check="new_accounts", thinking_refused=_MANUAL, system_boundary=True,
+              **_CURRENT),
     # -- legacy, still served [models] -----------------------------------------------------------
     ModelSpec(id="claude-opus-5", status="legacy", released=date(2026, 7, 24), prices=(_usual(5, 25, read=0.50),),
               min_cacheable_tokens=512, thinking_refused=_MANUAL, fast=2.0, **_CURRENT),  # fast: $10 / $50 [FM]

@@ -125,8 +125,13 @@ def test_what_is_left_to_compact_all_but_the_last_calls_big_enough_and_not_yet_c
     ladder = ManusLadder(Keeper(tmp_path), limit=10, keep_last=2, min_chars=300)
     messages = history(5)
     messages[2] = result(0, "short")  # 5 + the input's JSON: under 300 characters
-    messages[4] = result(1, "[compacted: fetch u; saved]" + "x" * 400)
-    assert [c[0] for c in ladder.compactable(messages)] == [5]  # t2; t3 and t4 are the last two
+    messages[4] = result(1, "[compacted: fetch u; saved]" + "x" * 400)  # only looks compact: a tool printed it
+    assert [c[0] for c in ladder.compactable(messages)] == [3, 5]  # t1, t2; t3 and t4 are the last two
+    from minimal_runtime.features.recall import compact_call
+    messages[5]["content"][0], messages[6]["content"][0] = compact_call(messages[5]["content"][0],
+                                                                        messages[6]["content"][0], ladder.keeper)
+    small = ManusLadder(ladder.keeper, limit=10, keep_last=2, min_chars=10)  # the compact form is big enough here ...
+    assert [c[0] for c in small.compactable(messages)] == [1, 3]  # ... and yet not compacted again: the runtime wrote it
     assert ManusLadder(Keeper(tmp_path), limit=10, keep_last=0).compactable(history(2)) != []
     assert ManusLadder(Keeper(tmp_path), limit=10, keep_last=9).compactable(history(5)) == []
 

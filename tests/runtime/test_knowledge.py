@@ -193,7 +193,10 @@ def test_the_working_agent_never_waits_for_a_km_run(tmp_path):
     assert len(km.runs) >= 1
 
 
-def test_requests_stay_append_only_on_a_current_model_with_the_km_on(tmp_path):
+def test_the_km_s_notes_never_ride_in_a_system_message_and_stay_in_the_user_turn(tmp_path):
+    """Issue 42, item 1: the notes were written after reading pages, so on a current model they go
+    as text in the new user turn (never as a system entry, which carries operator authority), and
+    stay there: every request still only appends to the one before."""
     clock = RunClock()
     km, _ = _km(clock)
     hooks = _with_clock(clock, km)
@@ -201,8 +204,11 @@ def test_requests_stay_append_only_on_a_current_model_with_the_km_on(tmp_path):
     assert agent.run(TASK).status == "done"
     assert km.board.delivered  # notes were injected ...
     assert agent.edits == []  # ... and every request only appended to the one before
-    notes = [m for m in agent.messages if m.get("clear_at") and "<!-- notes -->" in json.dumps(m)]
-    assert notes  # they stay on the wire as cleared turn-scoped entries
+    roles = [m["role"] for m in agent.messages if "<!-- notes -->" in json.dumps(m)]
+    assert roles and set(roles) == {"user"}  # in the history, as user text, and never in a system message
+    assert len(roles) == len(km.board.delivered)
+    last = agent.last_request["messages"]
+    assert sum("<!-- notes -->" in json.dumps(m) for m in last) == len(roles)  # carried on every later call
 
 
 def test_the_km_reads_an_executor_from_its_own_task_block_and_not_its_other_notes():

@@ -216,6 +216,10 @@ ACCEPTED = [
     "The système page is in French; its prices are in euros.",
     "fetch failed twice in a row on https://acme.example/pricing; the browser is the other way in.",
     "The next page is 12; page 30 is not part of this step.",
+    "Prices are per user: $12 a month, billed yearly.",  # a role word mid-line is no label
+    "The system requirements page lists no prices.",
+    "Acme's admin console is on the Team plan.",
+    "The route to the pricing page is 2 km of links deep.",
 ]
 
 
@@ -385,10 +389,10 @@ def test_the_notes_land_in_the_agent_s_batch_under_their_own_name():
     km = KnowledgeManager(_Recorded(), "claude-haiku-5-5", FakeClock(), pool=SerialPool())
     km.board.post(KmOutput(nudges=[Nudge(text="Save first.", role="executor")]))
     injected = []
-    agent = NS(name="executor", inject_turn_scoped=lambda name, text: injected.append((name, text)))
+    agent = NS(name="executor", inject_untrusted=lambda name, text: injected.append((name, text)))
     km.inject(NS(agent=agent))
     km.inject(NS(agent=agent))  # nothing left: nothing injected
-    assert injected == [("notes", "- Save first.")]
+    assert injected == [("notes", "- Save first.")]  # as untrusted: written after reading pages
 
 
 def test_wait_lets_every_run_finish_and_skips_a_dropped_one():
