@@ -21,7 +21,8 @@ read straight into a bullet, as a careless KM would; the board must refuse it (c
 the attempts and the refusals). ``paraphrase_rate``: with that probability a guidance run restates
 what the page asks in its own word order instead (``paraphrase``), as a KM taken in by an injected
 instruction would: no six words in a row are the page's, so the board's quote filter cannot see it
-(chapter 07 measures what gets through). ``delay``: seconds each answer takes, a slow KM model.
+(chapter 07 measures what gets through); ``paraphrase_run``: the most words of the page it keeps in a
+row (4; 1 restates word by word). ``delay``: seconds each answer takes, a slow KM model.
 """
 
 from __future__ import annotations
@@ -58,14 +59,14 @@ def _site(url: str) -> str:
     return url.split("//", 1)[-1].split("/", 1)[0]
 
 
-def paraphrase(page: str, words: int = 16) -> str:
-    """What a page asks, restated: its first ``words`` words, tags aside, in runs of at most four
-    words joined by "then" (so no six consecutive words are the page's), as a plain statement of the
-    next steps."""
+def paraphrase(page: str, words: int = 16, run: int = 4) -> str:
+    """What a page asks, restated: its first ``words`` words, tags aside, in runs of at most ``run``
+    words joined by "then" (so no ``run + 2`` consecutive words are the page's), as a plain
+    statement of the next steps."""
     chunks, chunk, count = [], [], 0
     for token in re.findall(r"\S+", re.sub(r"<[^>]+>", " ", page)):
         n = len(re.findall(r"\w+", token))
-        if chunk and count + n > 4:
+        if chunk and count + n > run:
             chunks.append(" ".join(chunk))
             chunk, count = [], 0
         chunk.append(token)
@@ -78,8 +79,10 @@ def paraphrase(page: str, words: int = 16) -> str:
 
 
 class SimulatedKM:
-    def __init__(self, seed: int = 0, quote_rate: float = 0.0, paraphrase_rate: float = 0.0, delay: float = 0.0):
+    def __init__(self, seed: int = 0, quote_rate: float = 0.0, paraphrase_rate: float = 0.0, delay: float = 0.0,
+                 paraphrase_run: int = 4):
         self.rng, self.quote_rate, self.paraphrase_rate, self.delay = random.Random(seed), quote_rate, paraphrase_rate, delay
+        self.paraphrase_run = paraphrase_run
         self.said: set[str] = set()
         self.quotes: list[str] = []  # the pastes it tried
         self.paraphrases: list[str] = []  # the restated instructions it tried
@@ -156,7 +159,7 @@ class SimulatedKM:
             self.quotes.append(" ".join(words[:14]))
             bullets.append(self.quotes[-1])  # a careless KM pastes the page itself
         if self.paraphrase_rate and self.rng.random() < self.paraphrase_rate:
-            self.paraphrases.append(paraphrase(page))
+            self.paraphrases.append(paraphrase(page, run=self.paraphrase_run))
             bullets.append(self.paraphrases[-1])  # a KM taken in by the page restates its instruction
         if not bullets:
             return {}
