@@ -43,6 +43,8 @@ class CompactedRecord:
 
     def add(self, tool_use_id: str, form: str) -> None:
         digest = _digest(form)
+        if self._read().get(tool_use_id) == digest:
+            return  # a layout that compacts at every assembly writes each form once
         target = inside(self.root, COMPACTED)
         target.parent.mkdir(parents=True, exist_ok=True)
         with open(target, "ab") as f:
