@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.hooks import HookEvent, HookRegistry, Point
-from .filesystem import OBSERVATIONS, OffloadRecord, read_inside, write_whole
+from .filesystem import OBSERVATIONS, OffloadRecord, append_inside, read_inside, write_whole
 
 RECALL = "read_file"
 COMPACTED = f"{OBSERVATIONS}/compacted.jsonl"  # which calls the runtime compacted (``CompactedRecord``)
@@ -45,13 +44,7 @@ class CompactedRecord:
         digest = _digest(form)
         if self._read().get(tool_use_id) == digest:
             return  # a layout that compacts at every assembly writes each form once
-        target = inside(self.root, COMPACTED)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with open(target, "ab") as f:
-            lead = b"\n" if f.tell() and not _ends_with_newline(target) else b""  # after a line cut by a kill
-            f.write(lead + json.dumps({"id": tool_use_id, "sha256": digest}).encode() + b"\n")
-            f.flush()
-            os.fsync(f.fileno())
+        append_inside(self.root, COMPACTED, json.dumps({"id": tool_use_id, "sha256": digest}).encode() + b"\n")
         self._read()[tool_use_id] = digest
 
     def made(self, tool_use_id: str, form: str) -> bool:
@@ -62,7 +55,7 @@ class CompactedRecord:
         if self._forms is None:
             self._forms = {}
             try:
-                lines = inside(self.root, COMPACTED).read_bytes().splitlines()
+                lines = read_inside(self.root, COMPACTED).splitlines()
             except OSError:
                 lines = []
             for line in lines:
@@ -76,12 +69,6 @@ class CompactedRecord:
 
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
-
-
-def _ends_with_newline(path: Path) -> bool:
-    with open(path, "rb") as f:
-        f.seek(-1, os.SEEK_END)
-        return f.read(1) == b"\n"
 
 
 class Keeper:
