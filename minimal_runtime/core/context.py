@@ -14,7 +14,7 @@ Two generations of the same idea, chosen from the model's facts (``layout_for``)
   for ever (cleared: no tokens). Every request is then an append-only extension of the one before,
   which is what preserved thinking checks. Tool availability changes by ``tool_addition`` /
   ``tool_removal`` in a plain system message, with ``tools`` untouched. Two exceptions keep to the
-  provider's rules for system messages (API-2026.md §2): text that came from outside (``untrusted``:
+  provider's rules for system messages [MCSM]: text that came from outside (``untrusted``:
   a page, a tool's output, a note written by an agent that read them) never rides in a system
   message: it goes as text in the new user turn, and stays there (``outside_notes``); and on a
   model that may read a system entry right after a tool_result as tool output (Haiku 5.5), a
@@ -25,6 +25,8 @@ Two generations of the same idea, chosen from the model's facts (``layout_for``)
   never use it there. Older models that accept a trailing assistant message take the batch as one.
 
 ``first_edit`` says where a request is not an append-only extension of the previous one.
+
+[MCSM] https://platform.claude.com/docs/en/build-with-claude/mid-conversation-system-messages
 """
 
 from __future__ import annotations
@@ -262,16 +264,16 @@ def batch_entry(batch: list[Injection]) -> dict:
 def outside_notes(batch: list[Injection]) -> dict:
     """The batch's untrusted part as text blocks of the new user turn, after its tool results (a
     second user message is the same turn: the API merges them). A system message carries operator
-    authority, and the provider's rule is that untrusted content never goes in one [MCSM, API-2026
-    §2]; a user turn is where the tool results it came from already are. It is durable: carried in
-    every later call, as Claude Code's own reminders are, because dropping it would edit the history."""
+    authority, and the provider's rule is that untrusted content never goes in one [MCSM]; a user
+    turn is where the tool results it came from already are. It is durable: carried in every later
+    call, as Claude Code's own reminders are, because dropping it would edit the history."""
     return {"role": "user", "content": [i.block() for i in batch]}
 
 
 # A system entry right after a tool_result: Haiku 5.5 may read it as part of the tool's output; a
 # short text block between the two raised its compliance from 12 to 64 of 64 runs in pydantic-ai's
-# live measurement (profiles/anthropic.py, API-2026.md §2; the provider's, not this course's). The
-# wording is ours. It is part of the user turn, so it stays in the history like any of its blocks.
+# live measurement (profiles/anthropic.py; theirs, not one made here). The wording is ours. It is
+# part of the user turn, so it stays in the history like any of its blocks.
 BOUNDARY = "(End of tool results.)"
 
 

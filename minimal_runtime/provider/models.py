@@ -152,7 +152,7 @@ MODELS: dict[str, ModelSpec] = {m.id: m for m in [
     # multiplier [INFERRED]; reads per the apidog guide. Min cacheable not found [UNCERTAIN]: 512, as
     # the rest of the 5.x generation. Forced tool_choice accepted (not in PAI's list). A system entry
     # right after a tool_result may be read as tool output; PAI's boundary text block raised
-    # compliance from 12 to 64 of 64 runs [PAI] (API-2026.md §2).
+    # compliance from 12 to 64 of 64 runs, in PAI's live measurement [PAI].
     ModelSpec(id="claude-haiku-5-5", released=date(2026, 10, 7),
               prices=(Prices(input=0.10, output=0.50, write_5m=0.125, write_1h=0.20, read=0.01, up_to=100_000),
                       Prices(input=0.50, output=2.50, write_5m=0.625, write_1h=1.00, read=0.05)),
