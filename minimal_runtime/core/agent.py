@@ -16,8 +16,11 @@ the request only: never in ``messages``, never in the store. On ``turn_scoped_la
 keeps it on the wire, so it joins ``messages`` with its turn and is written to the store like any
 other turn (cleared, it costs no tokens, but its text is on disk). Its untrusted part
 (``inject_untrusted``: text from outside, or from an agent that read it) never rides in a system
-message: it is text of the user turn, kept, and read on every later call. A production fork should
-inject only what it would be content to keep in its run record: no secrets, nothing a user must not see.
+message: it is text of the user turn, kept, and read on every later call. ``threaded_layout`` is the
+same request on a message thread: the call sends only what the server does not hold, and ``thread``
+(``core/thread.py``) says which response it continues and replays the whole history once when the
+thread is lost; the history and the store are the same either way. A production fork should inject
+only what it would be content to keep in its run record: no secrets, nothing a user must not see.
 A call that does not finish (cut at ``max_tokens``, refused, failed) leaves its notes unsent: they
 go back on the queue for the next call. What a hook keeps in ``state`` is written with the turn
 that delivers its step's notes, so after a crash a hook that gives a note once gives it again,
@@ -35,6 +38,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
+from dataclasses import replace
 from typing import Any, Callable, Iterable, Literal
 
 import anthropic
@@ -49,6 +53,7 @@ from .messages import assistant_message, dumps, printable, text_block, text_of, 
 from .protocols import Layout, Store, Tool, Tools
 from .steering import SteerTooLarge
 from .store import EventLog, MemoryStore, RunState, load
+from .thread import Thread
 from .tools import ToolBox, ToolOffer
 
 log = logging.getLogger(__name__)
@@ -96,6 +101,9 @@ class Agent:
         self.calls: list[CallRecord] = saved.calls
         self.state = RunState(saved.state)
         self._start, self._run_start = saved.start, saved.run_start  # what the run sends; where its steps count from
+        self.thread = Thread(resumed=bool(saved.threads))  # on threaded_layout: the response the next call continues
+        if not getattr(client, "_supports_message_threads", False):  # the SDK's own flag: not Bedrock, Vertex [PY]
+            self.thread.off = f"{type(client).__name__} does not take message threads"
         # the tools: a fixed list, what the model is told it may call, what the history keeps of an output
         self.toolbox: Tools = toolbox if toolbox is not None else ToolBox(tools)
         self.offer = ToolOffer(self.toolbox, self.spec.tool_changes, self.messages)
@@ -241,7 +249,13 @@ class Agent:
         try:
             response = self._send(plan)
         except Exception as e:  # the SDK has retried what is retryable (429, 529, 5xx), or the client refused
-            return self._failed(e)
+            if not self.thread.failed(e, plan):
+                return self._failed(e)
+            plan = self._assemble(batch)  # the thread is lost: the whole history once more, as a new create
+            try:
+                response = self._send(plan)
+            except Exception as e:
+                return self._failed(e)
         record = self._record(plan, response, batch)
         return self._take(plan, response, record)
 
@@ -255,15 +269,15 @@ class Agent:
         return self._unsent
 
     def _assemble(self, batch: list[Injection]) -> CallPlan:
-        """The call laid out (``messages + batch``), with the request options; a layout's own keyword wins."""
+        """The call laid out (``messages + batch``), with the request options; on a thread, a continue
+        unless what the thread holds fixed has changed."""
         parts = CallParts(system=self.system, tools=self.tool_definitions, durable=self.messages, batch=batch,
                           prefill_ok=self.spec.supports_prefill, previous_durable_len=self._previous_len,
                           tool_choice=self.config.tool_choice, tool_changes=self.offer.changes(),
-                          boundary=self.spec.system_boundary)
-        plan = CallPlan.of(self.layout(parts))
-        for key, value in self.config.request.model_dump(exclude_none=True, exclude={"betas"}).items():
-            plan.request.setdefault(key, value)
-        plan.betas = [*plan.betas, *(b for b in self.config.request.betas if b not in plan.betas)]
+                          boundary=self.spec.system_boundary, thread=self.thread.position(self.messages))
+        plan = self._laid_out(parts)
+        if not self.thread.fits(plan):  # a continue cannot change it: a new create
+            plan = self._laid_out(replace(parts, thread=None))
         if self.config.check_append_only and self.last_request is not None:
             edit = first_edit(self.last_request, plan.sent())
             if edit:
@@ -271,11 +285,19 @@ class Agent:
                 self.edits.append(edit)
         return plan
 
+    def _laid_out(self, parts: CallParts) -> CallPlan:
+        """The layout's plan with the request options; a layout's own keyword wins."""
+        plan = CallPlan.of(self.layout(parts))
+        for key, value in self.config.request.model_dump(exclude_none=True, exclude={"betas"}).items():
+            plan.request.setdefault(key, value)
+        plan.betas = [*plan.betas, *(b for b in self.config.request.betas if b not in plan.betas)]
+        return plan
+
     def _send(self, plan: CallPlan) -> Any:
         """The SDK's Message for ``plan``: a beta call when it has betas, streamed when ``max_tokens``
         is more than the SDK allows a plain call."""
         api = self.client.beta.messages if plan.betas else self.client.messages
-        keywords = dict(model=self.model, max_tokens=self.config.max_tokens, **plan.sent())
+        keywords = dict(model=self.model, max_tokens=self.config.max_tokens, **plan.wire())
         if self.config.max_tokens <= STREAM_ABOVE:
             return api.create(**keywords)
         with api.stream(**keywords) as stream:
@@ -303,11 +325,14 @@ class Agent:
         reply = assistant_message(response.content)
         unfinished = _unfinished(response.stop_reason, self.config.max_tokens, text_of(reply))
         if unfinished or not reply["content"]:  # nothing to build on: the history unchanged, the notes unsent
-            self._append("turn", [], record)
+            self._append("turn", [], record, self.thread.record(plan, response, None))
             return unfinished or RunResult(status="done")
+        held = len(self.messages) + len(plan.entries) + 1  # on a thread, the server holds up to the reply
+        thread = self.thread.record(plan, response, held)
         calls = tool_uses(reply)
         results = [self._run_tool(call) for call in calls]
-        self._append("turn", [*plan.entries, reply, *([{"role": "user", "content": results}] if calls else [])], record)
+        self._append("turn", [*plan.entries, reply, *([{"role": "user", "content": results}] if calls else [])], record,
+                     thread)
         for entry in plan.entries:
             self.offer.announced(entry["content"])
         return self._outcome(reply, calls, results)
@@ -351,12 +376,15 @@ class Agent:
         self.store.write({"type": "compaction", "messages": messages})
         self.messages = list(messages)
         self._previous_len = None  # the old prefix is gone: nothing to mark
+        self.thread.lost("the history was rewritten: a new thread", replay=False)
 
-    def _append(self, kind: str, turn: list[dict], call: CallRecord | None = None) -> None:
-        """Append one completed turn (and the call that made it) to the history, and to the store
-        first (``kind``: a new ``task``, a ``turn`` the model made, a ``steered`` user message)."""
+    def _append(self, kind: str, turn: list[dict], call: CallRecord | None = None, thread: dict | None = None) -> None:
+        """Append one completed turn (and the call that made it, and how it went on a thread) to the
+        history, and to the store first (``kind``: a new ``task``, a ``turn`` the model made, a
+        ``steered`` user message)."""
         landed = kind == "turn" and bool(turn)  # the model's turn: its call's notes are delivered
-        self._write({"type": kind, "messages": turn, **({"call": call.model_dump()} if call else {})}, landed)
+        self._write({"type": kind, "messages": turn, **({"call": call.model_dump()} if call else {}),
+                     **({"thread": thread} if thread else {})}, landed)
         self.messages.extend(turn)
         if landed:
             self._unsent = []

@@ -24,6 +24,13 @@ Two generations of the same idea, chosen from the model's facts (``layout_for``)
   is gone on the next call. On a model that binds thinking to its prefix that removal is an edit:
   never use it there. Older models that accept a trailing assistant message take the batch as one.
 
+And a third, the same request carried differently: ``threaded_layout`` sends the turn-scoped request
+on a message thread ([MT], the sources' keys in ``provider/models.py``). The server holds the conversation under each response's id,
+so a call sends only what is new (``continuation``): the bytes sent and the client's work per call
+stop growing with the run; what the model reads and what it is billed do not change. The history
+stays the runtime's (a thread is lost after 5 idle minutes, or at the server's whim), and a message
+sent on a thread cannot be un-sent: only an append-only layout can ride one.
+
 ``first_edit`` says where a request is not an append-only extension of the previous one.
 
 [MCSM] https://platform.claude.com/docs/en/build-with-claude/mid-conversation-system-messages
@@ -33,12 +40,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import MutableMapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Callable
 
 from pydantic import BaseModel
 
-from ..provider.models import CLEAR_AT_BETA, INLINE_TOOLS_BETA, LOOKBACK_BLOCKS, ModelSpec
+from ..provider.models import CLEAR_AT_BETA, INLINE_TOOLS_BETA, LOOKBACK_BLOCKS, THREADS_BETA, ModelSpec
 from .messages import blocks_of, text_block, user
 
 if TYPE_CHECKING:
@@ -100,6 +107,18 @@ class TurnScopedQueue:
             self._items = [i for i in batch if i.source not in fresh] + self._items
 
 
+@dataclass(frozen=True)
+class ThreadAt:
+    """Where a message thread stands before a call: the response the call continues (None: the call
+    creates the thread, sending the whole history), how many messages of the history the server
+    holds (everything up to and with that response's reply), and which history: the agent's own
+    list. A layout handed another list (a copy it rewrote) cannot continue the thread."""
+
+    previous_id: str | None = None
+    held: int = 0
+    history: list | None = field(default=None, compare=False, repr=False)
+
+
 @dataclass
 class CallParts:
     """Everything one call is made of, before layout."""
@@ -113,6 +132,7 @@ class CallParts:
     tool_choice: dict | None = None
     tool_changes: list[dict] = field(default_factory=list)  # tool_addition / tool_removal blocks for this call
     boundary: bool = False  # the model may read a system entry right after a tool_result as tool output (BOUNDARY)
+    thread: ThreadAt | None = None  # the message thread the call continues (a threaded layout's); None: none yet
 
 
 def with_breakpoints(durable: list[dict], previous_len: int | None = None) -> list[dict]:
@@ -188,10 +208,12 @@ def request_for(parts: CallParts, messages: list[dict], system: list[dict]) -> d
 class CallPlan(MutableMapping):
     """One call, laid out: what is sent, where, and what the history keeps of it.
 
-        request  the ``messages.create`` keywords: system, tools, messages (tool_choice ...)
+        request  the ``messages.create`` keywords: system, tools, messages (tool_choice ...), whole
         betas    anthropic-beta values; with any, the call goes to the beta endpoint
         kept     how many of the request's messages are the history's own copy; the messages
                  after them (``entries``: the layout's own) join the history with the turn
+        thread   set when the call goes on a message thread: ``wire()`` is then what is sent
+                 (a create, or a continue with only what the server does not hold)
 
     A plan also reads and writes as the keywords it sends, ``betas`` included, so a layout that
     wraps another adds a keyword as it would to a dict (``plan["output_config"] = ...``); a layout
@@ -200,6 +222,8 @@ class CallPlan(MutableMapping):
     request: dict[str, Any]
     betas: list[str] = field(default_factory=list)
     kept: int | None = None  # None: all but the trailing system messages (a history never ends in one)
+    thread: ThreadAt | None = None
+    continues_with: "Callable[[dict[str, Any], str, int], dict[str, Any]] | None" = None  # None: ``continuation``
 
     @classmethod
     def of(cls, layout_result: "CallPlan | dict[str, Any]") -> "CallPlan":
@@ -223,8 +247,18 @@ class CallPlan(MutableMapping):
         return [m for m in messages[kept:] if m.get("role") in ("system", "user")]
 
     def sent(self) -> dict[str, Any]:
-        """The keywords as sent, betas included (what hooks and ``first_edit`` read)."""
+        """The keywords, betas included: the whole request (what hooks and ``first_edit`` read). On a
+        thread it is what the server rebuilds from what it holds and what the call sends."""
         return {**self.request, "betas": self.betas} if self.betas else self.request
+
+    def wire(self) -> dict[str, Any]:
+        """The keywords as they go on the wire: ``sent()``, or on a thread its create or continue."""
+        sent = self.sent()
+        if self.thread is None:
+            return sent
+        if self.thread.previous_id is None:
+            return {**sent, "thread": {"type": "create"}}
+        return (self.continues_with or continuation)(sent, self.thread.previous_id, self.thread.held)
 
     def __getitem__(self, key: str) -> Any:
         return self.sent()[key]
@@ -305,8 +339,93 @@ def turn_scoped_layout(parts: CallParts) -> CallPlan:
                     kept)
 
 
+def threaded_layout(parts: CallParts, continuation: "Callable[[dict[str, Any], str, int], dict[str, Any]] | None" = None
+                    ) -> CallPlan:
+    """The third generation: ``turn_scoped_layout``'s request, on a message thread. With
+    ``parts.thread`` the call continues it and sends only what the server does not hold (what
+    ``continuation`` makes of the whole request, when the plan is sent: ``CallPlan.wire``);
+    without, or when a wrapper hands it a rewritten copy of the history (the server holds what was
+    sent, not the copy), it creates one with the whole history. A create drops the markers the history's own
+    messages carry (a replay resends turns that each set theirs for itself, and a request on a
+    thread takes 3), as the SDK does [PY ``_thread_state.py``]: only the layout's stay."""
+    at = parts.thread
+    if at is not None and parts.durable is not at.history:  # a rewritten copy: the server holds what was sent
+        at = None
+    if at is None:
+        parts = replace(parts, durable=unmarked(parts.durable))
+    plan = turn_scoped_layout(parts)
+    plan.betas.append(THREADS_BETA)
+    plan.thread, plan.continues_with = at or ThreadAt(), continuation
+    return plan
+
+
+def continuation(request: dict[str, Any], previous_id: str, held: int) -> dict[str, Any]:
+    """What a call on a thread sends: ``request`` (the whole request, as a create would send it) less
+    what the server holds. The messages from ``held`` on; no ``system`` and no ``tools`` (the thread
+    keeps its create's [MT]); ``thread: {"type": "continue", "previous_message_id": previous_id}``;
+    every other keyword as it is (``tool_choice``, ``betas``, the request options: sent on every
+    turn, as the SDK does). A breakpoint on a held message goes with it; one within
+    ``LOOKBACK_BLOCKS`` blocks of the end of what is held (the previous call's end, marked when
+    more than the lookback was added since, or the last durable block when what follows it cannot
+    take one) moves to the first block sent that can carry it, from where a read still walks back
+    to the previous call's entry; when none can (empty tool results), a top-level ``cache_control``
+    asks the server to place it on the conversation's last block that can. Work in proportion to
+    what is sent, not to the history."""
+    messages = request["messages"]
+    new = messages[held:]
+    out = {k: v for k, v in request.items() if k not in ("system", "tools", "messages")}
+    if _marked_near(messages, held):
+        spot = _first_markable(new)
+        if spot is None:  # nothing sent can carry it (empty tool results): the server places it [MT-zh]
+            out["cache_control"] = {"type": "ephemeral"}
+        elif "cache_control" not in blocks_of(new[spot[0]])[spot[1]]:
+            i, k = spot
+            content = list(blocks_of(new[i]))
+            content[k] = {**content[k], "cache_control": {"type": "ephemeral"}}
+            new = [*new[:i], {**new[i], "content": content}, *new[i + 1:]]
+    return {**out, "messages": new, "thread": {"type": "continue", "previous_message_id": previous_id}}
+
+
+def unmarked(messages: list[dict]) -> list[dict]:
+    """``messages`` with no ``cache_control`` on their blocks (only the messages that had one are copied)."""
+    return [{**m, "content": [_without_marker(b) for b in m["content"]]} if _has_marker(m) else m for m in messages]
+
+
+def _has_marker(message: dict) -> bool:
+    content = message.get("content")
+    return isinstance(content, list) and any(isinstance(b, dict) and "cache_control" in b for b in content)
+
+
+def _without_marker(block: Any) -> Any:
+    return {k: v for k, v in block.items() if k != "cache_control"} if isinstance(block, dict) else block
+
+
+def _marked_near(messages: list[dict], end: int) -> bool:
+    """Is a block within ``LOOKBACK_BLOCKS`` positions before message ``end`` marked?"""
+    seen = 0
+    for message in reversed(messages[max(0, end - LOOKBACK_BLOCKS):end]):
+        if _has_marker(message):
+            return True
+        seen += len(blocks_of(message))
+        if seen >= LOOKBACK_BLOCKS:
+            return False
+    return False
+
+
+def _first_markable(messages: list[dict]) -> tuple[int, int] | None:
+    for i, message in enumerate(messages):
+        for k, block in enumerate(blocks_of(message)):
+            if _markable(block) and message.get("role") != "system":
+                return i, k
+    return None
+
+
 def layout_for(spec: ModelSpec) -> tuple["Layout", str]:
     """The layout a model's facts call for, and why."""
+    if spec.system_messages == "yes" and spec.threads:
+        return threaded_layout, (f"{spec.id} accepts turn-scoped system messages and message threads, so the batch "
+                                 "is one, appended with its turn, and each call sends only what the thread does not "
+                                 "hold: every request only appends to the last one")
     if spec.system_messages == "yes":
         return turn_scoped_layout, (f"{spec.id} accepts turn-scoped system messages, so the batch is one, appended with "
                                     "its turn: every request only appends to the last one")

@@ -48,6 +48,7 @@ class StoredRun(BaseModel):
     lost_calls: list[CallRecord] = Field(default_factory=list)
     compactions: int = 0
     status: str = "new"
+    threads: list[dict] = Field(default_factory=list)  # each threaded call: how it went, its response id
 
 
 class RunState:
@@ -92,6 +93,7 @@ def load(events: list[dict[str, Any]], where: str = EventLog.where) -> StoredRun
 
         task       the user turn that starts a run (``messages``): the step cap counts from here
         turn       a completed turn (``messages``) with the record of the call that made it (``call``)
+                   and, on a message thread, how it was sent (``thread``: its type, why, the response id)
         billed     a paid-for response (``call``), before its turn: without one after it, a lost call
         steer      an accepted steer (``text``); ``steered``: the oldest one, now in the history
         tool_output  a tool's raw output (``tool_use_id``, ``raw``), whatever the history keeps
@@ -122,6 +124,8 @@ def load(events: list[dict[str, Any]], where: str = EventLog.where) -> StoredRun
             elif kind == "turn" and "call" in event:
                 run.calls.append(CallRecord(**event["call"]))
                 billed = None  # the billed call's turn landed
+                if "thread" in event:
+                    run.threads.append(dict(event["thread"]))
             elif kind == "billed":
                 if billed is not None:  # the previous response's turn never landed
                     run.lost_calls.append(billed)

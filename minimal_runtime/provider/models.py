@@ -30,6 +30,8 @@ Sources (read 2026-11-30; the full texts of the newest pages are their Aug-Sep 2
              top"; "Requests at different speeds do not share cached prefixes". The Opus 5 and Opus
              4.8 fast rates ($10 / $50, 2x) are third-party listings (OpenRouter, Vercel AI Gateway)
              quoting the pricing page; no source read gives Opus 5.5's [UNCERTAIN]
+  [MT]       .../docs/en/build-with-claude/message-threads, its front matter's ``supportedModels`` (read
+             2026-12-02; the page launched 2026-11-02)
 """
 
 from __future__ import annotations
@@ -53,6 +55,8 @@ CONTEXT_EDITING_BETA = "context-management-2025-06-27"  # [CE]
 COMPACT_THRESHOLD_BETA = "compact-2026-01-12"  # [CT]
 COMPACT_ON_DEMAND_BETA = "compact-2026-09-04"  # [COD]
 TASK_BUDGET_BETA = "task-budgets-2026-03-13"  # [TB]
+THREADS_BETA = "message-threads-2026-08-12"  # [MT] message threads: the server holds the conversation
+THREAD_TTL_SECONDS = 300  # [MT] "a thread expires 5 minutes after its last request"
 
 class Prices(BaseModel, frozen=True):
     """Dollars per million tokens. ``up_to``: the largest prompt (in tokens) these prices apply to;
@@ -99,6 +103,7 @@ class ModelSpec(BaseModel, frozen=True):
     us_inference: float | None = Field(default=None, description="price multiplier of inference_geo 'us'; None: "
                                        "the parameter is a 400 on this model [DR]")
     fast: float | None = Field(default=None, description="price multiplier of speed 'fast'; None: not offered [FM]")
+    threads: bool = Field(default=False, description="message threads: ``thread`` create / continue [MT]")
 
     def price(self, prompt_tokens: int, speed: str | None = None, inference_geo: str | None = None) -> Prices | None:
         """The prices of a call whose prompt (cached or not) is ``prompt_tokens`` long, at the speed and
@@ -118,7 +123,9 @@ _FIVE = dict(context_window=1_000_000, max_output=128_000, supports_prefill=Fals
 # with between_tools (its overview lists "disabled" among the breaking changes).
 _MANUAL, _ALWAYS_ON = ("enabled",), ("enabled", "disabled", "between_tools")
 _EXTENDED_ONLY = ("adaptive",)  # Opus 4.5, Haiku 4.5, Sonnet 4.5: "adaptive thinking is not supported on this model" [TT]
-_CURRENT = dict(**_FIVE, system_messages="yes", tool_changes=True, compaction=True)
+# Message threads [MT]: every model of the page's list but Fable/Mythos 5.2, which came out after it
+# and are not named there [UNCERTAIN]: left off until a source says they take ``thread``.
+_CURRENT = dict(**_FIVE, system_messages="yes", tool_changes=True, compaction=True, threads=True)
 
 MODELS: dict[str, ModelSpec] = {m.id: m for m in [
     # -- the current lineup (Nov 2026) ------------------------------------------------------------
@@ -128,7 +135,7 @@ MODELS: dict[str, ModelSpec] = {m.id: m for m in [
     # System messages and tool changes: supported per PAI's model lists [INFERRED from PAI; MCSM predates 5.2].
     *(ModelSpec(id=f"claude-{name}-5-2", released=date(2026, 11, 9), prices=(_usual(8, 40, read=0.20),),
                 min_cacheable_tokens=512, prefix_check="all_accounts", thinking_refused=_ALWAYS_ON,
-                rejects_forced_tool_choice=True, **{**_CURRENT, "compaction": False})
+                rejects_forced_tool_choice=True, **{**_CURRENT, "compaction": False, "threads": False})
       for name in ("fable", "mythos")),
     # Fable 5.1 runs the check for new accounts [PT]. Mythos 5.1 [UNCERTAIN]: the Sep 2026 PT says it
     # does not run the check (PAI agrees); the current F52 and the prefix-check page's model list
@@ -163,27 +170,32 @@ MODELS: dict[str, ModelSpec] = {m.id: m for m in [
               min_cacheable_tokens=512, thinking_refused=_MANUAL, fast=2.0, **_CURRENT),  # fast: $10 / $50 [FM]
     # Sonnet 5 accepts role "system" entries and ignores them [PAI]; rejects tool changes [MCSM].
     ModelSpec(id="claude-sonnet-5", status="legacy", released=date(2026, 6, 30), prices=(_usual(2, 10, read=0.20),),
-              min_cacheable_tokens=1024, compaction=True, system_messages="ignored", thinking_refused=_MANUAL, **_FIVE),
+              min_cacheable_tokens=1024, compaction=True, system_messages="ignored", thinking_refused=_MANUAL,
+              threads=True, **_FIVE),
     *(ModelSpec(id=f"claude-{name}-5", status="legacy", released=date(2026, 6, 9), prices=(_usual(10, 50, read=1.0),),
                 min_cacheable_tokens=512, thinking_refused=_ALWAYS_ON, **_CURRENT) for name in ("fable", "mythos")),
     # Fast mode on Opus 4.8: $10 / $50 (2x), deprecated 2026-10-30, removed 2026-11-30 per Claude Code's
     # fast-mode page [FM]; kept while the API page still lists it.
     ModelSpec(id="claude-opus-4-8", status="legacy", prices=(_usual(5, 25),), min_cacheable_tokens=1024,
-              system_messages="yes", tool_changes=True, compaction=True, thinking_refused=_MANUAL, fast=2.0, **_FIVE),
+              system_messages="yes", tool_changes=True, compaction=True, thinking_refused=_MANUAL, fast=2.0, threads=True,
+              **_FIVE),
     ModelSpec(id="claude-opus-4-7", status="legacy", prices=(_usual(5, 25),), min_cacheable_tokens=2048,
-              compaction=True, thinking_refused=_MANUAL, **_FIVE),
+              compaction=True, thinking_refused=_MANUAL, threads=True, **_FIVE),
     ModelSpec(id="claude-opus-4-6", status="legacy", released=date(2026, 2, 5), prices=(_usual(5, 25),),
-              min_cacheable_tokens=4096, compaction=True, **_FIVE),
+              min_cacheable_tokens=4096, compaction=True, threads=True, **_FIVE),
     ModelSpec(id="claude-sonnet-4-6", status="legacy", released=date(2026, 2, 17), prices=(_usual(3, 15),),
-              min_cacheable_tokens=1024, compaction=True, **_FIVE),
+              min_cacheable_tokens=1024, compaction=True, threads=True, **_FIVE),
     # Opus 4.5: deprecated 2026-11-23, retirement tentatively 2027-01-22 (third-party note) [UNCERTAIN].
     ModelSpec(id="claude-opus-4-5", status="deprecated", prices=(_usual(5, 25),), context_window=200_000,
-              max_output=64_000, min_cacheable_tokens=4096, supports_prefill=True, thinking_refused=_EXTENDED_ONLY),
+              max_output=64_000, min_cacheable_tokens=4096, supports_prefill=True, thinking_refused=_EXTENDED_ONLY,
+              threads=True),
     ModelSpec(id="claude-haiku-4-5", status="legacy", prices=(_usual(1, 5),), context_window=200_000,
-              max_output=64_000, min_cacheable_tokens=4096, supports_prefill=True, thinking_refused=_EXTENDED_ONLY),
+              max_output=64_000, min_cacheable_tokens=4096, supports_prefill=True, thinking_refused=_EXTENDED_ONLY,
+              threads=True),
     # Sonnet 4.5 reaches end of life on 2026-11-30; kept while it is still answered.
     ModelSpec(id="claude-sonnet-4-5", status="deprecated", prices=(_usual(3, 15),), context_window=200_000,
-              max_output=64_000, min_cacheable_tokens=1024, supports_prefill=True, thinking_refused=_EXTENDED_ONLY),
+              max_output=64_000, min_cacheable_tokens=1024, supports_prefill=True, thinking_refused=_EXTENDED_ONLY,
+              threads=True),
 ]}
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from minimal_runtime.core.context import first_edit, layout_for, tail_layout, turn_scoped_layout
+from minimal_runtime.core.context import first_edit, layout_for, tail_layout, threaded_layout, turn_scoped_layout
 from minimal_runtime.core.hooks import HookRegistry, Point
 from minimal_runtime.core.messages import dumps
 from minimal_runtime.emulator.models import emulated
@@ -79,7 +79,8 @@ def test_every_current_model_is_append_only_and_reads_what_it_can_300_calls_on_e
     agent, _ = long_agent(tmp_path, calls - 1, model=model, hooks=hooks, check_append_only=True)
     result = agent.run("Read the reference pages, one at a time, and keep notes.")
     assert result.status == "done", result.error  # no prefix-check failure anywhere
-    assert len(agent.calls) == calls and agent.layout is turn_scoped_layout
+    assert len(agent.calls) == calls
+    assert agent.layout is (threaded_layout if model_spec(model).threads else turn_scoped_layout)
     assert agent.edits == []  # the agent compared every request with the one before it
     read = sum(c.cache_read_input_tokens for c in agent.calls)
     limit = sum(read_limit(model, sent))
@@ -98,7 +99,8 @@ def test_the_2025_layout_on_a_current_model_fails_on_the_first_call_that_sends_t
 
 
 def test_the_layout_follows_the_model_and_says_why():
-    assert layout_for(model_spec("claude-sonnet-5-5"))[0] is turn_scoped_layout
+    assert layout_for(model_spec("claude-sonnet-5-5"))[0] is threaded_layout
+    assert layout_for(model_spec("claude-fable-5-2"))[0] is turn_scoped_layout  # no threads [MT]
     assert layout_for(model_spec("claude-haiku-4-5"))[0] is tail_layout
     assert "does not accept mid-conversation system messages" in layout_for(model_spec("claude-sonnet-5"))[1]
     # a name never looked up before in this process (the warning comes once per name, and a runner

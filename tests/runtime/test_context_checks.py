@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from minimal_runtime.core.context import (CallParts, CallPlan, Injection, batch_of, first_edit, injected_source,
-                                          layout_for, system_with_breakpoint, tail_layout, turn_scoped_layout,
-                                          with_breakpoints)
+                                          layout_for, system_with_breakpoint, tail_layout, threaded_layout,
+                                          turn_scoped_layout, with_breakpoints)
 from minimal_runtime.provider.models import LOOKBACK_BLOCKS, model_spec
 
 
@@ -172,6 +172,8 @@ def test_a_thinking_block_replaced_by_another_is_an_edit(block):
 
 def test_the_layout_and_its_reason_follow_the_model():
     layout, why = layout_for(model_spec("claude-sonnet-5-5"))
+    assert layout is threaded_layout and why.endswith("every request only appends to the last one")
+    layout, why = layout_for(model_spec("claude-mythos-5-2"))  # not on the message-threads page
     assert layout is turn_scoped_layout and why.endswith("every request only appends to the last one")
     layout, why = layout_for(model_spec("claude-sonnet-4-6"))
     assert layout is tail_layout and "does not accept mid-conversation system messages" in why

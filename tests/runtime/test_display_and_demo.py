@@ -43,7 +43,8 @@ def test_demo_runs_offline_and_summarises(monkeypatch):
     agent = run_demo(out=out)
     text = out.getvalue()
     assert "SIMULATED" in text and "run done after 14 calls" in text
-    assert "layout turn_scoped_layout: claude-sonnet-5-5 accepts turn-scoped system messages" in text
+    assert ("layout threaded_layout: claude-sonnet-5-5 accepts turn-scoped system messages and message threads"
+            in text)
     assert "cache-read share of prompt tokens" in text and "without caching" in text
     assert "| Initech | Business | $45 |" in text
     assert len(agent.calls) == 14
