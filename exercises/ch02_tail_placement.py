@@ -1,12 +1,14 @@
 """Chapter 02 exercise: where the cache breakpoint goes, and where the batch goes, in both
-generations of the layout.
+generations of the layout; and, for the third, what a call sends on a message thread.
 
 An entry in the prompt cache is the prefix that ends at a breakpoint block; a later request reads
 it only if its own prefix up to there is byte-identical, and the read walks back at most
 ``LOOKBACK_BLOCKS`` block positions from each of its breakpoints. On a current model the request
 must also be an append-only extension of the previous one (its thinking is bound to its prefix).
+On a message thread the server holds the conversation, so a call sends only what it does not hold.
 Test with ``.venv/bin/pytest tests/ch02_tail_placement --impl exercises`` (the long-run tests run on
-Sonnet 4.6 with ``tail_layout`` and on Sonnet 5.5 with ``turn_scoped_layout``).
+Sonnet 4.6 with ``tail_layout`` and on Sonnet 5.5 with ``turn_scoped_layout``, and with your
+``continuation`` on a thread).
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ from minimal_runtime.core.context import CallParts, append_batch, batch_entry  #
 from minimal_runtime.provider.models import CLEAR_AT_BETA, INLINE_TOOLS_BETA  # noqa: F401  (the two betas it needs)
 from minimal_runtime.provider.models import LOOKBACK_BLOCKS  # 20: the provider's lookback, in block positions
 
-__all__ = ["CallParts", "CLEAR_AT_BETA", "INLINE_TOOLS_BETA", "LOOKBACK_BLOCKS", "system_with_breakpoint", "tail_layout",
-           "turn_scoped_layout", "with_breakpoints"]
+__all__ = ["CallParts", "CLEAR_AT_BETA", "INLINE_TOOLS_BETA", "LOOKBACK_BLOCKS", "continuation", "system_with_breakpoint",
+           "tail_layout", "turn_scoped_layout", "with_breakpoints"]
 
 
 def with_breakpoints(durable: list[dict], previous_len: int | None = None) -> list[dict]:
@@ -52,3 +54,20 @@ def turn_scoped_layout(parts: CallParts) -> dict[str, Any]:
     ``INLINE_TOOLS_BETA``, on every request (the history keeps every earlier entry). The agent
     appends both entries to its history with the turn, so the next request only appends."""
     raise NotImplementedError("ch02: turn_scoped_layout")
+
+
+def continuation(request: dict[str, Any], previous_id: str, held: int) -> dict[str, Any]:
+    """What call N of a message thread sends. ``request`` is the call's whole request, as a create
+    would send it (``turn_scoped_layout``'s keywords, ``betas`` among them); the server already
+    holds its first ``held`` messages (everything up to the reply whose ``id`` is ``previous_id``).
+    Return a new dict: every keyword of ``request`` but ``system`` and ``tools`` (the thread keeps
+    the ones it was created with, and refuses them on a continue), ``messages`` from ``held`` on,
+    and ``thread: {"type": "continue", "previous_message_id": previous_id}``. A breakpoint on a held
+    message is not sent with it. If one of the held messages that end within ``LOOKBACK_BLOCKS``
+    blocks of ``held`` carries a breakpoint (the previous call's end, which ``with_breakpoints``
+    marks when more than the lookback was added since), put one on the first block you send that
+    can take it (not in a system message; not an empty text or tool result), unless it has one, so a
+    read from there still walks back to the previous call's entry; if no block you send can take
+    it, set a top-level ``cache_control: {"type": "ephemeral"}`` instead (the server places that
+    one). Copy only what you mark; ``request`` and its messages must be left untouched."""
+    raise NotImplementedError("ch02: continuation")
