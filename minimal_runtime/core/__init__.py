@@ -1,5 +1,5 @@
-"""The forkable loop: agent, config, context (the note queue and the layouts), hooks, tools,
-messages, store, steering.
+"""The forkable loop: agent, config, context (the note queue and the layouts), thread, hooks,
+tools, messages, store, steering.
 
 Imports nothing but its sibling ``provider/``, ``anthropic`` and ``pydantic``: the two folders make
 a package of their own (``python -m minimal_runtime fork DEST`` writes one).
@@ -7,17 +7,19 @@ a package of their own (``python -m minimal_runtime fork DEST`` writes one).
 
 from .agent import Agent, RunResult
 from .config import AgentConfig, RequestOptions
-from .context import CallParts, CallPlan, TurnScopedQueue, Injection, layout_for, tail_layout, turn_scoped_layout
+from .context import (CallParts, CallPlan, TurnScopedQueue, Injection, ThreadAt, layout_for, tail_layout, threaded_layout,
+                      turn_scoped_layout)
 from .hooks import (CallEvent, EndEvent, ErrorEvent, HookEvent, HookFailure, HookRegistry, Point, ToolCallEvent,
                     ToolResultEvent)
 from .protocols import AgentView, Feature, Hook, Layout, Store, Tool, Tools
 from .steering import SteerTooLarge, steering_server
 from .store import EventLog, MemoryStore, RunState, RunStore, StoredRun, StoreLocked, load_run
+from .thread import Thread
 from .tools import FunctionTool, ToolBox, ToolOffer, ToolOutput
 
 __all__ = ["Agent", "AgentConfig", "RequestOptions", "RunResult", "CallParts", "CallPlan", "TurnScopedQueue",
-           "Injection", "layout_for", "tail_layout", "turn_scoped_layout", "CallEvent", "EndEvent", "ErrorEvent",
-           "HookEvent", "HookFailure", "HookRegistry", "Point", "ToolCallEvent", "ToolResultEvent", "AgentView",
-           "Feature", "Hook", "Layout", "Store", "Tool", "Tools", "SteerTooLarge", "steering_server", "EventLog",
-           "MemoryStore", "RunState", "RunStore", "StoredRun", "StoreLocked", "load_run", "FunctionTool", "ToolBox",
-           "ToolOffer", "ToolOutput"]
+           "Injection", "ThreadAt", "Thread", "layout_for", "tail_layout", "threaded_layout", "turn_scoped_layout",
+           "CallEvent", "EndEvent", "ErrorEvent", "HookEvent", "HookFailure", "HookRegistry", "Point", "ToolCallEvent",
+           "ToolResultEvent", "AgentView", "Feature", "Hook", "Layout", "Store", "Tool", "Tools", "SteerTooLarge",
+           "steering_server", "EventLog", "MemoryStore", "RunState", "RunStore", "StoredRun", "StoreLocked", "load_run",
+           "FunctionTool", "ToolBox", "ToolOffer", "ToolOutput"]

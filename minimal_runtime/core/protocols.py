@@ -111,7 +111,7 @@ class AgentView(Protocol):
     @property
     def name(self) -> str: ...  # the agent's role name, for hooks that tell agents apart
 
-    last_request: dict | None  # the last request sent, exactly as sent
+    last_request: dict | None  # the last request, whole (on a thread: what the server rebuilt from what it holds)
 
     def inject_turn_scoped(self, source: str, text: str) -> None: ...
 

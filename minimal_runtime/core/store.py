@@ -13,7 +13,8 @@ on load, and a damaged line is reported with its file, line and what is wrong, n
 
 What is written is what the history holds. On the turn-scoped layout that includes each call's
 turn-scoped batch (it joins the history with its turn: see ``agent``); on the 2025 tail layout the
-batch is never written here.
+batch is never written here. On a message thread the record is the same (the server's copy is a
+cache of it), and each turn says how its call was sent: a create, a continue, or a replay and why.
 
 ``MemoryStore`` keeps the same events in memory: the agent's default, so the loop has one code path
 whether or not a run is meant to survive a crash.
