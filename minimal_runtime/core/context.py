@@ -376,7 +376,7 @@ def continuation(request: dict[str, Any], previous_id: str, held: int) -> dict[s
     out = {k: v for k, v in request.items() if k not in ("system", "tools", "messages")}
     if _marked_near(messages, held):
         spot = _first_markable(new)
-        if spot is None:  # nothing sent can carry it (empty tool results): the server places it [MT-zh]
+        if spot is None:  # nothing sent can carry it (empty tool results): the server places it [MT]
             out["cache_control"] = {"type": "ephemeral"}
         elif "cache_control" not in blocks_of(new[spot[0]])[spot[1]]:
             i, k = spot

@@ -1,10 +1,10 @@
 """The agent's side of its message thread: which response the next call continues, and when none can be.
 
-On ``threaded_layout`` the server holds the conversation under each response's id (API-2026.md §11),
-and a call sends only what it does not hold. The history stays the agent's, whole, in the store: a
-thread is a copy the server may drop at any time, and the answer to a lost one is to send the whole
-history once more as a new create (a *replay*), which the SDKs do too [PY ``_thread_state.py``]. The
-next call replays, exactly once for each loss, after:
+On ``threaded_layout`` the server holds the conversation under each response's id [MT], and a call
+sends only what it does not hold (the sources' keys are in ``provider/models.py``). The history stays
+the agent's, whole, in the store: a thread is a copy the server may drop at any time, and the answer
+to a lost one is to send the whole history once more as a new create (a *replay*), which the SDKs do
+too [PY ``_thread_state.py``]. The next call replays, exactly once for each loss, after:
 
 - a resume: a new agent on a stored run holds no thread (and cannot know whether its last response
   was continued by a call whose answer never came back);

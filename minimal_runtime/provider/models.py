@@ -32,6 +32,8 @@ Sources (read 2026-11-30; the full texts of the newest pages are their Aug-Sep 2
              quoting the pricing page; no source read gives Opus 5.5's [UNCERTAIN]
   [MT]       .../docs/en/build-with-claude/message-threads, its front matter's ``supportedModels`` (read
              2026-12-02; the page launched 2026-11-02)
+  [PY]       the ``anthropic`` Python SDK 2.15.0: ``lib/threads/_thread_state.py`` (what a thread turn
+             sends, when it replays), ``_client.py`` (``_supports_message_threads``: which clients thread)
 """
 
 from __future__ import annotations

@@ -173,19 +173,18 @@ def test_an_answer_lost_on_the_way_back_is_replayed_after_thread_already_continu
     assert [t["type"] for t in agent.store.load().threads].count("replay") == 1
 
 
-def test_a_change_of_what_a_thread_holds_fixed_starts_a_new_one(tmp_path):
-    """A continue cannot change system, tools or the request's options: the call after such a change
-    replays the history as a create carrying the new value, and the record says what changed."""
-    def tagged(parts):  # the request options change from call 6 on
-        plan = threaded_layout(parts)
-        if len(parts.durable) > 6 * 3:
-            plan["metadata"] = {"user_id": "after-the-change"}
-        return plan
-    agent, _, log = run(tmp_path, tagged, 12)
-    assert kinds(log) == ["create"] + ["continue"] * 5 + ["create"] + ["continue"] * 6
-    assert log[6][0]["metadata"] == {"user_id": "after-the-change"} and "system" in log[6][0]
-    assert agent.store.load().threads[6] == {"type": "replay", "why": "the request changed: metadata",
-                                             "id": agent.store.load().threads[6]["id"]}
+def test_a_change_of_the_request_options_starts_a_new_thread(tmp_path):
+    """A continue cannot change what the thread was created with (the API refuses a changed
+    ``output_config``; the SDK, ``system`` and ``tools``): after ``configure`` changes an option
+    between runs, the next call replays the history as a create carrying it, and the record says
+    which option changed."""
+    agent, _, log = run(tmp_path, threaded_layout, 12)
+    agent.configure(output_config={"effort": "low"})
+    assert agent.run("Now summarise your notes.").status == "done"
+    assert kinds(log) == ["create"] + ["continue"] * 12 + ["create"]
+    assert log[-1][0]["output_config"] == {"effort": "low"} and "system" in log[-1][0]
+    record = agent.store.load().threads[-1]
+    assert record == {"type": "replay", "why": "the request changed: output_config", "id": record["id"]}
 
 
 def test_compaction_starts_a_new_thread_of_the_rewritten_history(tmp_path):
