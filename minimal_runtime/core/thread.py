@@ -48,8 +48,9 @@ class Thread:
 
     def position(self, history: list[dict]) -> ThreadAt | None:
         """The thread the next call continues, a prefix of ``history`` (None: the call creates one)."""
-        if self.at is not None and self.clock() - self.answered_at >= self.ttl:
-            self.lost(f"expired: idle {self.clock() - self.answered_at:.0f} s, past the thread's {self.ttl:.0f}")
+        idle = self.clock() - self.answered_at
+        if self.at is not None and idle >= self.ttl:
+            self.lost(f"expired: idle {idle:.0f} s, past the thread's {self.ttl:.0f}")
         return self.at and ThreadAt(self.at.previous_id, self.at.held, history)
 
     def fits(self, plan: CallPlan) -> bool:
@@ -62,7 +63,8 @@ class Thread:
             if self.at is not None:  # the layout would not continue: it was handed a rewritten copy
                 self.lost("the layout rewrote the history's copy, which the thread does not hold")
             return True
-        changed = [k for k in {*head_of(plan), *self.head} if head_of(plan).get(k) != self.head.get(k)]
+        head = head_of(plan)
+        changed = [k for k in {*head, *self.head} if head.get(k) != self.head.get(k)]
         if changed:
             self.lost(f"the request changed: {', '.join(sorted(changed))}")
         return not changed
@@ -73,10 +75,9 @@ class Thread:
 
     def failed(self, error: Exception, plan: CallPlan) -> bool:
         """After a refused call: True when sending the call again, as a create or without a thread, recovers."""
-        if plan.thread is None:
+        code = _error_code(getattr(error, "body", None))
+        if plan.thread is None or code is None:
             return False
-        code = (((getattr(error, "body", None) or {}).get("error") or {}).get("details") or {}).get("error_code") \
-            if isinstance(getattr(error, "body", None), dict) else None
         if code == UNSUPPORTED:
             self.off = f"{UNSUPPORTED}: {error}"
             return True
@@ -106,3 +107,10 @@ class Thread:
 def head_of(plan: CallPlan) -> dict[str, Any]:
     """What a thread holds fixed, or a continue cannot change: every keyword but the messages."""
     return {k: v for k, v in plan.sent().items() if k != "messages"}
+
+
+def _error_code(body: Any) -> str | None:
+    """``error.details.error_code`` of an API error's body, where the thread errors name themselves [PY]."""
+    for key in ("error", "details", "error_code"):
+        body = body.get(key) if isinstance(body, dict) else None
+    return body if isinstance(body, str) else None
