@@ -34,26 +34,15 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..provider.models import THREAD_TTL_SECONDS, THREADS_BETA
 from .body import ParsedBody
 from .errors import ApiError, bad_request
 
-BETA = "message-threads-2026-08-12"
-TTL_SECONDS = 300.0  # "a thread expires 5 minutes after its last request" [MT]
 FIXED_FIELDS = ("output_config", "output_format")  # at least output_config [CAP]; the SDK lets a turn change the rest
 MAX_BLOCK_MARKERS = 3
 BILLING_HEADER = "x-anthropic-billing-header:"
 RESUMABLE = ("pause_turn", "compaction")  # a continue with messages: [] resumes these [PY]
 KEEP = 4096  # held responses at most (the oldest go first, as expired ones would)
-
-# [MT] front matter "supportedModels" (dated ids as the table keys them). Fable/Mythos 5.2 came out after
-# the page and are not listed [UNCERTAIN]: they, and models the table does not know, answer
-# thread_unsupported_request, which makes the SDKs carry on without a thread [INFERRED].
-MODELS = frozenset({
-    "claude-fable-5-1", "claude-mythos-5-1", "claude-fable-5", "claude-mythos-5", "claude-mythos-preview",
-    "claude-opus-5-5", "claude-opus-5", "claude-sonnet-5-5", "claude-sonnet-5", "claude-haiku-5-5",
-    "claude-haiku-4-5", "claude-opus-4-8", "claude-opus-4-7", "claude-opus-4-6", "claude-sonnet-4-6",
-    "claude-opus-4-5", "claude-sonnet-4-5",
-})
 
 # The live 400 for a 4th block marker, verbatim [CAP id 71009773403, claude -p with Opus, 2026-09-30].
 TOO_MANY_MARKERS = ("thread: a maximum of 3 blocks with cache_control may be provided when thread is set -- the "
@@ -82,7 +71,7 @@ class Held:
 class Threads:
     """The responses the emulator holds, by id; thread-safe."""
 
-    def __init__(self, clock: Callable[[], float], ttl: float = TTL_SECONDS):
+    def __init__(self, clock: Callable[[], float], ttl: float = THREAD_TTL_SECONDS):
         self.clock = clock
         self.ttl = ttl
         self._held: OrderedDict[str, Held] = OrderedDict()
@@ -121,7 +110,7 @@ class Visit:
         request = parsed.request
         if not isinstance(request, dict) or "thread" not in request:
             return parsed, earlier, shared, spec
-        if BETA not in betas:  # as the API refuses any beta field sent without its header [INFERRED, §11.6]
+        if THREADS_BETA not in betas:  # as the API refuses any beta field sent without its header [INFERRED, §11.6]
             raise bad_request("thread: Extra inputs are not permitted")
         thread = request["thread"]
         if thread is None:
@@ -129,7 +118,10 @@ class Visit:
         kind = thread.get("type") if isinstance(thread, dict) else None
         if kind not in ("create", "continue"):
             raise bad_request("thread.type: Input should be 'create' or 'continue'")
-        if spec.id not in MODELS:
+        # The model table's ``threads`` [MT]: Fable/Mythos 5.2 came out after the page's list and are
+        # not on it [UNCERTAIN]; they, and models the table does not know, answer thread_unsupported_request,
+        # which makes the SDKs carry on without a thread [INFERRED].
+        if not spec.threads:
             raise ApiError(400, f"thread: message threads are not available on {spec.id}",
                            details={"error_code": "thread_unsupported_request"})
         if kind == "create":
