@@ -120,8 +120,7 @@ STRATEGIES = {s.name: s for s in [
     # The limit in the emulator's tokens is under the API's smallest trigger (50,000) wherever the log's
     # tokenizer counts more than 1.2 of its tokens per estimated one (code, JSON): sent as it is, the
     # request is refused at call 1. The API's minimum then stands (the summary comes a little later).
-    Strategy("server-compact", "tail; the server summarizes past 60,000 tokens (compact_20260112; "
-             f"never under the API's minimum trigger, {MIN_TRIGGER:,} tokens)",
+    Strategy("server-compact", "tail; the server summarizes past 60,000 tokens (compact_20260112)",
              compaction=lambda work, limits: ServerCompaction(max(MIN_TRIGGER, limits.prompt(COMPACTION_LIMIT))),
              needs_server_compaction=True),
 ]}
