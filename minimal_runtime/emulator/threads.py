@@ -183,10 +183,14 @@ class Visit:
         same = next((i for i in range(start, len(messages)) if _has_marker(messages[i])), len(messages))
         held_messages = [*messages[:same], *(_unmarked(m) for m in messages[same:])]
         reply = {"role": "assistant", "content": message["content"]}
+        # A reply cut before any content (max_tokens inside omitted thinking) adds nothing to hold: kept,
+        # it would make every continue a request the API refuses (an empty non-final message), and no
+        # error code tells a client to replay [INFERRED: no source says what the API holds then].
+        kept = [*held_messages, reply] if reply["content"] else held_messages
         threads = self.threads
         with threads._lock:
             now = threads.clock()
-            held = Held(parsed, reply, [*held_messages, reply], same, {f: request.get(f) for f in FIXED_FIELDS},
+            held = Held(parsed, reply, kept, same, {f: request.get(f) for f in FIXED_FIELDS},
                         message.get("stop_reason"), now + threads.ttl)
             threads._held[message["id"]] = held
             threads._prune(now)

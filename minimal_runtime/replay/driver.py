@@ -50,6 +50,7 @@ from ..core.hooks import HookRegistry, Point
 from ..core.messages import text_block, user
 from ..core.protocols import Layout
 from ..emulator import Emulator
+from ..emulator.compaction import MIN_TRIGGER
 from ..emulator.policies import Turn
 from ..example.layouts import batch_after_system_layout
 from ..features.compaction import ManusLadder, SimpleCompaction, drop_block
@@ -116,8 +117,12 @@ STRATEGIES = {s.name: s for s in [
     Strategy("clearing", "tail; the server clears old tool results past 60,000 tokens, 30,000 at least",
              compaction=lambda work, limits: ServerClearing(limits.prompt(COMPACTION_LIMIT), keep=3,
                                                    clear_at_least=limits.amount(30_000, at=COMPACTION_LIMIT))),
+    # The limit in the emulator's tokens is under the API's smallest trigger (50,000) wherever the log's
+    # tokenizer counts more than 1.2 of its tokens per estimated one (code, JSON): sent as it is, the
+    # request is refused at call 1. The API's minimum then stands (the summary comes a little later).
     Strategy("server-compact", "tail; the server summarizes past 60,000 tokens (compact_20260112)",
-             compaction=lambda work, limits: ServerCompaction(limits.prompt(COMPACTION_LIMIT)), needs_server_compaction=True),
+             compaction=lambda work, limits: ServerCompaction(max(MIN_TRIGGER, limits.prompt(COMPACTION_LIMIT))),
+             needs_server_compaction=True),
 ]}
 
 

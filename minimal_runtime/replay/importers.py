@@ -37,6 +37,7 @@ class _Builder:
         self._ids: set[str] = set()
         self._prompt_may_be_missing = prompt_may_be_missing
         self.totals: ModelTotals | None = None  # a stream's result event's ``usage``: the main thread's calls
+        self.segments: dict[str, ModelTotals] = {}  # the result events' ``model_usage_since_last_result``, added up
 
     def skip(self, kind: str) -> None:
         self.run.skipped[kind] = self.run.skipped.get(kind, 0) + 1
@@ -246,17 +247,41 @@ def _totals(d: dict, names: tuple[str, str, str, str], where: str) -> ModelTotal
 
 
 def _result(run: RecordedRun, build: "_Builder", d: dict) -> None:
-    """The stream's last line: the log's own cost (kept apart: never billed from) and its totals."""
-    run.cost_usd = dollars(d.get("total_cost_usd"), "total_cost_usd")
-    per_model = d.get("modelUsage") or {}
-    if not isinstance(per_model, dict) or not all(isinstance(v, dict) for v in per_model.values()):
-        raise ValueError("a modelUsage that is not an object of objects")
-    run.model_usage = {name: _totals(t, ("inputTokens", "cacheReadInputTokens", "cacheCreationInputTokens",
-                                         "outputTokens"), f"modelUsage.{name}") for name, t in per_model.items()}
+    """The stream's last line: the log's own cost (kept apart: never billed from) and its totals.
+
+    Claude Code 2.1.3xx counts the whole session in ``modelUsage`` and ``total_cost_usd``: after
+    ``--resume`` the earlier processes' calls too, which this log does not show. Its
+    ``model_usage_since_last_result`` counts the calls since the previous result event of this log:
+    added up over the log's result events they are the log's own totals (taken as the earlier
+    calls would otherwise be billed again as calls the log does not show), and the session's total
+    is kept beside them."""
+    total = dollars(d.get("total_cost_usd"), "total_cost_usd")
+    run.model_usage = _model_totals(d.get("modelUsage"), "modelUsage")
+    since = d.get("model_usage_since_last_result")
+    if since is not None:
+        for name, t in _model_totals(since, "model_usage_since_last_result").items():
+            was = build.segments.get(name)
+            build.segments[name] = t if was is None else ModelTotals(
+                input_tokens=was.input_tokens + t.input_tokens, cache_read=was.cache_read + t.cache_read,
+                cache_write=was.cache_write + t.cache_write, output_tokens=was.output_tokens + t.output_tokens,
+                cost_usd=None if None in (was.cost_usd, t.cost_usd) else was.cost_usd + t.cost_usd)
+        run.model_usage = dict(build.segments)
+        run.session_cost_usd = total
+        costs = [t.cost_usd for t in build.segments.values()]
+        total = None if None in costs else sum(costs)
+    run.cost_usd = total
     usage = d.get("usage")
     build.totals = _totals(usage, ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
                                    "output_tokens"), "usage") if isinstance(usage, dict) else None
     build.skip("result")
+
+
+def _model_totals(per_model: Any, where: str) -> dict[str, ModelTotals]:
+    per_model = per_model or {}
+    if not isinstance(per_model, dict) or not all(isinstance(v, dict) for v in per_model.values()):
+        raise ValueError(f"a {where} that is not an object of objects")
+    return {name: _totals(t, ("inputTokens", "cacheReadInputTokens", "cacheCreationInputTokens", "outputTokens"),
+                          f"{where}.{name}") for name, t in per_model.items()}
 
 
 def claude_code(path: Path, source: str = "claude-code") -> list[RecordedRun]:

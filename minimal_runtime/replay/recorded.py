@@ -93,7 +93,8 @@ class RecordedRun(BaseModel):
     skipped: dict[str, int] = Field(default_factory=dict)  # line or event kinds that are not conversation
     notes: list[str] = Field(default_factory=list)  # what the import had to assume, for the report
     prompt_missing: bool = False  # the log has no prompt line (headless): ``task`` is a placeholder
-    cost_usd: float | None = None  # what the log says the run cost, when it says: never billed from
+    cost_usd: float | None = None  # what the log says its calls cost, when it says: never billed from
+    session_cost_usd: float | None = None  # a resumed session's total since it began, where it differs (Claude Code)
     model_usage: dict[str, ModelTotals] = Field(default_factory=dict)  # the log's totals per model, where it has them
     unlogged: dict[str, ModelTotals] = Field(default_factory=dict)  # per model: calls the log counts but does not show
     output_from: str | None = None  # where the output came from, where not the log's per-call counts (output.py)

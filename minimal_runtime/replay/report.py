@@ -45,6 +45,11 @@ def own_cost_line(run: RecordedRun, replays: list[Replay]) -> str | None:
         return None
     recorded = next((r for r in replays if r.strategy == "recorded" and r.calls), None)
     line = f"the log's own total_cost_usd: ${run.cost_usd:.4f}"
+    session = run.session_cost_usd
+    if session is not None and abs(session - run.cost_usd) > 0.005 * max(session, run.cost_usd):
+        line = (f"the log's own cost of its calls: ${run.cost_usd:.4f} (model_usage_since_last_result; its "
+                f"total_cost_usd, ${session:.4f}, counts the session since it began: a resumed session's earlier "
+                "runs too)")
     if recorded is None or recorded.cost != recorded.cost or not run.cost_usd:
         return line
     line += f"; recorded ${recorded.cost:.4f} ({recorded.cost / run.cost_usd - 1:+.1%})"

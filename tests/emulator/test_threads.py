@@ -301,3 +301,21 @@ def test_tool_use_then_thread_delta_shape_is_what_the_ts_capture_shows():
     second = client.beta.messages.create(model=CURRENT, max_tokens=100, messages=delta, thread=cont(first.id),
                                          stream=False, betas=[BETA])
     assert second.content[-1].text == "done"
+
+
+def test_a_reply_cut_before_any_content_leaves_its_thread_continuable():
+    """A reply cut at max_tokens while the model was still thinking has no content (display omitted
+    on 5.x): the held conversation must not end in an empty assistant message, which the API itself
+    refuses in a request ("all messages must have non-empty content ..."), or the thread could never
+    be continued: the 400 is not thread_not_found, so an SDK does not replay."""
+    emu, _, _ = emulator()
+    client = emu.client()
+    cut = client.beta.messages.create(model=CURRENT, max_tokens=5, messages=ASK, thread={"type": "create"},
+                                      betas=[BETA])
+    assert cut.stop_reason == "max_tokens" and cut.content == []
+    going_on = create(client, [{"role": "user", "content": "go on"}], cont(cut.id))
+    assert going_on.stop_reason and emu.calls[-1].prompt_tokens > emu.calls[0].prompt_tokens
+    thread = client.beta.messages.thread(model=CURRENT, max_tokens=5)  # the SDK's helper, the same way
+    assert thread.send({"role": "user", "content": "hi"}).stop_reason == "max_tokens"
+    thread.update(max_tokens=200)
+    assert thread.send({"role": "user", "content": "again"}).stop_reason
