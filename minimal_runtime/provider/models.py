@@ -153,7 +153,9 @@ MODELS: dict[str, ModelSpec] = {m.id: m for m in [
               min_cacheable_tokens=512, prefix_check="new_accounts", thinking_refused=_ALWAYS_ON,
               rejects_forced_tool_choice=True, fast=2.0, **_CURRENT),
     # Sonnet 5.5: min cacheable 512 from secondary sources [UNCERTAIN]; cache read $0.20 per its
-    # overview page (two third-party tools say $0.10) [UNCERTAIN].
+    # overview page [UNCERTAIN]: two third-party tools say $0.10, and so does Claude Code 2.1.332's own
+    # cost figure (costBasis "list", its logs' total_cost_usd, Dec 2026). A client's price list is not
+    # the bill; the first-party page wins until a bill says otherwise (replay prints the gap).
     ModelSpec(id="claude-sonnet-5-5", released=date(2026, 9, 28), prices=(_usual(2, 10, read=0.20),),
               min_cacheable_tokens=512, prefix_check="new_accounts", thinking_refused=("enabled", "disabled"),
               rejects_forced_tool_choice=True, **_CURRENT),
