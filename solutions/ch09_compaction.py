@@ -12,7 +12,7 @@ __all__ = ["compact_keeping_tail", "ladder_step"]
 
 def compact_keeping_tail(task: str, messages: list[dict], summary: str, keep_last: int) -> list[dict]:
     calls = answered_calls(messages)
-    cut = calls[-keep_last][0] if keep_last and len(calls) >= keep_last else 1
+    cut = len(messages) if keep_last == 0 else calls[-keep_last][0] if len(calls) >= keep_last else 1
     kept = strip_thinking(messages[max(cut, 1):])  # replayed as they were, a kept block is a 400
     head = user(f"{task}\n\n{summary}")
     if kept and kept[0]["role"] == "user":  # two user turns in a row: one message

@@ -29,25 +29,30 @@ def test_breakpoint_on_the_last_durable_block_only(impl):
     durable = history(5)
     before = copy.deepcopy(durable)
     out = impl.with_breakpoints(durable)
-    assert durable == before
-    assert marked(out) == [(len(durable) - 1, 0)]
-    assert out[-1]["content"][0]["cache_control"] == {"type": "ephemeral"}
+    assert durable == before, "with_breakpoints modified the history: copy the message and the block you mark, then mark the copy"
+    assert marked(out) == [(len(durable) - 1, 0)], \
+        f"one breakpoint, on the last block of the last message (message {len(durable) - 1}, block 0); marked: {marked(out)}"
+    assert out[-1]["content"][0]["cache_control"] == {"type": "ephemeral"}, \
+        f"the breakpoint is cache_control: {{'type': 'ephemeral'}}, not {out[-1]['content'][0]['cache_control']!r}"
 
 
 def test_previous_end_is_marked_when_beyond_the_lookback(impl):
     durable = history(3) + history(2, results_per_exchange=6)[1:]  # 24 new blocks since message 7
     out = impl.with_breakpoints(durable, previous_len=7)
-    assert marked(out) == [(6, 0), (len(durable) - 1, 5)]
+    assert marked(out) == [(6, 0), (len(durable) - 1, 5)], \
+        f"24 blocks were added since the previous call (>= LOOKBACK_BLOCKS): mark message previous_len - 1 = 6 too; marked: {marked(out)}"
     near = impl.with_breakpoints(history(6), previous_len=11)  # 2 blocks since: no second marker needed
-    assert marked(near) == [(12, 0)]
+    assert marked(near) == [(12, 0)], \
+        f"only 2 blocks were added since the previous call: the last block alone is marked; marked: {marked(near)}"
 
 
 def test_system_breakpoint(impl):
     system = [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]
     out = impl.system_with_breakpoint(system)
-    assert "cache_control" not in system[-1]
-    assert out[-1] == {"type": "text", "text": "b", "cache_control": {"type": "ephemeral"}} and out[0] == system[0]
-    assert impl.system_with_breakpoint([]) == []
+    assert "cache_control" not in system[-1], "system_with_breakpoint marked the caller's block: mark a copy"
+    assert out[-1] == {"type": "text", "text": "b", "cache_control": {"type": "ephemeral"}} and out[0] == system[0], \
+        f"the last system block gets cache_control: {{'type': 'ephemeral'}}, the others stay as they are: got {out!r}"
+    assert impl.system_with_breakpoint([]) == [], "no system blocks: return an empty list"
 
 
 def test_tail_layout_puts_the_batch_after_every_breakpoint(impl):
@@ -55,13 +60,15 @@ def test_tail_layout_puts_the_batch_after_every_breakpoint(impl):
                            durable=history(4), batch=[Injection(source="plan", text="I am on phase 2.")],
                            tool_choice={"type": "auto"})
     request = impl.tail_layout(parts)
-    assert request["tools"] == parts.tools and request["tool_choice"] == {"type": "auto"}
-    assert "cache_control" in request["system"][-1]
+    assert request.get("tools") == parts.tools and request.get("tool_choice") == {"type": "auto"}, \
+        "the request carries parts.tools as 'tools' and parts.tool_choice as 'tool_choice'"
+    assert "cache_control" in request["system"][-1], "the system blocks need their breakpoint (system_with_breakpoint)"
     blocks = [b for m in request["messages"] for b in m["content"]]
     last_breakpoint = max(i for i, b in enumerate(blocks) if "cache_control" in b)
     batch_at = next(i for i, b in enumerate(blocks) if b.get("text", "").startswith("<!-- plan -->"))
-    assert batch_at > last_breakpoint
-    assert "cache_control" not in blocks[batch_at]
+    assert batch_at > last_breakpoint, \
+        "the batch sits before a breakpoint, so the cached prefix holds it: mark the history first, then append the batch"
+    assert "cache_control" not in blocks[batch_at], "the batch block carries a breakpoint: it changes every call, never mark it"
 
 
 def turn_parts(impl, batch=True, tool_changes=()):
@@ -77,25 +84,33 @@ def test_turn_scoped_layout_appends_the_tool_changes_then_the_batch_entry(impl):
     parts = turn_parts(impl, tool_changes=[REMOVAL])
     before = copy.deepcopy(parts.durable)
     request = impl.turn_scoped_layout(parts)
-    assert parts.durable == before  # the history is never modified
-    assert request["tools"] == parts.tools and request["tool_choice"] == {"type": "auto"}
-    assert "cache_control" in request["system"][-1]
+    assert parts.durable == before, "turn_scoped_layout modified the history: mark copies (with_breakpoints)"
+    assert request.get("tools") == parts.tools and request.get("tool_choice") == {"type": "auto"}, \
+        "the request carries parts.tools as 'tools' and parts.tool_choice as 'tool_choice'"
+    assert "cache_control" in request["system"][-1], "the system blocks need their breakpoint (system_with_breakpoint)"
     messages = request["messages"]
-    assert [m["role"] for m in messages[-2:]] == ["system", "system"] and len(messages) == len(before) + 2
+    assert [m["role"] for m in messages[-2:]] == ["system", "system"] and len(messages) == len(before) + 2, \
+        f"after the history come exactly two system messages, the tool changes then the batch; got roles {[m['role'] for m in messages]}"
     changes, entry = messages[-2:]
-    assert changes["content"] == [REMOVAL] and "clear_at" not in changes  # a tool change lasts
-    assert entry["clear_at"] == "next_user_message"
-    assert [b["text"] for b in entry["content"]] == ["<!-- plan -->\nCurrent phase: 2."]
-    assert not any("cache_control" in b for b in entry["content"])  # a turn-scoped entry takes no breakpoint
-    assert marked(messages) == [(len(before) - 1, 0)]  # the breakpoint on the last durable block
-    assert {impl.CLEAR_AT_BETA, impl.INLINE_TOOLS_BETA} <= set(request["betas"])
+    assert changes["content"] == [REMOVAL] and "clear_at" not in changes, \
+        f"the tool changes are one plain system message (no clear_at: a change lasts) of parts.tool_changes: got {changes!r}"
+    assert entry.get("clear_at") == "next_user_message", f"the batch goes last, as batch_entry(parts.batch): got {entry!r}"
+    assert [b["text"] for b in entry["content"]] == ["<!-- plan -->\nCurrent phase: 2."], \
+        f"the batch entry holds each injection's block: got {entry['content']!r}"
+    assert not any("cache_control" in b for b in entry["content"]), "a turn-scoped entry takes no breakpoint"
+    assert marked(messages) == [(len(before) - 1, 0)], \
+        f"one breakpoint, on the last durable block (message {len(before) - 1}); marked: {marked(messages)}"
+    assert {impl.CLEAR_AT_BETA, impl.INLINE_TOOLS_BETA} <= set(request.get("betas", [])), \
+        "'betas' must list CLEAR_AT_BETA and INLINE_TOOLS_BETA on every request"
 
 
 def test_turn_scoped_layout_leaves_the_history_as_sent_and_adds_nothing_without_a_batch(impl):
     request = impl.turn_scoped_layout(turn_parts(impl, batch=False))
     strip = lambda ms: [{**m, "content": [{k: v for k, v in b.items() if k != "cache_control"} for b in m["content"]]} for m in ms]
-    assert strip(request["messages"]) == history(4)  # no trailing entry, and the durable turns unchanged
-    assert {impl.CLEAR_AT_BETA, impl.INLINE_TOOLS_BETA} <= set(request["betas"])
+    assert strip(request["messages"]) == history(4), \
+        "with no batch and no tool change, the messages are the history as it was (breakpoints aside), with nothing after it"
+    assert {impl.CLEAR_AT_BETA, impl.INLINE_TOOLS_BETA} <= set(request.get("betas", [])), \
+        "'betas' must list CLEAR_AT_BETA and INLINE_TOOLS_BETA on every request, a batch or not"
 
 
 @on_both_generations
@@ -111,9 +126,14 @@ def test_a_long_run_reads_the_whole_previous_prompt_every_call(impl, tmp_path, m
     result = agent.run("Read the pages.")
     assert result.status == "done", result.error
     calls = agent.calls
-    for before, after in zip(calls[1:], calls[2:]):
-        assert after.cache_read_input_tokens == before.cache_read_input_tokens + before.cache_creation_input_tokens
+    for n, (before, after) in enumerate(zip(calls[1:], calls[2:]), start=3):
+        cached = before.cache_read_input_tokens + before.cache_creation_input_tokens
+        assert after.cache_read_input_tokens == cached, \
+            (f"call {n} read {after.cache_read_input_tokens:,} tokens from cache, not all {cached:,} that call {n - 1} had "
+             "cached: is the breakpoint on the last durable block (with a second one when the lookback needs it), "
+             "and the batch after it?")
     share = sum(c.cache_read_input_tokens for c in calls) / sum(c.prompt_tokens for c in calls)
-    assert share > 0.95
+    assert share > 0.95, f"only {share:.0%} of the run's prompt tokens were read from cache (over 95% expected)"
     if model != LEGACY_MODEL:
-        assert [first_edit(a, b) for a, b in zip(sent, sent[1:])] == [None] * (len(sent) - 1)
+        edits = [(n, first_edit(a, b)) for n, (a, b) in enumerate(zip(sent, sent[1:]), start=2) if first_edit(a, b)]
+        assert edits == [], f"a request is not an append-only extension of the one before (call, first edit): {edits[:3]}"

@@ -66,7 +66,7 @@ def test_the_block_names_the_goal_the_current_phase_and_the_progress(impl, state
     plan = make_plan(impl, STATES[state])
     block = impl.render_plan_block(plan)
     n, done = plan.current + 1, plan.done
-    assert "compare four competitors' pricing" in block
+    assert "compare four competitors' pricing" in block, f"the block should state the plan's goal, in every state:\n{block}"
     assert says(block, str(n), "4", TITLES[n - 1]), f"no line says phase {n} of 4 is current, with its title:\n{block}"
     assert re.search(rf"\b{done}\s*(/|of)\s*4\b[^\n]*done|done[^\n]*\b{done}\s*(/|of)\s*4\b", block), \
         f"the progress ({done} of 4 phases done) is not stated:\n{block}"
@@ -92,27 +92,32 @@ def test_the_mark_is_the_same_mark_wherever_the_current_phase_is(impl):
 
 def test_skills_are_the_current_phases_only(impl):
     middle = impl.render_plan_block(make_plan(impl, STATES["middle"]))
-    assert "web_research" in middle and "spreadsheets" in middle and "writing" not in middle
+    assert "web_research" in middle and "spreadsheets" in middle and "writing" not in middle, \
+        f"with phase 2 current, the block lists phase 2's skills (web_research, spreadsheets) and no other phase's:\n{middle}"
     first = impl.render_plan_block(make_plan(impl, STATES["first"]))
-    assert not any(s in first for s in ("web_research", "spreadsheets", "writing"))  # phase 1 needs none
+    assert not any(s in first for s in ("web_research", "spreadsheets", "writing")), \
+        f"phase 1 has no skills: the block names none while it is current:\n{first}"
 
 
 def test_when_every_phase_is_done_no_phase_is_current(impl):
     plan = make_plan(impl, ["done"] * 4)
     block = impl.render_plan_block(plan)
-    assert "compare four competitors' pricing" in block and impl.COMMUNICATION_RULES in block
-    assert re.search(r"\b4\s*(/|of)\s*4\b", block) and "done" in block
+    assert "compare four competitors' pricing" in block and impl.COMMUNICATION_RULES in block, \
+        f"with every phase done, the block still states the goal and carries COMMUNICATION_RULES:\n{block}"
+    assert re.search(r"\b4\s*(/|of)\s*4\b", block) and "done" in block, f"the block should say 4/4 phases are done:\n{block}"
     assert marked(block, plan)[0] == [], "with every phase done, no line of the map may be marked"
-    assert not any("current" in line.lower() and any(t in line for t in TITLES) for line in block.splitlines())
+    assert not any("current" in line.lower() and any(t in line for t in TITLES) for line in block.splitlines()), \
+        f"with every phase done, no line may name a phase as current:\n{block}"
 
 
 @pytest.mark.parametrize("state", STATES)
 def test_the_block_states_facts_carries_the_rules_and_has_no_headers(impl, state):
     block = impl.render_plan_block(make_plan(impl, STATES[state]))
-    assert impl.COMMUNICATION_RULES in block
+    assert impl.COMMUNICATION_RULES in block, f"the plan block must carry COMMUNICATION_RULES, verbatim:\n{block}"
     assert not FIRST_OR_SECOND_PERSON.search(block.replace(impl.COMMUNICATION_RULES, "")), \
         f"a system entry states facts; it does not speak as the agent or to it:\n{block}"
-    assert not any(line.lstrip().startswith("#") for line in block.splitlines())
+    assert not any(line.lstrip().startswith("#") for line in block.splitlines()), \
+        f"plain text: no Markdown header lines ('#'):\n{block}"
 
 
 @pytest.mark.parametrize("scope_line", [True, False])
@@ -122,29 +127,38 @@ def test_task_block(impl, scope_line):
                              phase=2, plan=plan, scope_line=scope_line)
     block = impl.render_task_block(task)
     lines = block.splitlines()
-    assert f"{impl.TASK_LINE}fetch the Acme pricing page and save the tiers to acme-pricing.md" in lines
-    assert "compare four competitors' pricing" in block and says(block, "2", "4", TITLES[1])
-    assert map_lines(block, plan)[1].endswith(f"  <- {impl.MY_PHASE}")
-    assert sum(f"<- {impl.MY_PHASE}" in line for line in lines) == 1
-    assert (impl.SCOPE_LINE in block) is scope_line
-    assert "report" in block and "partial" in block
-    assert not FIRST_OR_SECOND_PERSON.search(block)
+    assert f"{impl.TASK_LINE}fetch the Acme pricing page and save the tiers to acme-pricing.md" in lines, \
+        f"one line must be TASK_LINE followed by the objective, alone on its line:\n{block}"
+    assert "compare four competitors' pricing" in block and says(block, "2", "4", TITLES[1]), \
+        f"the block should state the plan's goal, and on one line the task's phase: 2 of 4, {TITLES[1]!r}:\n{block}"
+    assert map_lines(block, plan)[1].endswith(f"  <- {impl.MY_PHASE}"), \
+        f"phase 2's map line should end with '  <- ' + MY_PHASE ({impl.MY_PHASE!r}):\n{block}"
+    assert sum(f"<- {impl.MY_PHASE}" in line for line in lines) == 1, f"only the task's phase is marked '<- {impl.MY_PHASE}':\n{block}"
+    assert (impl.SCOPE_LINE in block) is scope_line, \
+        f"the SCOPE_LINE paragraph belongs in the block exactly when task.scope_line is true ({scope_line}):\n{block}"
+    assert "report" in block and "partial" in block, f"say how the run ends: 'report', with status done or partial:\n{block}"
+    assert not FIRST_OR_SECOND_PERSON.search(block), f"facts only: no 'I', 'my', 'you' or 'your':\n{block}"
 
 
 def test_the_scope_line_is_the_only_difference(impl):
     plan = make_plan(impl, STATES["middle"])
     blocks = [impl.render_task_block(impl.ExecutorTask(objective="o", phase=2, plan=plan, scope_line=s)) for s in (True, False)]
     with_scope, without = (set(b.splitlines()) - {""} for b in blocks)
-    assert without < with_scope and all(impl.SCOPE_LINE in line for line in with_scope - without)
+    assert without < with_scope and all(impl.SCOPE_LINE in line for line in with_scope - without), \
+        f"scope_line may only add the SCOPE_LINE paragraph; it changed other lines: {sorted(without ^ with_scope)}"
 
 
 @on_both_generations
 def test_a_team_runs_on_the_chapters_renderers(impl, tmp_path, model):
     team = planning_team(tmp_path, "Summarise the reference manual", reference_items(3), online=False, model=model,
                          render_plan=impl.render_plan_block, render_task=impl.render_task_block)
-    assert team.planner.run("Summarise pages 0 to 2.").status == "done"
-    assert team.plan.plan.done == 3 and len(team.executors) == 3
+    result = team.planner.run("Summarise pages 0 to 2.")
+    assert result.status == "done", f"the planner's run stopped: {result.error}"
+    assert team.plan.plan.done == 3 and len(team.executors) == 3, \
+        (f"{team.plan.plan.done} of 3 phases done by {len(team.executors)} executors: the simulated executor reads TASK_LINE "
+         f"and the '<- {impl.MY_PHASE}' mark from your task block; are they there?")
     last = team.planner.last_request["messages"][-1]
-    assert "<!-- plan -->" in str(last)
+    assert "<!-- plan -->" in str(last), "the planner's last request should end with the plan block"
     if model == CURRENT_MODEL:  # on a current model the block is a turn-scoped system entry
-        assert last["role"] == "system" and last["clear_at"] == "next_user_message"
+        assert last["role"] == "system" and last.get("clear_at") == "next_user_message", \
+            f"on a current model the plan block rides in a turn-scoped system entry: {last!r}"

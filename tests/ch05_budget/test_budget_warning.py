@@ -27,25 +27,32 @@ def test_warns_once_right_after_the_crossing(impl, tmp_path, model):
     agent, monitor, warned = run_with_monitor(impl, tmp_path, model=model)
     prompts = [c.prompt_tokens for c in agent.calls]
     crossing = next(i for i, p in enumerate(prompts) if p >= 0.8 * WINDOW)  # 0-based index of the first call over
-    assert warned.count(True) == 1
-    assert warned.index(True) == crossing + 1  # the very next call carries it
-    assert monitor.warned_at == crossing + 2  # 1-based call number
-    assert prompts[-1] >= 0.8 * WINDOW  # and it stayed over: still only once
+    assert warned.count(True) == 1, f"the warning should ride on exactly one call, not {warned.count(True)}: warn once per run"
+    assert warned.index(True) == crossing + 1, \
+        (f"call {crossing + 1}'s prompt was the first at 80% of the budget, so call {crossing + 2} carries the warning, "
+         f"not call {warned.index(True) + 1}: record() keeps the last prompt, warn() acts on it before the next call")
+    assert monitor.warned_at == crossing + 2, f"warned_at should be {crossing + 2} (calls so far + 1), not {monitor.warned_at}"
+    assert prompts[-1] >= 0.8 * WINDOW, "the test's setting changed: its run no longer stays over the threshold to the end"
 
 
 def test_never_before_the_crossing(impl, tmp_path):
     agent, monitor, warned = run_with_monitor(impl, tmp_path, turns=20)  # stays well under 80%
-    assert max(c.prompt_tokens for c in agent.calls) < 0.8 * WINDOW
-    assert not any(warned) and monitor.warned_at is None
-    assert monitor.last_prompt_tokens == agent.calls[-1].prompt_tokens  # it was measuring all along
-    assert agent.hooks.failures == []
+    assert max(c.prompt_tokens for c in agent.calls) < 0.8 * WINDOW, "the test's setting changed: its run crosses the threshold"
+    assert not any(warned) and monitor.warned_at is None, \
+        f"a warning went out under the threshold (call {warned.index(True) + 1 if any(warned) else None}): warn only at >= threshold * budget"
+    assert monitor.last_prompt_tokens == agent.calls[-1].prompt_tokens, \
+        (f"record() should keep the last call's prompt_tokens ({agent.calls[-1].prompt_tokens:,}), "
+         f"not {monitor.last_prompt_tokens:,}")
+    assert agent.hooks.failures == [], f"a hook raised during the run: {agent.hooks.failures}"
 
 
 def test_the_budget_not_the_window_decides_on_a_1m_model(impl, tmp_path):
-    assert model_spec(CURRENT_MODEL).context_window >= 50 * WINDOW  # 80% of this window is never reached here
+    assert model_spec(CURRENT_MODEL).context_window >= 50 * WINDOW, "the test's setting: a window this run never fills to 80%"
     agent, monitor, warned = run_with_monitor(impl, tmp_path, model=CURRENT_MODEL)
     crossing = next(i for i, c in enumerate(agent.calls) if c.prompt_tokens >= 0.8 * WINDOW)
-    assert warned.count(True) == 1 and warned.index(True) == crossing + 1
+    assert warned.count(True) == 1 and True in warned and warned.index(True) == crossing + 1, \
+        (f"on a 1M-token model the warning should still come once, on call {crossing + 2}, right after the prompt "
+         f"crossed 80% of the *budget* (self.budget, not the model's window); it rode on {warned.count(True)} calls")
 
 
 # Any first-person form: "I am", "I'm", "I've", "my", "me". A system entry states facts instead.
@@ -68,16 +75,18 @@ def test_the_warning_states_the_share_and_what_to_persist_as_a_fact(impl):
     monitor.record(event)
     monitor.warn(event)
     monitor.warn(event)
-    assert len(fake.injected) == 1 and fake.injected[0][0] == "budget"
+    assert len(fake.injected) == 1 and fake.injected[0][0] == "budget", \
+        f"two warn() calls after an 85% prompt should inject once, with source 'budget': injected {fake.injected}"
     text = fake.injected[0][1]
-    assert "85%" in text
+    assert "85%" in text, f"85 of 100 tokens: the warning should state the fill as '85%': {text!r}"
     assert PERSIST.search(text), f"the warning should say to write down what is not in a file yet: {text!r}"
     assert not FIRST_PERSON.search(text), f"a system entry states facts; it does not speak as the agent: {text!r}"
 
 
 def test_a_new_user_message_gets_its_own_warning(impl, tmp_path):
     agent, monitor, warned = run_with_monitor(impl, tmp_path)
-    assert warned.count(True) == 1
+    assert warned.count(True) == 1, f"the first run should carry one warning, not {warned.count(True)}"
     agent.run("One more thing.")  # the simulated policy answers at once: one call
-    assert warned.count(True) == 2 and warned[-1]  # the new run's first call carries its own warning
-    assert monitor.warned_at == len(agent.calls)
+    assert warned.count(True) == 2 and warned[-1], \
+        "a new user message starts a new run (reset() clears warned_at): its first call over the threshold carries a warning"
+    assert monitor.warned_at == len(agent.calls), f"warned_at should be {len(agent.calls)}, the call it rode on, not {monitor.warned_at}"

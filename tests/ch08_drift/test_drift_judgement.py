@@ -11,39 +11,53 @@ def use(name: str, **args) -> dict:
     return {"type": "tool_use", "id": "t", "name": name, "input": args}
 
 
+def judge(impl, tool_use: dict) -> str:
+    return impl.serves(tool_use, PHASE, GOAL)
+
+
 def test_an_action_on_the_current_phase_serves_it(impl):
-    assert impl.serves(use("fetch", url="https://docs.example/page/3?chars=500"), PHASE, GOAL) == "phase"
-    assert impl.serves(use("write_file", path="notes/page-3.md", content="x"), PHASE, GOAL) == "phase"
+    action = use("fetch", url="https://docs.example/page/3?chars=500")
+    assert (got := judge(impl, action)) == "phase", \
+        f"fetching the current phase's page (its query aside: compare targets() with the phase) is 'phase', not {got!r}"
+    action = use("write_file", path="notes/page-3.md", content="x")
+    assert (got := judge(impl, action)) == "phase", f"writing the current phase's note is 'phase', not {got!r}"
 
 
 def test_an_action_on_another_phase_serves_the_goal_not_the_phase(impl):
-    assert impl.serves(use("fetch", url="https://docs.example/page/4"), PHASE, GOAL) == "goal"
+    action = use("fetch", url="https://docs.example/page/4")
+    assert (got := judge(impl, action)) == "goal", \
+        f"page 4 belongs to another phase (in goal, not in phase): 'goal', not {got!r}"
 
 
 def test_an_action_outside_the_plan_is_off(impl):
-    assert impl.serves(use("fetch", url="https://docs.example/page/12345"), PHASE, GOAL) == "off"
-    assert impl.serves(use("write_file", path="notes/elsewhere.md", content="x"), PHASE, GOAL) == "off"
+    action = use("fetch", url="https://docs.example/page/12345")
+    assert (got := judge(impl, action)) == "off", f"a page no phase names is 'off', not {got!r}"
+    action = use("write_file", path="notes/elsewhere.md", content="x")
+    assert (got := judge(impl, action)) == "off", f"a path no phase names is 'off', not {got!r}"
 
 
 def test_bookkeeping_and_actions_that_name_nothing_serve_the_phase(impl):
-    assert impl.serves(use("plan", phase=2, status="done"), PHASE, GOAL) == "phase"
-    assert impl.serves(use("report", status="done", did="all"), PHASE, GOAL) == "phase"
-    assert impl.serves(use("read_file", path="notes/page-3.md"), PHASE, GOAL) == "phase"
-    assert impl.serves(use("message_user", text="On it."), PHASE, GOAL) == "phase"
+    for action, why in [(use("plan", phase=2, status="done"), "bookkeeping (its name is in BOOKKEEPING)"),
+                        (use("report", status="done", did="all"), "bookkeeping (its name is in BOOKKEEPING)"),
+                        (use("read_file", path="notes/page-3.md"), "it touches the current phase's note"),
+                        (use("message_user", text="On it."), "it touches nothing a phase names")]:
+        assert (got := judge(impl, action)) == "phase", f"{action['name']}{action['input']} is 'phase' ({why}), not {got!r}"
 
 
 def test_the_plan_is_recited_first_then_on_a_new_phase_or_a_drift(impl):
     trigger = impl.RecitationTrigger()
-    decisions = [trigger.should_recite(phase, verdict) for phase, verdict in [
-        (0, None),       # first call: recite
-        (0, "phase"),    # same phase, served: no
-        (1, "phase"),    # a new phase: recite
-        (1, "phase"),    # no
-        (1, "off"),      # the last call drifted: recite
-        (1, "phase"),    # no
-        (1, "goal"),     # drifted to another phase: recite
-        (1, "phase"),    # no
-        (None, "phase"), # the plan is done: a new "phase" (none current): recite once
-        (None, "phase"), # no
-    ]]
-    assert decisions == [True, False, True, False, True, False, True, False, True, False]
+    steps = [
+        (0, None, True, "the first call"),
+        (0, "phase", False, "the same phase, served"),
+        (1, "phase", True, "a new phase"),
+        (1, "phase", False, "the same phase, served"),
+        (1, "off", True, "the last call drifted off the plan"),
+        (1, "phase", False, "the same phase, served"),
+        (1, "goal", True, "the last call drifted to another phase"),
+        (1, "phase", False, "the same phase, served"),
+        (None, "phase", True, "the plan is done: no phase current is a new phase"),
+        (None, "phase", False, "still no phase current"),
+    ]
+    for n, (phase, verdict, expected, why) in enumerate(steps, start=1):
+        got = trigger.should_recite(phase, verdict)
+        assert got == expected, f"call {n} (phase {phase}, last verdict {verdict!r}): recite {expected} ({why}), not {got!r}"

@@ -24,7 +24,8 @@ def working_copy(tmp_path: Path) -> Path:
     from exercise_check import copy_own_files
 
     project = tmp_path / "project"
-    shutil.copytree(ROOT / ".git", project / ".git")
+    # a clone, not a copy of .git: in a worktree, .git is a file that points into another checkout's repository
+    subprocess.run(["git", "clone", "-q", "--shared", str(ROOT), str(project)], check=True, capture_output=True)
     copy_own_files(project)
     return project
 
