@@ -21,8 +21,19 @@ from typing import Any
 from ..core.context import batch_of
 from ..provider.cost import CallRecord
 
-COLOURS = {"cache read": "#c8e6c9", "cache write": "#fff9c4", "uncached": "#eeeeee", "batch": "#ffe0b2",
-           "cleared": "#ffffff"}
+# Tints, not colours: laid over the page's own background, each reads as a pale shade in a light theme
+# and a dark one in a dark theme, and the text keeps the theme's colour (JupyterLab's dark theme has
+# white text: on opaque pastels it was white on pale). A cleared block has no tint; its text is dimmed.
+COLOURS = {"cache read": "rgba(76, 175, 80, 0.3)", "cache write": "rgba(255, 214, 0, 0.3)",
+           "uncached": "rgba(128, 128, 128, 0.2)", "batch": "rgba(255, 140, 0, 0.3)", "cleared": "transparent"}
+# JupyterLab's variables, with fallbacks where they are not defined (classic Notebook, nbconvert's HTML)
+DIMMED = "var(--jp-content-font-color2, #616161)"
+BORDER = "var(--jp-border-color1, #9e9e9e)"
+# JupyterLab typesets $...$ in HTML outputs as TeX ("cost $0.0061 (without caching $0.0531)" came out as
+# italic maths): MathJax 3 skips an element of class mathjax_ignore, MathJax 2 (classic, nbconvert) one
+# of class tex2jax_ignore; every sign is written &#36;, so nothing that scans the source sees a $.
+NO_MATHS = "tex2jax_ignore mathjax_ignore"
+CELL = "text-align:left;vertical-align:top"  # JupyterLab right-aligns table cells
 
 
 @dataclass
@@ -49,24 +60,27 @@ class CallView:
 
     def _repr_html_(self) -> str:
         u = self.usage
-        legend = " ".join(f'<span style="background:{c};padding:0 6px">{k}</span>' for k, c in COLOURS.items())
+        legend = " ".join(f'<span style="background:{c};padding:0 6px;border:1px {"dashed" if k == "cleared" else "solid"} '
+                          f'{BORDER}">{k}</span>' for k, c in COLOURS.items())
         every = self.rows()
         shown = every[-self.last:] if self.last and len(every) > self.last else every
         hidden = every[: len(every) - len(shown)]
         rows = "".join(
-            f'<tr style="background:{COLOURS[region]}"><td><code>{html.escape(where)}</code>'
+            f'<tr style="background:{COLOURS[region]}{f";color:{DIMMED}" * (region == "cleared")}">'
+            f'<td style="{CELL}"><code style="background:none;color:inherit">{html.escape(where)}</code>'
             f'{" &#9873; breakpoint" if breakpoint else ""}</td>'
-            f'<td style="white-space:pre-wrap;font-family:monospace">{html.escape(_shorten(preview))}</td></tr>'
+            f'<td style="{CELL};white-space:pre-wrap;font-family:monospace">{html.escape(_shorten(preview))}</td></tr>'
             for region, where, preview, breakpoint in shown)
         if hidden:  # one line for the head: how many blocks, in which regions, how many breakpoints
             counts = ", ".join(f"{sum(r == k for r, *_ in hidden)} {k}" for k in COLOURS if any(r == k for r, *_ in hidden))
             marks = sum(row[3] for row in hidden)
-            rows = (f'<tr><td colspan="2"><i>{len(hidden)} earlier blocks not shown ({counts}; {marks} &#9873; '
+            rows = (f'<tr><td colspan="2" style="{CELL}"><i>{len(hidden)} earlier blocks not shown ({counts}; {marks} &#9873; '
                     f'breakpoint{"s" * (marks != 1)}): CallView(..., last=None) shows every block</i></td></tr>') + rows
-        return (f"<div><b>call</b>: {u.prompt_tokens:,} prompt tokens, cache read {u.cache_read_input_tokens:,} "
+        page = (f'<div class="{NO_MATHS}"><b>call</b>: {u.prompt_tokens:,} prompt tokens, cache read {u.cache_read_input_tokens:,} '
                 f"({u.cache_read_share:.0%}), written {u.cache_creation_input_tokens:,}, uncached {u.input_tokens:,}, "
                 f"output {u.output_tokens:,}; cost ${u.cost:.4f} (without caching ${u.cost_without_cache:.4f})"
                 f"<br>{legend} &#9873; = cache breakpoint (regions by estimated block size)<table>{rows}</table></div>")
+        return page.replace("$", "&#36;")  # the header's amounts and any in a block's preview
 
 
 def _shorten(text: str, limit: int = 160) -> str:

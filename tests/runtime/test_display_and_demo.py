@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import tempfile
 
 import pytest
@@ -32,9 +33,53 @@ def test_call_view_tells_the_regions_apart(tmp_path):
     assert regions[0] == "cache read" and "cache write" in regions  # the history read, the new turn written
     assert all(r == "cache read" for r in regions[: breakpoints[0]])  # the head was cached long ago
     page = view._repr_html_()
-    assert "&lt;!-- plan --&gt;" in page and "cache read" in page and f"${view.usage.cost:.4f}" in page
+    assert "&lt;!-- plan --&gt;" in page and "cache read" in page and f"&#36;{view.usage.cost:.4f}" in page
     assert page.count("breakpoint") >= len(breakpoints)
     assert "read" in str(view) and "batch 1" in str(view)
+
+
+def luminance(rgb):
+    def channel(c):
+        c /= 255
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+    r, g, b = (channel(c) for c in rgb)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def over(rgba: str, page):
+    """A CSS colour laid over an opaque page colour."""
+    if rgba == "transparent":
+        return page
+    *rgb, alpha = (float(x) for x in re.findall(r"[\d.]+", rgba))
+    return tuple(alpha * c + (1 - alpha) * p for c, p in zip(rgb, page))
+
+
+def contrast(a, b):
+    hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+# JupyterLab 4's themes: page background and text colour (--jp-layout-color0, --jp-content-font-color1)
+THEMES = {"light": ((255, 255, 255), (0, 0, 0)), "dark": ((17, 17, 17), (255, 255, 255))}
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_call_view_reads_in_jupyterlab_in_either_theme(tmp_path, theme):
+    """Money is not maths (JupyterLab typesets $...$ in HTML outputs), the text keeps the theme's
+    colour over a tint that contrasts with it (WCAG AA, 4.5:1), and cells are left-aligned (JupyterLab
+    right-aligns table cells). The browser check (`make ui-test`) measures the same on the page."""
+    from minimal_runtime.view.call import COLOURS
+
+    agent, _, _ = pricing_agent(tmp_path)
+    agent.run(TASK)
+    page = CallView(agent.last_request, agent.calls[-1])._repr_html_()
+    assert "$" not in page and 'class="tex2jax_ignore mathjax_ignore"' in page.split(">")[0]
+    cells = re.findall(r"<td[^>]*>", page)
+    assert cells and all("text-align:left" in cell for cell in cells)
+    background, text = THEMES[theme]
+    for region, tint in COLOURS.items():
+        assert contrast(over(tint, background), text) >= 4.5, (region, tint, theme)
+        assert "color:#" not in page  # no fixed text colour: the theme's shows through
 
 
 def test_demo_runs_offline_and_summarises(monkeypatch):
