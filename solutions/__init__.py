@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import importlib
 import os
+import traceback
+from pathlib import Path
 from types import ModuleType
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def impl(chapter: str) -> ModuleType:
@@ -21,16 +25,25 @@ def impl(chapter: str) -> ModuleType:
 
 
 def _one_line_for_unfinished_stubs() -> None:
-    """In a notebook, a stub not written yet stops the cell with one line ("ch05: write
-    BudgetMonitor.warn first") instead of a traceback through the runtime."""
+    """In a notebook, a stub not written yet stops the cell, and Run All with it, with an error of one
+    line that names the file to write and the command that checks it, instead of a traceback through
+    the runtime. Any other NotImplementedError keeps its ordinary traceback."""
     try:
         shell = get_ipython()  # type: ignore[name-defined]  # noqa: F821  (defined inside IPython)
     except NameError:
         return
 
     def unfinished(shell, kind, error, tb, tb_offset=None):
-        where = str(error)
-        chapter, _, name = where.partition(": ")
-        print(f"{chapter}: write {name} first (exercises/, then restart the kernel)" if name else f"unfinished: {where}")
+        frames = [Path(f.filename) for f in traceback.extract_tb(tb)]
+        stub = next((f for f in reversed(frames) if f.parent.name == "exercises" and f.name.startswith("ch")), None)
+        if stub is None:
+            shell._showtraceback(kind, error, shell.InteractiveTB.structured_traceback(kind, error, tb, tb_offset))
+            return None
+        name = str(error).partition(": ")[2] or str(error)
+        where = stub.relative_to(ROOT) if stub.is_relative_to(ROOT) else stub
+        said = (f"{name} is not written yet: write it in {where}, check it with "
+                f"`.venv/bin/pytest tests/{stub.stem} --impl exercises`, then restart the kernel and run again")
+        # an error output, not printed text: JupyterLab shows it as an error and Run All stops at it
+        shell._showtraceback(kind, error, [f"\x1b[0;31mNotImplementedError\x1b[0m: {said}"])
         return None
     shell.set_custom_exc((NotImplementedError,), unfinished)

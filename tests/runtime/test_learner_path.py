@@ -204,3 +204,26 @@ def test_a_learners_exercises_never_decide_whether_make_test_passes(tmp_path, ex
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from chapter_times import chapter_tests
     assert readme_table_mismatches(project, tests=chapter_tests()) == []  # tests/ is the same: counted once, here
+
+
+def test_an_unwritten_stub_stops_a_notebook_with_an_error_naming_its_file_and_the_check(tmp_path):
+    """In a notebook, a stub's NotImplementedError is an error output (JupyterLab shows it as one, and
+    Run All stops there) of one line: the file to write and the command that checks it."""
+    import nbclient
+    import nbformat
+
+    stub = tmp_path / "exercises" / "ch02_tail_placement.py"  # a stand-in: the learner's exercises/ is theirs
+    stub.parent.mkdir()
+    stub.write_text('def tail_layout(parts):\n    raise NotImplementedError("ch02: tail_layout")\n')
+    cells = [f"import importlib.util\nfrom solutions import impl\nimpl('ch02_tail_placement')\n"
+             f"spec = importlib.util.spec_from_file_location('stub', {str(stub)!r})\n"
+             "ch02 = importlib.util.module_from_spec(spec); spec.loader.exec_module(ch02)",
+             "ch02.tail_layout(None)", "print('ran on')"]
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    with pytest.raises(nbclient.exceptions.CellExecutionError):
+        nbclient.NotebookClient(notebook, timeout=120, kernel_name="python3").execute()
+    stopped, after = notebook.cells[1].outputs, notebook.cells[2].outputs
+    assert [o.output_type for o in stopped] == ["error"] and after == [], (stopped, after)
+    said = "\n".join(stopped[0].traceback)
+    assert len(stopped[0].traceback) == 1 and "tail_layout is not written yet" in said, said
+    assert "exercises/ch02_tail_placement.py" in said and "`.venv/bin/pytest tests/ch02_tail_placement --impl exercises`" in said
