@@ -63,9 +63,31 @@ serve: $(STAMP)  ## the emulator on loopback for your own agent, one line per ca
 online: $(STAMP)  ## the demo and every notebook on the online path (COURSE_BACKEND=api) against serve, offline (minutes)
 	$(BIN)/python tests/serve/run_online.py
 
-lab: $(STAMP)  ## open the notebooks (installs JupyterLab the first time)
+# make lab opens copies: JupyterLab autosaves what a run leaves (a Run All stopped at a stub clears the
+# outputs after it), and chapters/ are the course's own notebooks, checked by make test. workbook/ is at
+# the same depth as chapters/, so a notebook finds ../shared/ from either. As root (a container),
+# JupyterLab refuses to start without --allow-root.
+WORKBOOK := workbook
+lab: $(STAMP)  ## open your copies of the notebooks (workbook/; the first run installs JupyterLab)
 	@$(BIN)/python -c 'import jupyterlab' 2>/dev/null || $(BIN)/uv pip install --python $(BIN)/python -e '.[course,lab]'
-	$(BIN)/jupyter lab chapters/
+	@mkdir -p $(WORKBOOK)
+	@for notebook in chapters/*.ipynb; do [ -e $(WORKBOOK)/$${notebook#chapters/} ] || cp $$notebook $(WORKBOOK)/; done
+	@echo "$(WORKBOOK)/ holds your copies of the chapters: your runs and saves change them, never chapters/ (delete a copy to get it fresh)"
+	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) $(WORKBOOK)/
+
+# make ui-test: the pages in a real browser, Debian's chromium driven by Playwright (tests/ui/; not part
+# of make test). Playwright cannot fetch its own browser here, so the system's is used, installed with
+# apt-get when missing: in CI a failed install fails the run, elsewhere the check is skipped in one line.
+BROWSER := /usr/bin/chromium
+.PHONY: ui-test
+ui-test: $(STAMP)  ## chapters 01, 02 and 09 in JupyterLab, in Chromium, in both themes (screenshots in .ui-artifacts/)
+	@$(BIN)/python -c 'import jupyterlab, playwright' 2>/dev/null || $(BIN)/uv pip install --python $(BIN)/python -e '.[course,lab,ui]'
+	@[ -x $(BROWSER) ] || { echo "installing Debian's chromium (apt-get install chromium)"; \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >/dev/null 2>&1; } || true
+	@if [ ! -x $(BROWSER) ]; then \
+	  if [ -n "$$CI" ]; then echo "ui-test: Debian's chromium could not be installed"; exit 1; fi; \
+	  echo "ui-test: skipped: no $(BROWSER), and apt-get could not install chromium"; exit 0; fi; \
+	  $(BROWSER) --version 2>/dev/null; UI_TEST=1 UI_BROWSER=$(BROWSER) $(BIN)/python -m pytest -q -p no:xdist tests/ui
 
 # make ui-test: the pages in a real browser, Debian's chromium driven by Playwright (tests/ui/; not part
 # of make test). Playwright cannot fetch its own browser here, so the system's is used, installed with

@@ -23,12 +23,14 @@ from ..provider.cost import CallRecord
 
 # Tints, not colours: laid over the page's own background, each reads as a pale shade in a light theme
 # and a dark one in a dark theme, and the text keeps the theme's colour (JupyterLab's dark theme has
-# white text: on opaque pastels it was white on pale). A cleared block has no tint; its text is dimmed.
+# white text: on opaque pastels it was white on pale). A cleared block has no tint; the row is faded.
+# No CSS variables (--jp-...): JupyterLab's sanitizer drops a var() from the style of an output it
+# does not trust (any notebook it did not run itself, the course's as committed among them), and
+# classic Notebook and nbconvert's HTML do not define them; the values below read the same everywhere.
 COLOURS = {"cache read": "rgba(76, 175, 80, 0.3)", "cache write": "rgba(255, 214, 0, 0.3)",
            "uncached": "rgba(128, 128, 128, 0.2)", "batch": "rgba(255, 140, 0, 0.3)", "cleared": "transparent"}
-# JupyterLab's variables, with fallbacks where they are not defined (classic Notebook, nbconvert's HTML)
-DIMMED = "var(--jp-content-font-color2, #616161)"
-BORDER = "var(--jp-border-color1, #9e9e9e)"
+FADED = "opacity:0.75"
+BORDER = "rgba(128, 128, 128, 0.8)"  # mid grey: an outline on white and on near-black alike
 # JupyterLab typesets $...$ in HTML outputs as TeX ("cost $0.0061 (without caching $0.0531)" came out as
 # italic maths): MathJax 3 skips an element of class mathjax_ignore, MathJax 2 (classic, nbconvert) one
 # of class tex2jax_ignore; every sign is written &#36;, so nothing that scans the source sees a $.
@@ -66,7 +68,7 @@ class CallView:
         shown = every[-self.last:] if self.last and len(every) > self.last else every
         hidden = every[: len(every) - len(shown)]
         rows = "".join(
-            f'<tr style="background:{COLOURS[region]}{f";color:{DIMMED}" * (region == "cleared")}">'
+            f'<tr style="background:{COLOURS[region]}{f";{FADED}" * (region == "cleared")}">'
             f'<td style="{CELL}"><code style="background:none;color:inherit">{html.escape(where)}</code>'
             f'{" &#9873; breakpoint" if breakpoint else ""}</td>'
             f'<td style="{CELL};white-space:pre-wrap;font-family:monospace">{html.escape(_shorten(preview))}</td></tr>'

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -227,3 +228,41 @@ def test_an_unwritten_stub_stops_a_notebook_with_an_error_naming_its_file_and_th
     said = "\n".join(stopped[0].traceback)
     assert len(stopped[0].traceback) == 1 and "tail_layout is not written yet" in said, said
     assert "exercises/ch02_tail_placement.py" in said and "`.venv/bin/pytest tests/ch02_tail_placement --impl exercises`" in said
+
+
+FAKE_JUPYTER = """#!/bin/sh
+echo "$(pwd) $*" >> "$FAKE_LOG"
+"""
+
+
+def test_make_lab_opens_copies_of_the_chapters_and_starts_as_root(tmp_path):
+    """JupyterLab autosaves a notebook a learner ran (a Run All stopped at a stub leaves the cells after it
+    without outputs): make lab opens copies in workbook/, made once, so chapters/ stays as committed and a
+    copy keeps the learner's work. As root (a container) JupyterLab starts only with --allow-root."""
+    if shutil.which("make") is None:
+        pytest.skip("no make on this machine")
+    project = tmp_path / "project"
+    (project / "chapters").mkdir(parents=True)
+    for name in ("Makefile", "pyproject.toml"):
+        shutil.copy(ROOT / name, project)
+    for notebook in sorted((ROOT / "chapters").glob("0[12]_*.ipynb")):
+        shutil.copy(notebook, project / "chapters")
+    bin_ = project / ".venv" / "bin"
+    bin_.mkdir(parents=True)
+    for name, script in (("python", "#!/bin/sh\nexit 0\n"), ("jupyter", FAKE_JUPYTER)):  # JupyterLab "installed"
+        (bin_ / name).write_text(script)
+        (bin_ / name).chmod(0o755)
+    (project / ".venv" / ".installed").touch()  # newer than pyproject.toml: no install
+    env = {"PATH": "/usr/bin:/bin", "FAKE_LOG": str(tmp_path / "log")}
+    first = subprocess.run(["make", "lab"], cwd=project, env=env, capture_output=True, text=True, timeout=60)
+    assert first.returncode == 0, first.stdout + first.stderr
+    copies = sorted(p.name for p in (project / "workbook").glob("*.ipynb"))
+    assert copies == sorted(p.name for p in (project / "chapters").glob("*.ipynb")) and len(copies) == 2
+    mine = project / "workbook" / copies[0]
+    mine.write_text("the learner's own run")
+    subprocess.run(["make", "lab"], cwd=project, env=env, capture_output=True, text=True, timeout=60, check=True)
+    assert mine.read_text() == "the learner's own run"  # a copy is made once: the learner's work stays
+    assert (project / "chapters" / copies[0]).read_bytes() == (ROOT / "chapters" / copies[0]).read_bytes()
+    runs = (tmp_path / "log").read_text().splitlines()
+    assert len(runs) == 2 and all(run.endswith(" workbook/") and " lab " in f" {run} " for run in runs), runs
+    assert ("--allow-root" in runs[0]) == (os.geteuid() == 0), runs[0]
