@@ -3,12 +3,15 @@ runtime are one source of truth: the runtime *is* the solution.
 
 ``impl(chapter)`` returns the implementation selected by ``COURSE_IMPL`` (``solutions`` by default,
 ``exercises`` for your own work); the notebooks use it so they follow the same switch as the tests.
+``committed_stub(chapter)`` is the stub as committed, for the notebooks' contract cells.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
+import subprocess
+import sys
 import traceback
 from pathlib import Path
 from types import ModuleType
@@ -22,6 +25,19 @@ def impl(chapter: str) -> ModuleType:
         raise ValueError(f"COURSE_IMPL must be 'solutions' or 'exercises', not {package!r}")
     _one_line_for_unfinished_stubs()
     return importlib.import_module(f"{package}.{chapter}")
+
+
+def committed_stub(chapter: str) -> ModuleType:
+    """The exercise's stub as committed (git HEAD), whatever the learner's exercises/ holds now: a
+    notebook prints the contract from it, so a learner's own file (solved, edited, half-written) never
+    changes a committed output. Outside a git checkout, the file as it is."""
+    name = f"exercises/{chapter}.py"
+    shown = subprocess.run(["git", "show", f"HEAD:{name}"], cwd=ROOT, capture_output=True, text=True)
+    source = shown.stdout if shown.returncode == 0 else (ROOT / name).read_text()
+    # a name of its own: exercises.<chapter> stays the learner's module; registered, as a dataclass needs
+    stub = sys.modules[f"committed_exercises.{chapter}"] = ModuleType(f"committed_exercises.{chapter}")
+    exec(compile(source, str(ROOT / name), "exec"), stub.__dict__)
+    return stub
 
 
 def _one_line_for_unfinished_stubs() -> None:

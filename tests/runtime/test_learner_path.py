@@ -266,3 +266,58 @@ def test_make_lab_opens_copies_of_the_chapters_and_starts_as_root(tmp_path):
     runs = (tmp_path / "log").read_text().splitlines()
     assert len(runs) == 2 and all(run.endswith(" workbook/") and " lab " in f" {run} " for run in runs), runs
     assert ("--allow-root" in runs[0]) == (os.geteuid() == 0), runs[0]
+
+
+CONTRACT_CHAPTERS = ["01_ephemeral_queue", "02_tail_placement", "05_budget", "07_knowledge_manager", "08_drift", "09_compaction"]
+
+
+def test_the_notebooks_contract_cells_never_read_the_learners_exercises(tmp_path):
+    """Cell 1 of six notebooks prints the exercise's contract (signatures and docstrings). With every
+    solution copied into exercises/ and a docstring edited, those cells still print what is committed:
+    the notebook check (nbval, make test's flags) passes on them, run as one notebook in one kernel."""
+    import nbformat
+
+    project = working_copy(tmp_path)
+    for solution in (project / "solutions").glob("ch*.py"):
+        shutil.copy(solution, project / "exercises" / solution.name)
+    mine = project / "exercises" / "ch09_compaction.py"
+    mine.write_text(mine.read_text() + '\n\ndef ladder_step(*args, **kwargs):\n    """My own words."""\n    return "wait"\n')
+    contracts = [nbformat.read(project / "chapters" / f"{name}.ipynb", as_version=4) for name in CONTRACT_CHAPTERS]
+    cells = [[c for c in notebook.cells if c.cell_type == "code"][1] for notebook in contracts]
+    assert all("contract" in cell.source for cell in cells)
+    nbformat.write(nbformat.v4.new_notebook(cells=cells, metadata=contracts[0].metadata), project / "chapters" / "contracts.ipynb")
+    line = next(li for li in (ROOT / "Makefile").read_text().splitlines() if "--nbval" in li)
+    flags = [f.replace("=", f"={project}/") if "=" in f else f for f in line.split("#")[0].split() if f.startswith("--nbval")]
+    env = {**os.environ, "PYTHONPATH": str(project), "COURSE_IMPL": "solutions"}  # the kernel imports the copy's packages
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "-p", "nbval",
+                          *flags, "chapters/contracts.ipynb"], cwd=project, env=env, capture_output=True, text=True, timeout=300)
+    assert f"{len(CONTRACT_CHAPTERS)} passed" in run.stdout and "failed" not in run.stdout, run.stdout[-4000:]
+
+
+NOTEBOOK_WIDTH = 110  # characters: JupyterLab 1,366 px wide with its file browser open shows 118 (make ui-test measures it)
+
+
+def printed_lines(notebook: Path):
+    """(code cell, line) for every line a committed output prints as text (HTML and images aside)."""
+    import nbformat
+
+    code = [c for c in nbformat.read(notebook, as_version=4).cells if c.cell_type == "code"]
+    for n, cell in enumerate(code):
+        for output in cell.get("outputs", []):
+            if output.output_type == "stream":
+                text = output.text
+            elif output.output_type == "error":
+                text = "\n".join(output.traceback)
+            elif not {"text/html", "text/markdown", "image/png", "image/svg+xml"} & set(output.get("data", {})):
+                text = output.get("data", {}).get("text/plain", "")
+            else:
+                continue
+            yield from ((n, line) for line in text.splitlines())
+
+
+def test_no_committed_output_line_is_wider_than_a_notebook():
+    """A notebook wraps a longer line mid-word; the course's prints keep to NOTEBOOK_WIDTH characters."""
+    wide = [f"{notebook.name} cell {n}: {len(line)} characters: {line[:60]!r}..."
+            for notebook in sorted((ROOT / "chapters").glob("*.ipynb")) for n, line in printed_lines(notebook)
+            if len(line) > NOTEBOOK_WIDTH]
+    assert wide == [], f"{len(wide)} printed lines over {NOTEBOOK_WIDTH} characters:\n" + "\n".join(wide)
