@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import textwrap
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -326,4 +327,4 @@ def show(table: dict[str, dict], base: float) -> None:
               f"{f['cost'] / base - 1:>+7.0%} {share:>10} {f['recalled']:>2}/{f['codes']} {f['lost']:>13}")
     for name, f in table.items():
         if f["error"]:
-            print(f"{name}: {f['error'][:150]}")
+            print(textwrap.fill(f"{name}: {f['error'][:150]}", 100, subsequent_indent="  "))  # a notebook's width
