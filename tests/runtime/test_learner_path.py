@@ -274,7 +274,8 @@ CONTRACT_CHAPTERS = ["01_ephemeral_queue", "02_tail_placement", "05_budget", "07
 def test_the_notebooks_contract_cells_never_read_the_learners_exercises(tmp_path):
     """Cell 1 of six notebooks prints the exercise's contract (signatures and docstrings). With every
     solution copied into exercises/ and a docstring edited, those cells still print what is committed:
-    the notebook check (nbval, make test's flags) passes on them, run as one notebook in one kernel."""
+    the notebook check (nbval, make test's flags) passes on them and the settings cells before them,
+    run as one notebook in one kernel."""
     import nbformat
 
     project = working_copy(tmp_path)
@@ -283,15 +284,16 @@ def test_the_notebooks_contract_cells_never_read_the_learners_exercises(tmp_path
     mine = project / "exercises" / "ch09_compaction.py"
     mine.write_text(mine.read_text() + '\n\ndef ladder_step(*args, **kwargs):\n    """My own words."""\n    return "wait"\n')
     contracts = [nbformat.read(project / "chapters" / f"{name}.ipynb", as_version=4) for name in CONTRACT_CHAPTERS]
-    cells = [[c for c in notebook.cells if c.cell_type == "code"][1] for notebook in contracts]
-    assert all("contract" in cell.source for cell in cells)
+    # each notebook's settings cell (the contract cell may use what it defines), then its contract cell
+    cells = [cell for notebook in contracts for cell in [c for c in notebook.cells if c.cell_type == "code"][:2]]
+    assert all("committed_stub" in cell.source for cell in cells[1::2])
     nbformat.write(nbformat.v4.new_notebook(cells=cells, metadata=contracts[0].metadata), project / "chapters" / "contracts.ipynb")
     line = next(li for li in (ROOT / "Makefile").read_text().splitlines() if "--nbval" in li)
     flags = [f.replace("=", f"={project}/") if "=" in f else f for f in line.split("#")[0].split() if f.startswith("--nbval")]
     env = {**os.environ, "PYTHONPATH": str(project), "COURSE_IMPL": "solutions"}  # the kernel imports the copy's packages
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "-p", "nbval",
                           *flags, "chapters/contracts.ipynb"], cwd=project, env=env, capture_output=True, text=True, timeout=300)
-    assert f"{len(CONTRACT_CHAPTERS)} passed" in run.stdout and "failed" not in run.stdout, run.stdout[-4000:]
+    assert f"{2 * len(CONTRACT_CHAPTERS)} passed" in run.stdout and "failed" not in run.stdout, run.stdout[-4000:]
 
 
 NOTEBOOK_WIDTH = 110  # characters: JupyterLab 1,366 px wide with its file browser open shows 118 (make ui-test measures it)
