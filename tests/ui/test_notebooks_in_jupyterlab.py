@@ -52,7 +52,7 @@ MEASURE = """() => {
   ruler.style.cssText = 'position:absolute;visibility:hidden;white-space:pre';
   document.body.appendChild(ruler);
   const wide = [];
-  let columns = null;
+  let columns = null, widest = null;
   for (const pre of notebook.querySelectorAll('.jp-RenderedText pre')) {
     const style = getComputedStyle(pre);
     ruler.style.font = style.font;
@@ -61,11 +61,13 @@ MEASURE = """() => {
     for (const line of pre.textContent.split('\\n')) {
       ruler.textContent = line;
       const width = ruler.getBoundingClientRect().width;
-      if (width > room + 0.5) wide.push({cell: cellOf(pre), chars: line.length, width: Math.round(width), room: Math.round(room), line: line.slice(0, 100)});
+      const seen = {cell: cellOf(pre), chars: line.length, width: Math.round(width), room: Math.round(room), line: line.slice(0, 100)};
+      if (width > room + 0.5) wide.push(seen);
+      if (!widest || width > widest.width) widest = seen;
     }
   }
   ruler.remove();
-  return {maths, callview, wide, columns, text: notebook.innerText, light: document.body.dataset.jpThemeLight};
+  return {maths, callview, wide, widest, columns, text: notebook.innerText, light: document.body.dataset.jpThemeLight};
 }"""
 
 
@@ -129,12 +131,20 @@ def test_a_chapter_reads_well_in_jupyterlab(browser, lab, artifacts, name, theme
         # printed lines fit the notebook's width (no wrapping mid-word)
         problems += [f"cell {w['cell']}: a printed line of {w['chars']} characters is {w['width']} px wide, the notebook "
                      f"{w['room']} px ({seen['columns']} characters): {w['line']!r}" for w in seen["wide"]]
-        if seen["wide"]:
-            widest = max(seen["wide"], key=lambda w: w["width"])
-            shoot(page, page.locator(".jp-Cell").nth(widest["cell"]), artifacts / f"{stem}-widest-line.png")
+        if seen["widest"]:  # the longest printed line, fitting or not
+            shoot(page, page.locator(".jp-Cell").nth(seen["widest"]["cell"]), artifacts / f"{stem}-widest-line.png")
         money = page.locator(".jp-MarkdownCell", has_text=re.compile(r"\$\d")).first
         if money.count():
             shoot(page, money, artifacts / f"{stem}-money.png")
+        cells = [c for view in seen["callview"] for c in view["cells"]]
+        legend = [k for view in seen["callview"] for k in view["legend"]]
+        (artifacts / f"{stem}.json").write_text(json.dumps({  # what was measured, beside the screenshots
+            "maths rendered": len(seen["maths"]), "amounts on the page": sorted(amounts(lab.folder / name)),
+            "notebook width in characters": seen["columns"], "widest printed line": seen["widest"],
+            "CallView cells": len(cells), "lowest CallView text contrast": min((c["contrast"] for c in cells), default=None),
+            "CallView cells not left-aligned": sum(c["align"] not in ("left", "start") for c in cells),
+            "lowest legend text contrast": min((k["contrast"] for k in legend), default=None),
+            "lowest legend outline contrast": min((k["edge"] for k in legend), default=None)}, indent=1))
         assert problems == [], f"{name} in the {theme} theme:\n" + "\n".join(problems)
     finally:
         page.close()
