@@ -80,21 +80,7 @@ lab: $(STAMP)  ## open your copies of the notebooks (workbook/; the first run in
 # apt-get when missing: in CI a failed install fails the run, elsewhere the check is skipped in one line.
 BROWSER := /usr/bin/chromium
 .PHONY: ui-test
-ui-test: $(STAMP)  ## chapters 01, 02 and 09 in JupyterLab, in Chromium, in both themes (screenshots in .ui-artifacts/)
-	@$(BIN)/python -c 'import jupyterlab, playwright' 2>/dev/null || $(BIN)/uv pip install --python $(BIN)/python -e '.[course,lab,ui]'
-	@[ -x $(BROWSER) ] || { echo "installing Debian's chromium (apt-get install chromium)"; \
-	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >/dev/null 2>&1; } || true
-	@if [ ! -x $(BROWSER) ]; then \
-	  if [ -n "$$CI" ]; then echo "ui-test: Debian's chromium could not be installed"; exit 1; fi; \
-	  echo "ui-test: skipped: no $(BROWSER), and apt-get could not install chromium"; exit 0; fi; \
-	  $(BROWSER) --version 2>/dev/null; UI_TEST=1 UI_BROWSER=$(BROWSER) $(BIN)/python -m pytest -q -p no:xdist tests/ui
-
-# make ui-test: the pages in a real browser, Debian's chromium driven by Playwright (tests/ui/; not part
-# of make test). Playwright cannot fetch its own browser here, so the system's is used, installed with
-# apt-get when missing: in CI a failed install fails the run, elsewhere the check is skipped in one line.
-BROWSER := /usr/bin/chromium
-.PHONY: ui-test
-ui-test: $(STAMP)  ## chapters 01, 02 and 09 in JupyterLab, in Chromium, in both themes (screenshots in .ui-artifacts/)
+ui-test: $(STAMP)  ## in Chromium: chapters 01, 02 and 09 in JupyterLab in both themes, and serve's page (screenshots in .ui-artifacts/)
 	@$(BIN)/python -c 'import jupyterlab, playwright' 2>/dev/null || $(BIN)/uv pip install --python $(BIN)/python -e '.[course,lab,ui]'
 	@[ -x $(BROWSER) ] || { echo "installing Debian's chromium (apt-get install chromium)"; \
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >/dev/null 2>&1; } || true
