@@ -48,8 +48,8 @@ import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs
 
+from . import paging
 from .errors import ApiError, bad_request
 
 if TYPE_CHECKING:
@@ -282,29 +282,8 @@ class Batches:
 
     def _list(self, query: str, host: str, now: float) -> dict:
         """Newest first, paged like every list endpoint [OV "Pagination"; PY batch_list_params.py]."""
-        params = {k: v[-1] for k, v in parse_qs(query).items()}
-        try:
-            limit = int(params.get("limit", 20))
-        except ValueError:
-            limit = 0
-        if not 1 <= limit <= 1000:
-            raise bad_request("limit: must be an integer from 1 to 1000")
         ordered = list(reversed(self._batches.values()))
-        ids = [b.id for b in ordered]
-        for key in ("after_id", "before_id"):
-            if key in params and params[key] not in ids:
-                raise bad_request(f"{key}: no batch {params[key]!r}")
-        if "before_id" in params:
-            end = ids.index(params["before_id"])
-            start = max(0, end - limit)
-            more = start > 0
-        else:
-            start = ids.index(params["after_id"]) + 1 if "after_id" in params else 0
-            end = min(len(ordered), start + limit)
-            more = end < len(ordered)
-        page = [self._view(b, host, now) for b in ordered[start:end]]
-        return {"data": page, "has_more": more, "first_id": page[0]["id"] if page else None,
-                "last_id": page[-1]["id"] if page else None}
+        return paging.page(ordered, [b.id for b in ordered], query, "batch", lambda b: self._view(b, host, now))
 
     def _view(self, b: _Batch, host: str, now: float) -> dict:
         """The ``MessageBatch`` object [PY types/messages/message_batch.py]."""

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timezone
-from urllib.parse import parse_qs
 
 from ..provider.models import MODELS, ModelSpec, lookup
-from .errors import ApiError, bad_request
+from . import paging
+from .errors import ApiError
 from .models import EFFORTS, EmulatedSpec, emulated
 from .validate import _check_thinking
 
@@ -88,25 +88,5 @@ def answer(path: str, query: str = "") -> bytes:
         if spec is None:
             raise ApiError(404, f"model: {model_id}")
         return json.dumps(model_info(spec)).encode()
-    params = {k: v[-1] for k, v in parse_qs(query).items()}
-    try:
-        limit = int(params.get("limit", 20))
-    except ValueError:
-        limit = 0
-    if not 1 <= limit <= 1000:
-        raise bad_request("limit: must be an integer from 1 to 1000")
     ordered = sorted(MODELS.values(), key=lambda m: (m.released or _EPOCH.date(), m.id), reverse=True)
-    ids = [m.id for m in ordered]
-    for key in ("after_id", "before_id"):
-        if key in params and params[key] not in ids:
-            raise bad_request(f"{key}: no model {params[key]!r}")
-    if "before_id" in params:
-        end = ids.index(params["before_id"])
-        start = max(0, end - limit)
-    else:
-        start = ids.index(params["after_id"]) + 1 if "after_id" in params else 0
-        end = min(len(ordered), start + limit)
-    page = [model_info(m) for m in ordered[start:end]]
-    more = start > 0 if "before_id" in params else end < len(ordered)
-    return json.dumps({"data": page, "first_id": page[0]["id"] if page else None,
-                       "last_id": page[-1]["id"] if page else None, "has_more": more}).encode()
+    return json.dumps(paging.page(ordered, [m.id for m in ordered], query, "model", model_info)).encode()
