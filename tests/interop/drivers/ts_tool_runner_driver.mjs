@@ -6,6 +6,7 @@
 // history under a new thread). Same contract as common.py: one JSON line per MODEL=BASE_URL argument.
 import Anthropic from "@anthropic-ai/sdk";
 import { betaTool } from "@anthropic-ai/sdk/helpers/beta/json-schema";
+import { forEachModel } from "./common.mjs";
 
 const TASK = "What is the weather in the two cities I care about? Use the tool.";
 const MODE = process.env.INTEROP_MODE ?? "plain";
@@ -48,18 +49,4 @@ async function run(model, baseURL) {
   return calls;
 }
 
-let failed = false;
-for (const arg of process.argv.slice(2)) {
-  const at = arg.indexOf("=");
-  const model = arg.slice(0, at), baseURL = arg.slice(at + 1);
-  const started = performance.now();
-  let result;
-  try {
-    result = { model, ok: true, error: null, tool_calls: await run(model, baseURL) };
-  } catch (e) {
-    failed = true;
-    result = { model, ok: false, error: `${e.name}: ${e.message}`, traceback: String(e.stack).slice(-3000), tool_calls: null };
-  }
-  console.log(JSON.stringify({ ...result, seconds: (performance.now() - started) / 1000 }));
-}
-process.exit(failed ? 1 : 0);
+await forEachModel(run);
