@@ -166,23 +166,16 @@ class Report:
         if x.status >= 400:
             self.refused += 1
             return f"{where} | refused: {_short(x.error or '', 200)}"
-        if x.path.endswith("/results"):
-            text = x.response_text if x.response_text is not None else json.dumps(x.response)
-            lines = [json.loads(line) for line in text.splitlines() if line.strip()]
-            kinds: dict[str, int] = {}
-            for line in lines:
-                kinds[line["result"]["type"]] = kinds.get(line["result"]["type"], 0) + 1
-            records = [CallRecord.from_usage(m["usage"], _priced(m.get("model") or "?")) for m in
-                       (line["result"]["message"] for line in lines if line["result"]["type"] == "succeeded")]
-            batch = x.path.split("/")[-2]
-            if batch not in self._batches_counted:
-                self._batches_counted.add(batch)
-                self.calls.extend(records)
-            tally = ", ".join(f"{n} {kind}" for kind, n in kinds.items())
+        if is_results(x.path):
+            results = BatchResults.read(x.path, x.response_text, x.response)
+            if results.batch not in self._batches_counted:
+                self._batches_counted.add(results.batch)
+                self.calls.extend(results.records)
+            records = results.records
             tokens = {k: sum(getattr(r, k) for r in records) for k in (
                 "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")}
             prompt = sum(r.prompt_tokens for r in records)
-            return (f"{where} | {len(lines)} results: {tally} | in {tokens['input_tokens']:,} write "
+            return (f"{where} | {results.count} results: {results.tally} | in {tokens['input_tokens']:,} write "
                     f"{tokens['cache_creation_input_tokens']:,} read {tokens['cache_read_input_tokens']:,} out "
                     f"{tokens['output_tokens']:,} | read {tokens['cache_read_input_tokens'] / prompt if prompt else 0:.0%} "
                     f"{_dollars(sum(r.cost for r in records))} at the batch price (50%)")
@@ -209,6 +202,45 @@ class Report:
                          f"{_share(guess):.1%} (real {_share(real):.1%}), cost {_dollars(sum(c.cost for c in guess))} "
                          f"(real {_dollars(sum(c.cost for c in real))}); {self.unpredicted} answered that it refuses")
             return text
+
+
+@dataclass
+class BatchResults:
+    """A batch's results as downloaded (``GET /v1/messages/batches/{id}/results``: JSON lines, one
+    ``{"custom_id", "result"}`` each): how many of each result type, and a record for each that
+    succeeded, at the batch price (its usage says ``service_tier: "batch"``; only those are billed
+    [batch-processing]). The report and the page both count a batch from this, once per batch id."""
+
+    batch: str
+    kinds: dict[str, int]
+    records: list[CallRecord]
+
+    @classmethod
+    def read(cls, path: str, text: str | None, parsed: Any) -> "BatchResults":
+        """From an exchange or a ``--log`` record: the body as text, or as JSON where one line parsed whole."""
+        if text is None:
+            text = json.dumps(parsed) if parsed is not None else ""
+        lines = [json.loads(line) for line in text.splitlines() if line.strip()]
+        kinds: dict[str, int] = {}
+        for line in lines:
+            kinds[line["result"]["type"]] = kinds.get(line["result"]["type"], 0) + 1
+        records = [CallRecord.from_usage(m["usage"], _priced(m.get("model") or "?")) for m in
+                   (line["result"]["message"] for line in lines if line["result"]["type"] == "succeeded")]
+        return cls(path.split("/")[-2], kinds, records)
+
+    @property
+    def count(self) -> int:
+        return sum(self.kinds.values())
+
+    @property
+    def tally(self) -> str:
+        return ", ".join(f"{n} {kind}" for kind, n in self.kinds.items())
+
+
+def is_results(path: str) -> bool:
+    """``/v1/messages/batches/{id}/results``: a batch's results downloaded."""
+    parts = path.split("/")
+    return len(parts) == 6 and parts[1:4] == ["v1", "messages", "batches"] and parts[5] == "results"
 
 
 def thread_note(x, request: dict, previous: Previous | None) -> str:

@@ -7,6 +7,10 @@ call is drawn as its prompt in cache regions (``view.call.placed``, what a noteb
 draws), and two calls are compared: where the later one stops being an append-only extension of the
 earlier one (``first_edit``), down to the first block that differs.
 
+A Message Batch is not a call: once its results are downloaded (``GET .../results``) it is a
+``Batch``, one entry with its results' count and cost at the batch price, in the run's totals once
+however often they are downloaded, as the report counts it (both read them with ``report.BatchResults``).
+
 The records come from a live ``serve`` (``Front`` hands each over as it logs it) or from a log read
 back (``python -m minimal_runtime view calls.jsonl``): one page for both.
 
@@ -28,7 +32,7 @@ from typing import Any
 
 from ..provider.cost import CallRecord
 from ..view.call import placed
-from .report import Conversations, diagnose
+from .report import BatchResults, Conversations, diagnose, is_results
 from .report import _edit, _priced, _shared
 
 PREVIEW = 160  # characters of a block shown in its row
@@ -68,12 +72,32 @@ class Call:
                 "thread": self.thread, "held": self.held, "predicted": self.predicted}
 
 
+@dataclass
+class Batch:
+    """A Message Batch whose results were downloaded, first by the exchange numbered ``n``, at ``at``."""
+
+    n: int
+    at: float
+    results: BatchResults
+
+    def summary(self) -> dict:
+        records = self.results.records
+        cost, plain = sum(r.cost for r in records), sum(r.cost_without_cache for r in records)
+        return {"id": self.results.batch, "n": self.n, "at": self.at, "results": self.results.count,
+                "tally": self.results.tally, "succeeded": len(records),
+                **{key: sum(getattr(r, name) for r in records) for key, name in (
+                    ("input", "input_tokens"), ("write", "cache_creation_input_tokens"),
+                    ("read", "cache_read_input_tokens"), ("output", "output_tokens"))},
+                "cost": None if math.isnan(cost) else cost, "plain": None if math.isnan(plain) else plain}
+
+
 class Timeline:
     """Every call of a run, in order; thread-safe (``serve`` adds from its worker threads)."""
 
     def __init__(self, source: str, live: bool):
         self.source, self.live = source, live
         self.calls: list[Call] = []
+        self.batches: dict[str, Batch] = {}  # batch id -> the batch, in the order its results were first read
         self.skipped: list[str] = []  # what was not a call (a log line that is not JSON, ...), said on the page
         self._conversations = Conversations()
         self._ids: dict[bytes, int] = {}  # conversation key -> its number
@@ -83,8 +107,16 @@ class Timeline:
         self._lock = threading.Lock()
 
     def add(self, record: dict) -> Call | None:
-        """One ``--log`` record (``Exchange.record``); a record that is not a Messages call is left out."""
-        if record.get("method") != "POST" or record.get("path") != "/v1/messages":
+        """One ``--log`` record (``Exchange.record``): a Messages call, or a batch's results (kept as
+        its ``Batch``, the first time they are read); any other record is left out."""
+        path = str(record.get("path"))
+        if record.get("method") == "GET" and is_results(path) and int(record.get("status") or 0) < 400:
+            results = BatchResults.read(path, record.get("response_text"), record.get("response"))
+            with self._lock:
+                if results.batch not in self.batches:
+                    self.batches[results.batch] = Batch(int(record.get("n") or 0), _seconds(record.get("time")), results)
+            return None
+        if record.get("method") != "POST" or path != "/v1/messages":
             return None
         request = record.get("request")
         if not isinstance(request, dict):
@@ -164,7 +196,7 @@ class Timeline:
     # -- what the page asks for ------------------------------------------------------------------
 
     def since(self, after: int = 0) -> dict:
-        """The calls numbered after ``after``, and every conversation's totals."""
+        """The calls numbered after ``after``, every conversation's totals, and every batch."""
         with self._lock:
             calls = [c.summary() for c in self.calls if c.n > after]
             conversations = {}
@@ -180,7 +212,8 @@ class Timeline:
                     entry["read"] += c.record.cache_read_input_tokens
                     entry["cost"] += 0.0 if math.isnan(c.record.cost) else c.record.cost
             return {"source": self.source, "live": self.live, "skipped": self.skipped,
-                    "conversations": list(conversations.values()), "calls": calls}
+                    "conversations": list(conversations.values()), "calls": calls,
+                    "batches": [b.summary() for b in self.batches.values()]}
 
     def call(self, n: int) -> Call | None:
         with self._lock:

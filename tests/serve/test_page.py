@@ -183,6 +183,37 @@ def test_a_proxied_call_shows_what_the_emulator_predicted_next_to_the_upstream_u
     assert timeline.since()["calls"][0]["read"] == 900  # the figures are the upstream's
 
 
+def test_a_batch_is_one_entry_in_the_totals_once_at_the_batch_price_as_the_report_counts_it(run):
+    """A Message Batch's results (downloaded twice) are in the page's data once, as one entry per batch
+    with its count and cost at the batch price, not as calls; the calls and the batches add up to the
+    report's own totals, and a ``--log`` read back gives the same (a one-result batch's log keeps its
+    results as JSON, a longer one's as text)."""
+    tool_loop(run.client, turns=1)  # three calls
+    ask = {"model": MODEL, "max_tokens": 100, "system": SYSTEM, "messages": [{"role": "user", "content": "Sum it up."}]}
+    three = run.client.messages.batches.create(requests=[{"custom_id": f"r{k}", "params": ask} for k in range(3)])
+    one = run.client.messages.batches.create(requests=[{"custom_id": "only", "params": ask}])
+    for batch in (three, one, three):
+        assert run.client.messages.batches.retrieve(batch.id).processing_status == "ended"
+        assert all(r.result.type == "succeeded" for r in run.client.messages.batches.results(batch.id))
+    data = httpx.get(f"{run.url}/ui/api/calls").json()
+    assert len(data["calls"]) == 3 and [c["calls"] for c in data["conversations"]] == [3]  # a batch is not a call
+    first_read = [k + 1 for k, line in enumerate(run.front.lines) if "/results 200" in line]
+    assert [(b["id"], b["results"], b["tally"], b["succeeded"], b["n"]) for b in data["batches"]] == [
+        (three.id, 3, "3 succeeded", 3, first_read[0]), (one.id, 1, "1 succeeded", 1, first_read[1])]
+    report = run.front.report.calls  # the summary's records: the calls, then each batch's results once
+    billed = [*data["calls"], *data["batches"]]
+    assert sum(b["cost"] for b in billed) == pytest.approx(sum(r.cost for r in report), rel=1e-12)
+    assert sum(b["plain"] for b in billed) == pytest.approx(sum(r.cost_without_cache for r in report), rel=1e-12)
+    assert sum(b["input"] + b["write"] + b["read"] for b in billed) == sum(r.prompt_tokens for r in report)
+    in_batches = report[3:]
+    assert all(r.batch for r in in_batches) and len(in_batches) == 4
+    assert sum(b["cost"] for b in data["batches"]) == pytest.approx(
+        0.5 * sum(r.model_copy(update={"batch": False}).cost for r in in_batches), rel=1e-12)
+    logged = [r for r in map(json.loads, run.log.read_text().splitlines()) if r["path"].endswith("/results")]
+    assert isinstance(logged[0]["response_text"], str) and isinstance(logged[1]["response"], dict)
+    assert read_log(run.log).since()["batches"] == data["batches"]
+
+
 def test_a_long_run_keeps_each_message_once(run):
     tool_loop(run.client, turns=4)
     calls = run.front.timeline.calls

@@ -169,6 +169,56 @@ def test_a_run_with_one_edit_shows_where_the_prefix_broke_and_a_log_shows_the_sa
         page.close()
 
 
+def dollars(x: float) -> str:
+    return f"${x:.{5 if x < 0.01 else 4}f}"  # as the page writes them
+
+
+def test_a_batch_is_on_the_page_once_at_the_batch_price_and_in_its_cost_as_in_serves_summary(browser, artifacts, tmp_path):
+    """An SDK run that also sends two Message Batches and downloads one's results twice: the page shows
+    each batch once, as what it is (its results' count and cost at the batch price), and its totals and
+    its cost-over-time chart say what serve's summary says; so does the log read back."""
+    log = tmp_path / "calls.jsonl"
+    emulator = Emulator(model="claude-sonnet-5-5", policy=ToolThenAnswer(rounds=30))
+    with started(emulator, ui=True, log=str(log), out=io.StringIO()) as (url, front):
+        page = browser.new_page(viewport=VIEWPORT)
+        page.goto(f"{url}/ui")
+        agent_run(url, 6)
+        client = anthropic.Anthropic(base_url=url, api_key="dummy", max_retries=0)
+        ask = {"model": "claude-sonnet-5-5", "max_tokens": 200, "system": SYSTEM,
+               "messages": [{"role": "user", "content": "Summarize the folder in one line."}]}
+        three = client.messages.batches.create(requests=[{"custom_id": f"r{k}", "params": ask} for k in range(3)])
+        one = client.messages.batches.create(requests=[{"custom_id": "only", "params": ask}])
+        for batch in (three, one, three):  # created, polled until ended, results downloaded (three's twice)
+            assert client.messages.batches.retrieve(batch.id).processing_status == "ended"
+            list(client.messages.batches.results(batch.id))
+        wait_for_calls(page, 6)
+        page.locator(".batch").nth(1).wait_for(timeout=30_000)  # the next poll's (one a second)
+        records = front.report.calls  # what serve's summary adds up: 6 calls, then 4 batch results once
+        cost, plain = sum(r.cost for r in records), sum(r.cost_without_cache for r in records)
+        batched = sum(r.cost for r in records if r.batch)
+        assert len(records) == 10 and batched > 0.001 and dollars(cost) != dollars(cost - batched)
+        assert calls_on(page) == 6 and page.locator(".batch").count() == 2  # batches are not drawn as calls
+        totals = page.locator("#totals").inner_text()
+        assert totals.startswith("6 calls in 1 conversation, 0 refused, 0 missed the cache · 2 batches of 4 results · ")
+        assert totals.endswith(f"of {sum(r.prompt_tokens for r in records):,} prompt tokens · "
+                               f"cost {dollars(cost)} (without caching {dollars(plain)})")
+        assert f": {dollars(cost)} spent (solid), {dollars(plain)} without caching (dashed)" in \
+            page.locator("#cost-caption").inner_text()
+        first = page.locator(f'.batch[data-id="{three.id}"]').inner_text()
+        three_cost = sum(r.cost for r in records[6:9])
+        assert f"batch {three.id}" in first and "3 results: 3 succeeded" in first
+        assert f"{dollars(three_cost)} at the batch price (50%)" in first
+        page.screenshot(path=str(artifacts / "serve-page-batches.png"), full_page=True)
+        assert not legible(page), legible(page)
+        page.close()
+    with serve_http(Page(read_log(log)), raw=True) as viewer:  # python -m minimal_runtime view calls.jsonl
+        page = browser.new_page(viewport=VIEWPORT)
+        page.goto(f"{viewer}/ui")
+        page.locator(".batch").nth(1).wait_for(timeout=30_000)
+        assert page.locator("#totals").inner_text() == totals and calls_on(page) == 6
+        page.close()
+
+
 def test_the_page_follows_a_claude_code_run(browser, artifacts, tmp_path):
     from tests.interop.fixtures import FOLLOW_UP, TASK, claude_env
     from tests.interop.harness import serve_emulator

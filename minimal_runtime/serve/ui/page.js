@@ -3,7 +3,7 @@
 "use strict";
 
 const POLL_MS = 1000;
-const state = { last: 0, calls: new Map(), conversations: new Map(), live: true, opened: [] };
+const state = { last: 0, calls: new Map(), conversations: new Map(), batches: [], live: true, opened: [] };
 
 const $ = (id) => document.getElementById(id);
 function el(tag, props = {}, ...children) {
@@ -47,6 +47,7 @@ async function poll() {
       $("skipped").textContent = `left out of the log: ${data.skipped.join("; ")}`;
     }
     for (const c of data.conversations) state.conversations.set(c.id, c);
+    state.batches = data.batches;
     for (const call of data.calls) {
       state.calls.set(call.n, call);
       state.last = Math.max(state.last, call.n);
@@ -66,17 +67,23 @@ async function poll() {
 function render(fresh) {
   const all = [...state.calls.values()];
   const billed = all.filter((c) => c.status < 400 && c.error === null);
-  const prompt = billed.reduce((s, c) => s + c.input + c.write + c.read, 0);
-  const read = billed.reduce((s, c) => s + c.read, 0);
-  const cost = billed.reduce((s, c) => s + (c.cost || 0), 0);
-  const plain = billed.reduce((s, c) => s + (c.plain || 0), 0);
-  $("totals").textContent = all.length
+  const batches = state.batches;
+  // what was billed: the calls, and each batch's results once (at the batch price), as serve's summary counts them
+  const spent = [...billed, ...batches];
+  const prompt = spent.reduce((s, c) => s + c.input + c.write + c.read, 0);
+  const read = spent.reduce((s, c) => s + c.read, 0);
+  const cost = spent.reduce((s, c) => s + (c.cost || 0), 0);
+  const plain = spent.reduce((s, c) => s + (c.plain || 0), 0);
+  const results = batches.reduce((s, b) => s + b.results, 0);
+  $("totals").textContent = all.length || batches.length
     ? `${count(all.length)} calls in ${state.conversations.size} conversation${state.conversations.size === 1 ? "" : "s"}, ` +
       `${count(all.length - billed.length)} refused, ${count(all.filter((c) => c.miss).length)} missed the cache · ` +
+      (batches.length ? `${count(batches.length)} batch${batches.length === 1 ? "" : "es"} of ${count(results)} results · ` : "") +
       `cache-read share ${prompt ? (100 * read / prompt).toFixed(1) : 0}% of ${count(prompt)} prompt tokens · ` +
       `cost ${dollars(cost)} (without caching ${dollars(plain)})`
     : "waiting for the first call";
-  drawCost(all);
+  drawCost(spent);
+  drawBatches(batches);
   for (const call of fresh) addBar(call);
   for (const [id, c] of state.conversations) {
     const box = conversationBox(id);
@@ -124,10 +131,22 @@ function addBar(call) {
   line.append(button);
 }
 
-function drawCost(calls) {
+// A Message Batch is not a call: one entry each, its results' count and cost at the batch price.
+function drawBatches(batches) {
+  const section = $("batches");
+  section.hidden = !batches.length;
+  section.replaceChildren(...batches.map((b) => el("div", { class: "batch", data: { id: b.id } },
+    el("h2", { textContent: `batch ${b.id}` }),
+    el("p", { class: "stats", textContent: `${count(b.results)} result${b.results === 1 ? "" : "s"}: ${b.tally} · in ${count(b.input)} write ` +
+      `${count(b.write)} read ${count(b.read)} out ${count(b.output)} · read ` +
+      `${percent(b.input + b.write + b.read ? b.read / (b.input + b.write + b.read) : 0)} · ${dollars(b.cost)} at the ` +
+      `batch price (50%) · results first read as #${b.n}` }))));
+}
+
+function drawCost(billed) {  // the calls answered and the batches, each at the time it was answered
   const chart = $("cost-chart");
   chart.replaceChildren();
-  const points = calls.filter((c) => c.status < 400 && c.error === null).sort((a, b) => a.n - b.n);
+  const points = [...billed].sort((a, b) => a.n - b.n);
   if (!points.length) return;
   const start = points[0].at, span = Math.max(points[points.length - 1].at - start, 1e-3);
   let spent = 0, plain = 0;
