@@ -28,7 +28,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..core.context import first_edit
+from ..core.context import first_edit, unmarked
 from ..emulator.binding import canon
 from ..provider.cost import CallRecord
 from ..provider.models import lookup
@@ -44,6 +44,7 @@ class Previous:
     record: CallRecord
     at: float
     n: int = 0  # the call's number, where the caller numbers calls (the page does)
+    answer: dict | None = None  # its reply as a message: what a thread held after it, and a replay resends
 
 
 class Conversations:
@@ -75,13 +76,13 @@ class Conversations:
             return shared, shared == len(before)
         return max(reversed(candidates), key=continued, default=None)
 
-    def remember(self, request: dict, record: CallRecord, at: float, n: int = 0) -> None:
+    def remember(self, request: dict, record: CallRecord, at: float, n: int = 0, answer: dict | None = None) -> None:
         try:
             key = self.key(request)
         except (TypeError, ValueError):
             return
         recent = self._recent.setdefault(key, [])
-        recent.append(Previous(request, record, at, n))
+        recent.append(Previous(request, record, at, n, answer))
         del recent[:-CANDIDATES]
         self._recent.move_to_end(key)
         while len(self._recent) > 256:
@@ -155,7 +156,7 @@ class Report:
         miss = diagnose(previous, request, record, x.response, self.clock())
         if miss:
             parts.append(f"miss: {miss}")
-        self.conversations.remember(request, record, self.clock())
+        self.conversations.remember(request, record, self.clock(), answer=_answer(x.response))
         return " | ".join(parts)
 
     def _batch(self, x) -> str:
@@ -245,11 +246,22 @@ def is_results(path: str) -> bool:
 
 def thread_note(x, request: dict, previous: Previous | None) -> str:
     """``thread continue ...`` / ``thread create``; a create that resends more than the first message of a
-    conversation this report has seen is a replay (after a lost thread, or a client's own restart)."""
+    conversation this report has seen is a replay (after a lost thread, or a client's own restart).
+
+    What it resends is the earlier call's messages and that call's reply (the thread held both; the
+    continue that was to extend them is the call that failed, so no call this report kept sent the
+    reply), compared without ``cache_control``: a replay drops the markers each turn set for itself
+    (the SDK's ``_thread_state.py``, and ``core.context.threaded_layout``), and markers are not content."""
     if x.thread != "create" or previous is None:
         return f"thread {x.thread}"
-    shared = _shared(previous.request.get("messages") or [], request.get("messages") or [])
+    before = [*(previous.request.get("messages") or []), *([previous.answer] if previous.answer else [])]
+    shared = _shared(unmarked(before), unmarked(request.get("messages") or []))
     return f"thread create (replays {shared} messages of an earlier call)" if shared > 1 else "thread create"
+
+
+def _answer(response: Any) -> dict | None:
+    content = response.get("content") if isinstance(response, dict) else None
+    return {"role": "assistant", "content": content} if isinstance(content, list) else None
 
 
 def diagnose(previous: Previous | None, request: dict, record: CallRecord, response: Any, now: float) -> str | None:

@@ -78,6 +78,52 @@ def test_the_python_sdk_recovers_from_lost_threads_through_the_serve_command(tmp
     assert sent == ["create 200", "continue 404", "create 200", "continue 404", "none 200"]
 
 
+def test_a_create_that_replays_a_thread_lost_mid_run_says_so_for_the_sdk_runner_and_the_runtime(tmp_path):
+    """``--thread-ttl 1`` and a tool slower than that (the emulator's clock moved, not slept): the SDK
+    runner's continue is a 404 and it replays the history as a create. The line names the replay and
+    what it resends of the call before the loss: that call's messages and its reply (the continue that
+    would have sent the reply was refused), compared without the markers a replay drops. The same for
+    the runtime's own ``threaded_layout`` replay after its thread expired."""
+    from minimal_runtime.core.context import threaded_layout
+    from minimal_runtime.core.hooks import Point
+    from tests.emulator.helpers import FakeClock
+    from tests.support import long_agent, progress_hooks
+
+    clock = FakeClock()
+
+    @beta_tool
+    def slow_weather(city: str) -> str:
+        """The weather in a city, slowly.
+
+        Args:
+            city: the city's name
+        """
+        clock.advance(2)
+        return f"sunny in {city}"
+
+    emulator = Emulator(model=MODEL, policy=ToolThenAnswer(rounds=2), clock=clock)
+    emulator.threads.ttl = 1
+    with started(emulator, out=io.StringIO()) as (url, front):
+        client = anthropic.Anthropic(base_url=url, api_key="dummy")
+        runner = client.beta.messages.tool_runner(model=MODEL, max_tokens=1024, tools=[slow_weather], messages=ASK,
+                                                  system=SYSTEM, cache_control={"type": "ephemeral"})
+        assert list(runner)[-1].stop_reason == "end_turn"
+    assert "404 | refused: not_found_error" in front.lines[1]
+    assert front.lines[2].endswith("| thread create (replays 2 messages of an earlier call)")  # the task, #1's reply
+
+    agent, emulator = long_agent(tmp_path, 12, model=MODEL, hooks=progress_hooks(), layout=threaded_layout,
+                                 clock=FakeClock())
+    agent.hooks.register(Point.PRE_LLM_CALL, lambda e: emulator.clock.advance(400) if len(e.agent.calls) == 6 else None)
+    with started(emulator, log=str(tmp_path / "calls.jsonl"), out=io.StringIO()) as (url, front):
+        agent.client = anthropic.Anthropic(base_url=url, api_key="dummy")
+        assert agent.run("Read the reference manual, page by page, and keep notes.").status == "done"
+    sent = [json.loads(line)["request"] for line in (tmp_path / "calls.jsonl").read_text().splitlines()]
+    assert [(r["thread"]["type"], len(r["messages"])) for r in sent[5:8]] == [("continue", 2), ("continue", 2), ("create", 20)]
+    # #6 stood for 17 messages: with its reply, 18 of the 20 the replay sends (then a tool result and an entry)
+    assert front.lines[6].startswith("#7 ") and "404 | refused: not_found_error" in front.lines[6]
+    assert "| thread create (replays 18 messages of an earlier call)" in front.lines[7]
+
+
 def test_faults_on_demand_are_seeded_and_the_sdk_retries_through_them():
     def run(seed: int) -> list[str]:
         emulator = Emulator(model=MODEL, policy=ToolThenAnswer(rounds=3))
