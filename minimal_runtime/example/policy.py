@@ -15,6 +15,7 @@ call, and now and then saves their key figures to a note, for a fixed number of 
 
 from __future__ import annotations
 
+import random
 import re
 
 from ..emulator.policies import Turn, text
@@ -43,11 +44,21 @@ class LongRunPolicy:
     Pages are about ``page_chars`` characters (500: 1,000 turns fit a 200K window). ``reasoning``:
     the tokens of (simulated) thinking it writes each call, on models that think; 0 by default. The
     API bills that reasoning as output, and again as input on every later call that sends its block
-    back, whatever the block shows."""
+    back, whatever the block shows. With a ``seed`` each page's length is drawn once, from half to one
+    and a half times ``page_chars``: real pages vary, and where a warning or a compaction falls
+    against the reader's cadence moves with them, so a sweep over seeds shows how much of a result
+    is that coincidence."""
 
-    def __init__(self, turns: int, page_chars: int = 500, note_every: int = 10, reasoning: int = 0):
-        self.turns, self.page_chars, self.note_every = turns, page_chars, note_every
+    def __init__(self, turns: int, page_chars: int = 500, note_every: int = 10, reasoning: int = 0,
+                 seed: int | None = None):
+        self.turns, self.page_chars, self.note_every, self.seed = turns, page_chars, note_every, seed
         self.reasoning = ("Which page next, and which figures are worth a note? " * (reasoning // 10 + 1))[:reasoning * 4]
+
+    def _chars(self, page: int) -> int:
+        if self.seed is None:
+            return self.page_chars
+        # one draw per (seed, page), whatever the order of calls: a page keeps its length when re-asked
+        return int(self.page_chars * (0.5 + random.Random(f"{self.seed}:{page}").random()))
 
     def __call__(self, request: dict) -> Turn:
         turn = self._act(request)
@@ -68,4 +79,4 @@ class LongRunPolicy:
             why = "Saving before my context is compressed." if warned else "Saving what I have so far."
             return act(why, "write_file", path=f"notes/upto-{n}.md", content="\n".join(figures) + "\n")
         page = sum(name == "fetch" for name, *_ in done)
-        return act(f"Reading page {page}.", "fetch", url=f"https://docs.example/page/{page}?chars={self.page_chars}")
+        return act(f"Reading page {page}.", "fetch", url=f"https://docs.example/page/{page}?chars={self._chars(page)}")

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 from minimal_runtime.core.agent import Agent
 from minimal_runtime.features.budget import MaxStepsWarning
 from minimal_runtime.features.delegation import read_report, report_tool
@@ -79,3 +82,24 @@ def test_compaction_is_recorded_and_survives_reloading(tmp_path):
     assert agent.messages == kept
     saved = load_run(tmp_path / "run")
     assert saved.messages == kept and saved.compactions == 1
+
+
+def test_a_seeded_long_run_draws_its_page_lengths_from_the_seed_and_an_unseeded_one_does_not():
+    """Chapter 05's seeds: the reader's pages vary in length (half to one and a half times
+    ``page_chars``), the same seed gives the same run and another seed another one."""
+    import re
+
+    from minimal_runtime.example.policy import LongRunPolicy
+
+    def lengths(seed):
+        emu = Emulator(policy=LongRunPolicy(12, 4000, 5, seed=seed), clock=SteppingClock())
+        agent = Agent(emu.client(), model=emu.model, tools=pricing_tools(Workspace(Path(tempfile.mkdtemp()) / "ws"), []))
+        agent.run("Read the reference manual.")
+        return [int(re.search(r"chars=(\d+)", c["input"]["url"]).group(1))
+                for m in agent.messages if m["role"] == "assistant" for c in m["content"]
+                if c.get("type") == "tool_use" and c["name"] == "fetch"]
+
+    assert set(lengths(None)) == {4000}
+    seeded = lengths(1)
+    assert len(set(seeded)) > 1 and all(2000 <= n <= 6000 for n in seeded)
+    assert lengths(1) == seeded and lengths(2) != seeded
