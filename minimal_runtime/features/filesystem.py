@@ -275,7 +275,7 @@ REFINED_RULES = """Filesystem rules for this run:
 - What goes to disk: search results, fetched pages, findings from images or PDFs, long command output. Content just read from the workspace does not: writing it again makes a duplicate under a new name.
 - A saved file is read back with read_file only when it is no longer in the recent messages, never as a reflex because this note raised a doubt about the context.
 - A file written in this conversation is not worth re-reading on the next turn or the one after; it is once it has scrolled out of the recent history.
-- Images and PDFs are the exception: what one shows is written down right after viewing it. The pixels do not stay in context; the notes do."""
+- Images and PDFs are the exception: what one shows is written down right after viewing it. The image stays in the history, re-sent on every call, until compaction drops it; the notes are what is left after that."""
 
 
 class FilesystemRules:
