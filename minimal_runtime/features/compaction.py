@@ -344,12 +344,20 @@ class ContextGauge:
 
 @dataclass
 class ThinkingLedger:
-    """POST_LLM_CALL: thinking blocks produced, and those the model lost while their turn was still
-    in the request: left out of it (stripped) or dropped by the API (``drop_block``). A block whose
-    whole turn was summarized away is not counted: the summary stands for that turn."""
+    """POST_LLM_CALL: thinking blocks produced, and those the model no longer reads, counted two ways.
+
+    ``gone``: every block produced before the last call that the model did not read on that call,
+    whatever took it away: its turn rewritten into a summary (a summary stands in for a turn's
+    content, not for its reasoning), ignored by the API because it precedes the newest compaction
+    block (server compaction, emulator/compaction.py [CT]), stripped from a turn still sent, dropped
+    by the API (``drop_block``) or cleared by the server (``clear_thinking_20251015`` clears the oldest
+    thinking turns first). ``stripped``: blocks the model lost while it still read their turn, the
+    part of ``gone`` where the model sees an action without the reasoning behind it."""
 
     produced: int = 0
-    lost: set = field(default_factory=set)
+    gone: set = field(default_factory=set)  # as of the last call
+    stripped: set = field(default_factory=set)
+    _signatures: list = field(default_factory=list, repr=False)  # every block produced so far
     _by_turn: dict = field(default_factory=dict, repr=False)  # first tool_use id of a turn -> its thinking
 
     def install(self, hooks: HookRegistry) -> None:
@@ -357,20 +365,28 @@ class ThinkingLedger:
 
     def count(self, event: HookEvent) -> None:
         sent = event.request["messages"]
-        for message in sent:
-            if message.get("role") != "assistant" or not isinstance(message.get("content"), list):
-                continue
-            ids = [b.get("id") for b in message["content"] if b.get("type") == "tool_use"]
-            signatures = {b.get("signature") for b in message["content"] if b.get("type") in THINKING}
-            for signature in self._by_turn.get(ids[0] if ids else None, ()):
-                if signature not in signatures:
-                    self.lost.add(signature)
+        blocks = [(i, j, b) for i, m in enumerate(sent) if isinstance(m.get("content"), list)
+                  for j, b in enumerate(m["content"]) if isinstance(b, dict)]
+        newest = max(((i, j) for i, j, b in blocks if b.get("type") == "compaction"), default=(-1, -1))
+        read = [(i, j, b) for i, j, b in blocks if (i, j) > newest]  # the API ignores what precedes it
+        thinking_turns = sorted({i for i, _, b in read if b.get("type") in THINKING and sent[i].get("role") == "assistant"})
+        edits = getattr(getattr(event.response, "context_management", None), "applied_edits", None) or []
+        cleared = set(thinking_turns[:sum(getattr(e, "cleared_thinking_turns", 0) or 0 for e in edits
+                                          if getattr(e, "type", None) == "clear_thinking_20251015")])
+        dropped = set()
         for change in getattr(event.response, "input_transformations", None) or []:
             if change.type == "thinking_dropped":
                 _, i, _, j = change.path.split(".")
-                self.lost.add(sent[int(i)]["content"][int(j)].get("signature"))
+                dropped.add(sent[int(i)]["content"][int(j)].get("signature"))
+        in_view = {b.get("signature") for i, _, b in read if b.get("type") in THINKING and i not in cleared} - dropped
+        self.stripped |= dropped  # the API dropped it from a turn it still reads
+        for i, _, b in read:  # a turn the model still reads, short of the thinking it was made with
+            if b.get("type") == "tool_use" and sent[i].get("role") == "assistant":
+                self.stripped |= {s for s in self._by_turn.get(b.get("id"), ()) if s not in in_view}
+        self.gone = set(self._signatures) - in_view
         thinking = [b.signature for b in event.response.content if b.type == "thinking"]
         uses = [b.id for b in event.response.content if b.type == "tool_use"]
         self.produced += len(thinking)
+        self._signatures += thinking
         if uses and thinking:
             self._by_turn[uses[0]] = thinking

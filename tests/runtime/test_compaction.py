@@ -71,7 +71,7 @@ def test_with_offloading_first_even_the_servers_compaction_is_fully_restorable()
     assert result.status == "done" and feature.compactions >= 1
     back, dropped = restorable(produced.contents, reader.last_seen, keeper)
     assert dropped > 100 and back == dropped
-    assert not ledger.lost
+    assert not ledger.stripped
 
 
 @pytest.mark.parametrize("strategy", ["ladder", "simple", "rungs", "clearing", "server", "on demand"])
@@ -134,14 +134,16 @@ def test_on_a_model_that_binds_thinking_rewrites_fail_unless_thinking_is_strippe
     _, kept, *_ = run("ladder", thinking="keep")
     assert kept.status == "error" and "bound to a different conversation" in kept.error
     agent, stripped, _, _, _, ledger, _ = run("ladder", thinking="strip")
-    assert stripped.status == "done" and ledger.lost
+    assert stripped.status == "done" and ledger.stripped and ledger.stripped <= ledger.gone
     agent, dropped, _, _, _, ledger, _ = run("ladder", thinking="drop_block")
-    assert dropped.status == "done" and ledger.lost
+    assert dropped.status == "done" and ledger.stripped
     _, masked, *_ = run("rungs", thinking="keep")
     assert masked.status == "error" and "bound to a different conversation" in masked.error
     for strategy in ("simple", "clearing", "server", "on demand"):  # nothing replayed, or the server's own edit
         _, result, _, _, _, ledger, _ = run(strategy, thinking="keep")
-        assert result.status == "done" and not ledger.lost, strategy
+        assert result.status == "done" and not ledger.stripped, strategy
+        # what a summary (the client's or the server's) replaced, it replaced with its reasoning: gone
+        assert bool(ledger.gone) is (strategy != "clearing"), (strategy, len(ledger.gone))
 
 
 def test_trim_leaves_out_whole_old_exchanges_and_never_the_first_message_or_the_last_exchange():

@@ -207,27 +207,54 @@ def ledger_call(ledger, sent, response_blocks, changes=None):
                            response=NS(content=response_blocks, input_transformations=changes), batch=[]))
 
 
-def test_the_ledger_counts_thinking_produced_and_lost_while_its_turn_was_sent():
+def test_the_ledger_counts_thinking_produced_and_stripped_while_its_turn_was_sent():
     ledger = ThinkingLedger()
     ledger_call(ledger, [user("t")], [block("thinking", signature="s1"), block("tool_use", id="a")])
     ledger_call(ledger, [user("t")], [block("thinking", signature="s2")])  # no tool use: not tracked by turn
     turn = said({"type": "thinking", "thinking": "x", "signature": "s1"}, use(0) | {"id": "a"})
     ledger_call(ledger, [user("t"), turn], [])
-    assert ledger.produced == 2 and ledger.lost == set()
+    assert ledger.produced == 2 and ledger.stripped == set() and ledger.gone == {"s2"}  # s2's turn was never sent
     stripped = said(use(0) | {"id": "a"})
     ledger_call(ledger, [user("t"), stripped], [])
-    assert ledger.lost == {"s1"}
+    assert ledger.stripped == {"s1"} and ledger.gone == {"s1", "s2"}
 
 
-def test_a_turn_summarized_away_loses_nothing_and_a_dropped_block_is_lost():
+def test_a_turn_summarized_away_takes_its_thinking_out_of_the_context_and_a_dropped_block_is_stripped():
+    """A summary stands in for a turn's content, not for its reasoning: the block is gone, though
+    no turn the model still reads lacks its thinking."""
     ledger = ThinkingLedger()
     ledger_call(ledger, [user("t")], [block("thinking", signature="s1"), block("tool_use", id="a")])
     ledger_call(ledger, [user("summary")], [])
-    assert ledger.lost == set()
+    assert ledger.stripped == set() and ledger.gone == {"s1"}
     sent = [user("t"), said({"type": "thinking", "thinking": "x", "signature": "s9"}, text("y"))]
     ledger_call(ledger, sent, [], changes=[NS(type="thinking_dropped", path="messages.1.content.0"),
                                            NS(type="other", path="messages.0.content.0")])
-    assert ledger.lost == {"s9"}
+    assert ledger.stripped == {"s9"}
+
+
+def test_thinking_before_the_newest_compaction_block_is_gone_and_the_blocks_after_it_are_read():
+    """Server compaction: the client sends its whole history, the API ignores what precedes the newest
+    compaction block (emulator/compaction.py, [CT]), so the model no longer reads that thinking."""
+    ledger = ThinkingLedger()
+    ledger_call(ledger, [user("t")], [block("thinking", signature="s1"), block("tool_use", id="a")])
+    old = said({"type": "thinking", "thinking": "x", "signature": "s1"}, use(0) | {"id": "a"})
+    ledger_call(ledger, [user("t"), old], [block("thinking", signature="s2"), block("tool_use", id="b")])
+    new = said({"type": "compaction", "content": "summary"}, {"type": "thinking", "thinking": "y", "signature": "s2"},
+               use(1) | {"id": "b"})
+    ledger_call(ledger, [user("t"), old, result(0), new], [])
+    assert ledger.gone == {"s1"} and ledger.stripped == set()
+
+
+def test_thinking_the_server_clears_is_stripped_and_gone_oldest_turns_first():
+    ledger = ThinkingLedger()
+    ledger_call(ledger, [user("t")], [block("thinking", signature="s1"), block("tool_use", id="a")])
+    first = said({"type": "thinking", "thinking": "x", "signature": "s1"}, use(0) | {"id": "a"})
+    ledger_call(ledger, [user("t"), first], [block("thinking", signature="s2"), block("tool_use", id="b")])
+    second = said({"type": "thinking", "thinking": "y", "signature": "s2"}, use(1) | {"id": "b"})
+    cleared = NS(applied_edits=[NS(type="clear_thinking_20251015", cleared_thinking_turns=1)])
+    ledger.count(CallEvent(Point.POST_LLM_CALL, NS(), request={"messages": [user("t"), first, result(0), second]},
+                           response=NS(content=[], input_transformations=None, context_management=cleared), batch=[]))
+    assert ledger.gone == {"s1"} and ledger.stripped == {"s1"}
 
 
 def test_the_gauge_counts_tenths_of_its_window():
@@ -402,4 +429,4 @@ def test_the_ledger_reads_any_history_and_a_response_without_transformations():
     ledger_call(ledger, [user("t")], [block("thinking", signature="s1"), block("tool_use", id="a")])
     ledger.count(CallEvent(Point.POST_LLM_CALL, NS(), request={"messages": [user("t"), {"role": "assistant", "content": "plain"}]},
                            response=NS(content=[]), batch=[]))  # a string turn; no input_transformations field
-    assert ledger.produced == 1 and ledger.lost == set()
+    assert ledger.produced == 1 and ledger.stripped == set() and ledger.gone == {"s1"}
