@@ -359,30 +359,52 @@ class ThinkingLedger:
     stripped: set = field(default_factory=set)
     _signatures: list = field(default_factory=list, repr=False)  # every block produced so far
     _by_turn: dict = field(default_factory=dict, repr=False)  # first tool_use id of a turn -> its thinking
+    _turns: dict = field(default_factory=dict, repr=False)  # id of an assistant turn -> what _read found in it
 
     def install(self, hooks: HookRegistry) -> None:
         hooks.register(Point.POST_LLM_CALL, self.count)
 
+    def _read(self, message: dict) -> tuple[list, list, str | None]:
+        """(compaction marks, thinking signatures, first tool_use id) of an assistant turn. The history
+        repeats from call to call, so each turn is read once (kept with the turn, to check identity)."""
+        seen = self._turns.get(id(message))
+        if seen is None or seen[0] is not message:
+            content = message["content"]
+            seen = self._turns[id(message)] = (
+                message, [j for j, b in enumerate(content) if b.get("type") == "compaction"],
+                [b.get("signature") for b in content if b.get("type") in THINKING],
+                next((b.get("id") for b in content if b.get("type") == "tool_use"), None))
+        return seen[1:]
+
     def count(self, event: HookEvent) -> None:
         sent = event.request["messages"]
-        blocks = [(i, j, b) for i, m in enumerate(sent) if isinstance(m.get("content"), list)
-                  for j, b in enumerate(m["content"]) if isinstance(b, dict)]
-        newest = max(((i, j) for i, j, b in blocks if b.get("type") == "compaction"), default=(-1, -1))
-        read = [(i, j, b) for i, j, b in blocks if (i, j) > newest]  # the API ignores what precedes it
-        thinking_turns = sorted({i for i, _, b in read if b.get("type") in THINKING and sent[i].get("role") == "assistant"})
+        turns = [m for m in sent if m.get("role") == "assistant" and isinstance(m.get("content"), list)]
+        read = [self._read(m) for m in turns]
+        for k in range(len(read) - 1, -1, -1):  # the API ignores what precedes the newest compaction block
+            marks = read[k][0]
+            if marks:
+                after = turns[k]["content"][marks[-1] + 1:]
+                read = [([], [b.get("signature") for b in after if b.get("type") in THINKING],
+                         next((b.get("id") for b in after if b.get("type") == "tool_use"), None)), *read[k + 1:]]
+                break
         edits = getattr(getattr(event.response, "context_management", None), "applied_edits", None) or []
-        cleared = set(thinking_turns[:sum(getattr(e, "cleared_thinking_turns", 0) or 0 for e in edits
-                                          if getattr(e, "type", None) == "clear_thinking_20251015")])
+        cleared = sum(getattr(e, "cleared_thinking_turns", 0) or 0 for e in edits
+                      if getattr(e, "type", None) == "clear_thinking_20251015")
         dropped = set()
         for change in getattr(event.response, "input_transformations", None) or []:
             if change.type == "thinking_dropped":
                 _, i, _, j = change.path.split(".")
                 dropped.add(sent[int(i)]["content"][int(j)].get("signature"))
-        in_view = {b.get("signature") for i, _, b in read if b.get("type") in THINKING and i not in cleared} - dropped
+        in_view = set()
+        for _, signatures, _ in read:
+            if signatures and cleared:  # cleared by the server, oldest thinking turns first
+                cleared -= 1
+            else:
+                in_view.update(signatures)
+        in_view -= dropped
         self.stripped |= dropped  # the API dropped it from a turn it still reads
-        for i, _, b in read:  # a turn the model still reads, short of the thinking it was made with
-            if b.get("type") == "tool_use" and sent[i].get("role") == "assistant":
-                self.stripped |= {s for s in self._by_turn.get(b.get("id"), ()) if s not in in_view}
+        for _, _, first in read:  # a turn the model still reads, short of the thinking it was made with
+            self.stripped.update(s for s in self._by_turn.get(first, ()) if s not in in_view)
         self.gone = set(self._signatures) - in_view
         thinking = [b.signature for b in event.response.content if b.type == "thinking"]
         uses = [b.id for b in event.response.content if b.type == "tool_use"]
