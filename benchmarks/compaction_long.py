@@ -1,4 +1,4 @@
-"""Chapter 09's main table over the long run: 500 pages, about 1,000 calls (the notebook shows 150).
+"""Chapter 09's main table over the long run: 500 pages, about 1,000 calls (the notebook shows 130).
 
     .venv/bin/python benchmarks/compaction_long.py [PAGES]
 
