@@ -323,17 +323,19 @@ SERVER_SUMMARY = ("server compaction", "on demand")  # strategies whose summary 
 def show(table: dict[str, dict], base: float) -> None:
     """Print the table: one row per strategy, costs against ``base``. *thinking gone*: blocks of the
     run's thinking the model no longer read at the last call, of all it produced; *stripped*: those
-    whose turn it still read. A row whose summary the server writes says so: offline, that summary
-    is the emulator's SIMULATED one, not the provider's."""
-    print(f"{'strategy':<28} {'status':<6} {'calls':>5} {'peak':>5} {'read':>6} {'cost':>8} {'vs none':>7} "
-          f"{'restorable':>10} {'codes':>5} {'thinking gone':>13} {'stripped':>8}  summary")
+    whose turn it still read. A row whose summary the server writes is marked *sim*: offline, that
+    summary is the emulator's SIMULATED one, not the provider's."""
+    print(f"{'strategy':<27} {'status':<5} {'calls':>5} {'peak':>4} {'read':>6} {'cost':>7} {'vs none':>7} "
+          f"{'restorable':>10} {'codes':>5} {'thinking gone':>13} {'stripped':>8}")
     for name, f in table.items():
         back, dropped = f["restorable"]
         share = f"{back / dropped:.0%}" if dropped else "-"
-        summary = "server's, SIMULATED" if any(s in name for s in SERVER_SUMMARY) else ""
-        print(f"{name:<28} {f['status']:<6} {f['calls']:>5} {f['peak']:>5.0%} {f['read']:>6.1%} ${f['cost']:>7.2f} "
+        summary = " sim" if any(s in name for s in SERVER_SUMMARY) else ""
+        print(f"{name:<27} {f['status']:<5} {f['calls']:>5} {f['peak']:>4.0%} {f['read']:>6.1%} ${f['cost']:>6.2f} "
               f"{f['cost'] / base - 1:>+7.0%} {share:>10} {f['recalled']:>2}/{f['codes']} "
-              f"{f['gone']:>5} of {f['thinking']:>4} {f['stripped']:>8}  {summary}".rstrip())
+              f"{f['gone']:>5} of {f['thinking']:>4} {f['stripped']:>8}{summary}")
+    if any(s in name for name in table for s in SERVER_SUMMARY):
+        print("sim: the summary is the server's; offline, the emulator's SIMULATED summary, not the provider's")
     for name, f in table.items():
         if f["error"]:
             print(textwrap.fill(f"{name}: {f['error'][:150]}", 100, subsequent_indent="  "))  # a notebook's width
