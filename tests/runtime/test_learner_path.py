@@ -287,6 +287,8 @@ def test_the_notebooks_contract_cells_never_read_the_learners_exercises(tmp_path
     # each notebook's settings cell (the contract cell may use what it defines), then its contract cell
     cells = [cell for notebook in contracts for cell in [c for c in notebook.cells if c.cell_type == "code"][:2]]
     assert all("committed_stub" in cell.source for cell in cells[1::2])
+    for k, cell in enumerate(cells):  # ids are unique within a notebook, not across six
+        cell.id = f"contract-{k}"
     nbformat.write(nbformat.v4.new_notebook(cells=cells, metadata=contracts[0].metadata), project / "chapters" / "contracts.ipynb")
     line = next(li for li in (ROOT / "Makefile").read_text().splitlines() if "--nbval" in li)
     flags = [f.replace("=", f"={project}/") if "=" in f else f for f in line.split("#")[0].split() if f.startswith("--nbval")]
