@@ -37,7 +37,7 @@ from .errors import ApiError, bad_request, fault
 from .limits import ratelimit_headers
 from .policies import Policy, ScriptedPolicy, Turn, echo_policy, text, tool_use
 from .prompt import Render, flatten, render_block
-from .server import MAX_REQUEST_BYTES
+from .server import body_limit
 from .streaming import sse
 from .tokens import estimate_tokens
 
@@ -132,7 +132,7 @@ class Emulator:
             kind = request_headers.get("content-type", "application/json").split(";")[0].strip().lower()
             if kind != "application/json" and method == "POST":
                 raise bad_request(f"Invalid content-type {kind!r}: the body must be application/json")
-            limit = batches.MAX_BYTES if batch else MAX_REQUEST_BYTES
+            limit = body_limit(path)
             if len(body) > limit:
                 raise ApiError(413, f"Request exceeds the maximum allowed number of bytes ({limit:,}).")
             versions.authenticate(request_headers)

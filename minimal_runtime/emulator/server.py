@@ -13,8 +13,9 @@ a socket, not a thread. What this module adds on top:
 
 - a deadline for each whole request (``DEADLINE``): from the moment the server waits for it to its
   body's last byte, however slowly it trickles in, else a 408 and the connection is closed;
-- a body cap enforced while reading (``MAX_REQUEST_BYTES``, the API's limit; a declared length past
-  it is refused before reading, a ``gzip``/``deflate`` body is measured after decoding);
+- a body cap enforced while reading, the API's for the path (``body_limit``: 32 MB, 256 MB for a
+  Message Batch; a declared length past it is refused before reading, a ``gzip``/``deflate`` body is
+  measured after decoding);
 - only a path is served (origin-form, RFC 9112 §3.2.1): an absolute-form target
   (``POST http://elsewhere/v1/messages``) is a 400, so a proxying app cannot be sent elsewhere;
 - the ``Host`` must name loopback or the host served: a web page on a name of its own that
@@ -22,7 +23,12 @@ a socket, not a thread. What this module adds on top:
 - ``handle`` runs on a pool of ``WORKERS`` threads, and only once its request is whole: a slow
   client never holds one. A payload may be an iterable of bytes (a proxied stream): it is relayed
   piece by piece as it comes, chunked. ``handle`` answers every path (``/v1/models`` too, see
-  ``catalog.py``) and reads the query itself.
+  ``catalog.py``) and reads the query itself;
+- a request the server answers itself (the 400s, 403, 408 and 413 above; uvicorn's own 400 for what
+  h11 cannot parse is answered as the API's JSON error too) never reaches ``handle``: an app that
+  has a ``refused(refusal)`` method is told of each (a ``Refusal``, on a worker, once the answer is
+  sent), so ``serve``'s front reports every request; an app without one (the emulator served
+  in-process) is not.
 """
 
 from __future__ import annotations
@@ -32,15 +38,19 @@ import contextlib
 import ipaddress
 import logging
 import socket
+import sys
 import threading
 import time
 import zlib
 from concurrent.futures import ThreadPoolExecutor
-from typing import Iterable, Iterator, Protocol
+from dataclasses import dataclass
+from http import HTTPStatus
+from typing import Callable, Iterable, Iterator, Protocol
 
+from . import batches
 from .errors import ApiError
 
-MAX_REQUEST_BYTES = 32 * 1024 * 1024  # the Messages API's request size limit
+MAX_REQUEST_BYTES = 32 * 1024 * 1024  # Messages and count_tokens [API-2026 §13]; a batch's: batches.MAX_BYTES
 WORKERS = 16  # requests answered at once (threads running ``handle``); reading them takes none
 IDLE_TIMEOUT = 5.0  # seconds a connection may wait silent for its next request (uvicorn's default)
 DEADLINE = 30.0  # seconds a whole request (headers and body) may take to arrive
@@ -52,10 +62,31 @@ logging.getLogger("uvicorn").addHandler(logging.NullHandler())  # a library's lo
 
 
 class App(Protocol):
-    """The emulator's ``handle``; a payload may also be an iterable of bytes (sent chunked, as it comes)."""
+    """The emulator's ``handle``; a payload may also be an iterable of bytes (sent chunked, as it comes).
+    An app may also have ``refused(refusal: Refusal) -> None``, to hear of the requests the server
+    answered itself (``serve``'s front reports them); the server looks for it, nothing requires it."""
 
     def handle(self, method: str, path: str, body: bytes,
                request_headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes | Iterable[bytes]]: ...
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A request the server answered itself, before ``handle`` saw it. Its body was not read, or not
+    whole: there is none to give."""
+
+    method: str | None  # None: the request line never arrived whole (or was not HTTP)
+    target: str | None  # as sent: a path with its query, or the absolute form that was refused
+    headers: dict[str, str]  # as sent (names lower-case); those of a head that never arrived whole: its whole lines
+    status: int
+    body: bytes  # the answer's body: the API's JSON error
+
+
+def body_limit(path: str) -> int:
+    """The most bytes a request body to ``path`` may have: 256 MB for the Message Batches endpoints,
+    32 MB for the rest [API-2026 §12.3, §13: "32 MB for Messages and count_tokens, 256 MB for Batch"].
+    The server enforces it while reading; the emulator applies the same to a body handed to it in-process."""
+    return batches.MAX_BYTES if path == batches.PATH or path.startswith(batches.PATH + "/") else MAX_REQUEST_BYTES
 
 
 class _BodyError(Exception):
@@ -77,8 +108,15 @@ def serve(app: App, host: str = "127.0.0.1", port: int = 0, *, workers: int = WO
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     listener = socket.create_server((host, port), family=family, backlog=BACKLOG)  # a port taken: a plain OSError
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="emulator-http")
+    told = getattr(app, "refused", None)
+
+    def tell(refusal: Refusal) -> None:  # on a worker: the event loop never waits for an app's report
+        if told is not None:
+            with contextlib.suppress(RuntimeError):  # the server is stopping: the pool takes no more
+                pool.submit(told, refusal)
+
     config = uvicorn.Config(
-        _Asgi(app, raw, host, pool), http=_with_deadline(deadline), loop="asyncio", lifespan="off",
+        _Asgi(app, raw, host, pool, tell), http=_protocol(deadline, tell), loop="asyncio", lifespan="off",
         log_config=None, access_log=False, proxy_headers=False, server_header=False,
         limit_concurrency=CONNECTIONS, backlog=BACKLOG, timeout_keep_alive=idle_timeout,  # type: ignore[arg-type]
         h11_max_incomplete_event_size=HEADER_BYTES, timeout_graceful_shutdown=1)
@@ -99,18 +137,18 @@ def serve(app: App, host: str = "127.0.0.1", port: int = 0, *, workers: int = WO
         listener.close()
 
 
-def _with_deadline(deadline: float) -> type:
-    """uvicorn's h11 protocol with a deadline for each whole request: a timer starts when the
-    server waits for a request (the connection opened, the previous answer ended) and stops when
-    h11 has read the request's last byte; if it fires first, a 408 and the connection is closed."""
+def _protocol(deadline: float, tell: Callable[[Refusal], None]) -> type:
+    """uvicorn's h11 protocol with a deadline for each whole request, and the requests it refuses
+    itself (past the deadline, or not HTTP that h11 can read) answered as the API's JSON errors and
+    told to the app.
+
+    The deadline's timer starts when the server waits for a request (the connection opened, the
+    previous answer ended) and stops when h11 has read the request's last byte; if it fires first, a
+    408 and the connection is closed."""
     import h11
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
-    timed_out = ApiError(408, f"the request did not arrive whole within {deadline:g} s").body()
-    answer = (b"HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json\r\ncontent-length: %d\r\n"
-              b"connection: close\r\n\r\n%s" % (len(timed_out), timed_out))
-
-    class DeadlineProtocol(H11Protocol):
+    class GuardedProtocol(H11Protocol):
         _timer: asyncio.TimerHandle | None = None
 
         def connection_made(self, transport) -> None:  # type: ignore[override]
@@ -143,38 +181,80 @@ def _with_deadline(deadline: float) -> type:
 
         def _expired(self) -> None:
             self._timer = None
-            if self.transport.is_closing():
-                return
-            if self.conn.our_state in (h11.IDLE, h11.SEND_RESPONSE):  # no answer begun: say why it ends
-                self.transport.write(answer)
-            self.transport.close()  # the app, if it is reading the body, hears a disconnect
+            if not self.transport.is_closing():  # the app, if it is reading the body, hears a disconnect
+                self._refuse(ApiError(408, f"the request did not arrive whole within {deadline:g} s"))
 
-    return DeadlineProtocol
+        def send_400_response(self, msg: str) -> None:
+            # uvicorn calls this inside its ``except h11.RemoteProtocolError``: h11's reason is the one raised
+            reason = sys.exc_info()[1] or msg
+            self._refuse(ApiError(400, f"the request is not HTTP/1.1 this server can read: {reason}"))
+
+        def _refuse(self, error: ApiError) -> None:
+            """Answer ``error`` if no answer has begun, close the connection, and tell the app which
+            request it was: the one whose head arrived, or what arrived of one."""
+            if self.conn.our_state in (h11.IDLE, h11.SEND_RESPONSE):
+                body = error.body()
+                self.transport.write(b"HTTP/1.1 %d %s\r\ncontent-type: application/json\r\ncontent-length: %d\r\n"
+                                     b"connection: close\r\n\r\n%s" % (error.status, HTTPStatus(error.status).phrase.encode(),
+                                                                       len(body), body))
+                if self.conn.our_state is h11.SEND_RESPONSE:  # its head arrived: uvicorn's scope has it
+                    tell(Refusal(self.scope["method"], _target(self.scope), _headers(self.scope), error.status, body))
+                elif self.conn.their_state is h11.ERROR or self.conn.trailing_data[0]:  # not a connection left idle
+                    tell(Refusal(*_partial_head(self.conn.trailing_data[0]), error.status, body))
+            self.transport.close()
+
+    return GuardedProtocol
+
+
+def _target(scope) -> str:
+    return scope["raw_path"].decode("latin-1") + (f"?{scope['query_string'].decode('latin-1')}"
+                                                  if scope["query_string"] else "")
+
+
+def _headers(scope) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    for name, value in scope["headers"]:
+        key, text = name.decode("latin-1").lower(), value.decode("latin-1")
+        headers[key] = f"{headers[key]}, {text}" if key in headers else text  # RFC 9110 §5.3
+    return headers
+
+
+def _partial_head(head: bytes) -> tuple[str | None, str | None, dict[str, str]]:
+    """What arrived of a request's head (at most h11's ``HEADER_BYTES``): its method and target once
+    the request line is whole, and the header lines that are whole. Nothing, after an error in the head:
+    h11 has consumed it (its message quotes the line it could not read)."""
+    lines = [line.rstrip("\r") for line in head.decode("latin-1").split("\n")][:-1]  # the last is not whole
+    if not lines or len(lines[0].split(" ")) != 3:
+        return None, None, {}
+    method, target, _ = lines[0].split(" ")
+    headers: dict[str, str] = {}
+    for line in lines[1:]:
+        name, colon, value = line.partition(":")
+        if colon and name.strip():
+            key = name.strip().lower()
+            headers[key] = f"{headers[key]}, {value.strip()}" if key in headers else value.strip()
+    return method, target, headers
 
 
 class _Asgi:
     """The ASGI app between uvicorn and ``handle``: checks the target and the Host, reads the body
     whole (capped), hands the request to a worker thread, and sends its answer back."""
 
-    def __init__(self, app: App, raw: bool, host: str, pool: ThreadPoolExecutor):
-        self.app, self.raw, self.host, self.pool = app, raw, host, pool
+    def __init__(self, app: App, raw: bool, host: str, pool: ThreadPoolExecutor, tell: Callable[[Refusal], None]):
+        self.app, self.raw, self.host, self.pool, self.tell = app, raw, host, pool, tell
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":
             return
-        method = scope["method"]
-        headers: dict[str, str] = {}
-        for name, value in scope["headers"]:
-            key, text = name.decode("latin-1").lower(), value.decode("latin-1")
-            headers[key] = f"{headers[key]}, {text}" if key in headers else text  # RFC 9110 §5.3
-        target = scope["raw_path"].decode("latin-1") + (f"?{scope['query_string'].decode('latin-1')}"
-                                                         if scope["query_string"] else "")
+        method, headers, target = scope["method"], _headers(scope), _target(scope)
         try:
             self._check(target, headers)
-            body = _decode(await _read_body(receive, headers), headers.get("content-encoding", "identity"))
+            limit = body_limit(target.partition("?")[0])
+            body = _decode(await _read_body(receive, headers, limit), headers.get("content-encoding", "identity"), limit)
         except _BodyError as e:  # answered, then closed: what is left of the body is not read
-            return await _send_bytes(send, e.error.status, {"content-type": "application/json", "connection": "close"},
-                                     e.error.body())
+            answer = e.error.body()
+            await _send_bytes(send, e.error.status, {"content-type": "application/json", "connection": "close"}, answer)
+            return self.tell(Refusal(method, target, headers, e.error.status, answer))
         except _Gone:
             return
         headers = {k: v for k, v in headers.items() if k not in ("transfer-encoding", "content-encoding")}
@@ -212,14 +292,14 @@ def foreign_host(header: str | None, served: str) -> str | None:
     return name
 
 
-def _too_large() -> _BodyError:
-    return _BodyError(ApiError(413, f"Request exceeds the maximum allowed number of bytes ({MAX_REQUEST_BYTES:,})."))
+def _too_large(limit: int) -> _BodyError:
+    return _BodyError(ApiError(413, f"Request exceeds the maximum allowed number of bytes ({limit:,})."))
 
 
-async def _read_body(receive, headers: dict[str, str]) -> bytes:
-    """The body, whole; refused past the cap as soon as the declared length or the bytes read say so."""
-    if int(headers.get("content-length") or 0) > MAX_REQUEST_BYTES:  # h11 has checked it is a number
-        raise _too_large()
+async def _read_body(receive, headers: dict[str, str], limit: int) -> bytes:
+    """The body, whole; refused past ``limit`` as soon as the declared length or the bytes read say so."""
+    if int(headers.get("content-length") or 0) > limit:  # h11 has checked it is a number
+        raise _too_large(limit)
     parts, total = [], 0
     while True:
         message = await receive()
@@ -227,8 +307,8 @@ async def _read_body(receive, headers: dict[str, str]) -> bytes:
             raise _Gone
         piece = message.get("body", b"")
         total += len(piece)
-        if total > MAX_REQUEST_BYTES:
-            raise _too_large()
+        if total > limit:
+            raise _too_large(limit)
         parts.append(piece)
         if not message.get("more_body", False):
             return b"".join(parts)
@@ -267,17 +347,17 @@ async def _relay(send, receive, status: int, out: dict[str, str], pieces: Iterat
             getattr(pieces, "close", lambda: None)()
 
 
-def _decode(body: bytes, encoding: str) -> bytes:
+def _decode(body: bytes, encoding: str, limit: int) -> bytes:
     codings = [c.strip().lower() for c in encoding.split(",") if c.strip() and c.strip().lower() != "identity"]
     for coding in reversed(codings):  # listed in the order they were applied
         if coding not in ("gzip", "x-gzip", "deflate"):
             raise _BodyError(ApiError(415, f"Unsupported content-encoding {coding!r}: use gzip, deflate or none"))
         inflate = zlib.decompressobj(wbits=31 if "gzip" in coding else 15)
         try:
-            out = inflate.decompress(body, MAX_REQUEST_BYTES + 1)  # a bounded inflate: no decompression bomb
+            out = inflate.decompress(body, limit + 1)  # a bounded inflate: no decompression bomb
         except zlib.error as e:
             raise _BodyError(ApiError(400, f"request body is not valid {coding}: {e}")) from None
-        if len(out) > MAX_REQUEST_BYTES:
-            raise _too_large()
+        if len(out) > limit:
+            raise _too_large(limit)
         body = out
     return body

@@ -21,7 +21,7 @@ from typing import IO, Iterator
 from ..emulator import Emulator
 from ..emulator import messages as pipeline
 from ..emulator.binding import THINKING_TYPES
-from ..emulator.server import serve as serve_http
+from ..emulator.server import Refusal, serve as serve_http
 from ..emulator.models import lookup
 from .exchange import Exchange, Log
 from .faults import Faults
@@ -80,6 +80,22 @@ class Front:
             getattr(pieces, "close", lambda: None)()
             self._report(method, path, body, headers, status, out, b"".join(seen))
 
+    def refused(self, refusal: Refusal) -> None:
+        """A request the HTTP server answered itself (a 400, 403, 408, 413: see ``emulator/server.py``),
+        never handed to ``handle``: reported like any refused call, its line and its record, with what
+        arrived of it (no body) and the error it was sent."""
+        target = refusal.target or "-"
+        if self.page is not None and is_page(target):  # the page's own requests are not the run's, as in handle
+            return
+        try:
+            if not target.startswith("/"):  # an absolute-form target: shown without credentials
+                target = shown(target)[0]
+            exchange = Exchange.of(refusal.method or "-", target.split("?")[0], refusal.headers, b"", refusal.status,
+                                   {"content-type": "application/json"}, refusal.body, refused_by_server=True)
+            self._publish(exchange)
+        except Exception as e:  # as for a call: a report that fails is said, and the server goes on
+            self._emit(f"(serve: could not report a refused request: {type(e).__name__}: {e})")
+
     def _report(self, *exchange) -> None:
         try:
             self._record(*exchange)
@@ -120,6 +136,10 @@ class Front:
         if self.upstream is not None and status < 400:
             exchange.predicted = predict(self.emulator, path, exchange.request, headers)
         exchange.prefix = prefix_verdict(self.emulator, exchange, headers)
+        self._publish(exchange)
+
+    def _publish(self, exchange: Exchange) -> None:
+        """Number the exchange, print its line, and write its record to the log and the page."""
         n, line = self.report.line(exchange, exchange.prefix)
         if self.log:
             self.log.write(n, exchange, line)

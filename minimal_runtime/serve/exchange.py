@@ -11,7 +11,10 @@ The log is JSON lines, one object per exchange, in order (``replay`` and any scr
 
 ``request`` and ``response`` are the parsed JSON bodies; a streamed answer is kept as the message
 its events assemble to (``stream: true``), the form a non-streamed call would have had; a body that is
-not JSON is kept as text under ``request_text`` / ``response_text``. ``usage`` is what the server
+not JSON is kept as text under ``request_text`` / ``response_text``. A request the HTTP server
+refused itself (a target that is not a path, a foreign ``Host``, a body past its cap or not valid
+HTTP, the deadline: ``emulator/server.py``) has ``"refused_by_server": true``, what arrived of its
+head (``method`` and ``path`` ``"-"`` when its request line never did) and no ``request``. ``usage`` is what the server
 reported; ``predicted_usage`` (proxy mode only) is what the emulator's accounting predicted for the
 same request. ``prefix`` is the prefix check's verdict on models that run it (``REFUSED at ...``,
 ``ok, dropped N: ...``, ``ok ...``), ``thread`` what a message thread did (``request`` keeps what was
@@ -58,6 +61,7 @@ class Exchange:
     prefix: str | None = None  # the prefix check's verdict, on models that run it
     thread: str | None = None  # what a message thread did: "continue ...", "create", "create (replays ...)"
     conversation: Any = None  # a thread continue: the full request it stood for (``request`` is what was sent)
+    refused_by_server: bool = False  # answered by the HTTP server before the front saw it: no body was read
     time: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="milliseconds")
                       .replace("+00:00", "Z"))
 
@@ -104,6 +108,8 @@ class Exchange:
         predicted = self.predicted.get("usage") if isinstance(self.predicted, dict) else None
         out.update(model=self.model, usage=self.usage, predicted_usage=predicted, upstream=self.upstream,
                    prefix=self.prefix, thread=self.thread, line=line)
+        if self.refused_by_server:
+            out["refused_by_server"] = True
         return out
 
 

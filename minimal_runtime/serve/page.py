@@ -7,7 +7,8 @@ them alone for a log read back. Nothing here reaches the internet: the page is t
 
     GET /ui                      the page
     GET /ui/page.js, page.css    its script and style
-    GET /ui/api/calls?after=N    calls numbered after N, every conversation's totals, every batch
+    GET /ui/api/calls?after=N    calls (and the server's refusals) numbered after N, every conversation's
+                                 totals, every batch
     GET /ui/api/call/N           call N opened: its prompt block by block, in cache regions
     GET /ui/api/compare/A/B      two calls side by side, and the first block where the later edits
 
@@ -119,7 +120,8 @@ def view_main(args) -> None:
             raise SystemExit(f"view: cannot listen on {args.host}:{args.port}: {e.strerror or e}; "
                              "pick another with --port (0: any free port)")
         batches = f" and {len(timeline.batches)} batch{'es' * (len(timeline.batches) != 1)}" if timeline.batches else ""
-        print(f"view: {len(timeline.calls)} calls{batches} of {path} at {url}/ui (Ctrl-C to stop)", flush=True)
+        refused = f" ({len(timeline.refusals)} more requests the server refused)" if timeline.refusals else ""
+        print(f"view: {len(timeline.calls)} calls{batches}{refused} of {path} at {url}/ui (Ctrl-C to stop)", flush=True)
         for note in timeline.skipped:
             print(f"view: left out {note}", file=sys.stderr, flush=True)
         while not stop.wait(0.5):

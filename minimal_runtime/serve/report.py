@@ -110,13 +110,16 @@ class Report:
             return self._n, f"#{self._n} " + self._describe(exchange, prefix)
 
     def _describe(self, x, prefix: str | None) -> str:
+        if x.refused_by_server:  # no body was read: no model, no conversation, no thread to speak of
+            self.refused += 1
+            return f"{x.method} {x.path} {x.status} | refused by the server: {_short(x.error or '', 200)}"
         if not x.path.startswith("/v1/messages"):
             return f"{x.method} {x.path} {x.status}"
         if x.path.startswith("/v1/messages/batches"):
             return self._batch(x)
         # A thread continue is judged as the full request it stood for: the held turns, then the new ones.
         request = x.conversation if isinstance(x.conversation, dict) else x.request if isinstance(x.request, dict) else {}
-        thread = thread_note(x, request, self.conversations.previous(request)) if x.thread else None
+        thread = f"thread {thread_note(x.thread, request, self.conversations.previous(request))}" if x.thread else None
         model = x.model or "?"
         if x.asked and x.asked != model:
             model = f"{x.asked} (served as {model})"
@@ -156,7 +159,7 @@ class Report:
         miss = diagnose(previous, request, record, x.response, self.clock())
         if miss:
             parts.append(f"miss: {miss}")
-        self.conversations.remember(request, record, self.clock(), answer=_answer(x.response))
+        self.conversations.remember(request, record, self.clock(), answer=answer_of(x.response))
         return " | ".join(parts)
 
     def _batch(self, x) -> str:
@@ -244,22 +247,25 @@ def is_results(path: str) -> bool:
     return len(parts) == 6 and parts[1:4] == ["v1", "messages", "batches"] and parts[5] == "results"
 
 
-def thread_note(x, request: dict, previous: Previous | None) -> str:
-    """``thread continue ...`` / ``thread create``; a create that resends more than the first message of a
-    conversation this report has seen is a replay (after a lost thread, or a client's own restart).
+def thread_note(kind: str, request: dict, previous: Previous | None) -> str:
+    """What a message thread did, as the line and ``serve --ui``'s page say it: ``kind`` as it is
+    (``continue ...``, ``create``), but a create that resends more than the first message of a
+    conversation seen before (``previous``, the call it continues) is a replay (after a lost thread, or
+    a client's own restart): ``create (replays N messages of an earlier call)``.
 
     What it resends is the earlier call's messages and that call's reply (the thread held both; the
     continue that was to extend them is the call that failed, so no call this report kept sent the
     reply), compared without ``cache_control``: a replay drops the markers each turn set for itself
     (the SDK's ``_thread_state.py``, and ``core.context.threaded_layout``), and markers are not content."""
-    if x.thread != "create" or previous is None:
-        return f"thread {x.thread}"
+    if kind != "create" or previous is None:
+        return kind
     before = [*(previous.request.get("messages") or []), *([previous.answer] if previous.answer else [])]
     shared = _shared(unmarked(before), unmarked(request.get("messages") or []))
-    return f"thread create (replays {shared} messages of an earlier call)" if shared > 1 else "thread create"
+    return f"create (replays {shared} messages of an earlier call)" if shared > 1 else "create"
 
 
-def _answer(response: Any) -> dict | None:
+def answer_of(response: Any) -> dict | None:
+    """A call's reply as the message a thread held after it (what a replay resends)."""
     content = response.get("content") if isinstance(response, dict) else None
     return {"role": "assistant", "content": content} if isinstance(content, list) else None
 

@@ -11,6 +11,10 @@ A Message Batch is not a call: once its results are downloaded (``GET .../result
 ``Batch``, one entry with its results' count and cost at the batch price, in the run's totals once
 however often they are downloaded, as the report counts it (both read them with ``report.BatchResults``).
 
+A request the HTTP server refused itself (``refused_by_server``: a 400, 403, 408 or 413 answered
+before its body was read) is not a call either: it is listed apart, as what arrived and why it was
+refused.
+
 The records come from a live ``serve`` (``Front`` hands each over as it logs it) or from a log read
 back (``python -m minimal_runtime view calls.jsonl``): one page for both.
 
@@ -32,7 +36,7 @@ from typing import Any
 
 from ..provider.cost import CallRecord
 from ..view.call import placed
-from .report import BatchResults, Conversations, diagnose, is_results
+from .report import BatchResults, Conversations, answer_of, diagnose, is_results, thread_note
 from .report import _edit, _priced, _shared
 
 PREVIEW = 160  # characters of a block shown in its row
@@ -56,7 +60,7 @@ class Call:
     edit: str | None  # refused: where it edits the call it continues
     prefix: str | None
     error: str | None
-    thread: str | None  # "create", "continue"
+    thread: str | None  # "create", "create (replays N messages of an earlier call)", "continue"
     predicted: dict | None = None  # proxy mode: the usage the emulator's accounting predicted
 
     def summary(self) -> dict:
@@ -99,6 +103,7 @@ class Timeline:
         self.calls: list[Call] = []
         self.batches: dict[str, Batch] = {}  # batch id -> the batch, in the order its results were first read
         self.skipped: list[str] = []  # what was not a call (a log line that is not JSON, ...), said on the page
+        self.refusals: list[dict] = []  # requests the HTTP server refused before serve's front saw them
         self._conversations = Conversations()
         self._ids: dict[bytes, int] = {}  # conversation key -> its number
         self._labels: dict[int, str] = {}
@@ -107,9 +112,16 @@ class Timeline:
         self._lock = threading.Lock()
 
     def add(self, record: dict) -> Call | None:
-        """One ``--log`` record (``Exchange.record``): a Messages call, or a batch's results (kept as
-        its ``Batch``, the first time they are read); any other record is left out."""
+        """One ``--log`` record (``Exchange.record``): a Messages call, a batch's results (kept as
+        its ``Batch``, the first time they are read), or a request the server refused; any other
+        record is left out."""
         path = str(record.get("path"))
+        if record.get("refused_by_server"):
+            with self._lock:
+                self.refusals.append({"n": int(record.get("n") or 0), "at": _seconds(record.get("time")),
+                                      "method": str(record.get("method")), "path": path,
+                                      "status": int(record.get("status") or 0), "error": _error(record)})
+            return None
         if record.get("method") == "GET" and is_results(path) and int(record.get("status") or 0) < 400:
             results = BatchResults.read(path, record.get("response_text"), record.get("response"))
             with self._lock:
@@ -156,13 +168,15 @@ class Timeline:
             self._ids[key] = len(self._ids) + 1
             self._labels[self._ids[key]] = _label(conversation)
         thread = sent.get("thread").get("type") if isinstance(sent.get("thread"), dict) else None
+        if thread is not None:  # a create that replays a lost thread says so, as serve's line does
+            thread = thread_note(thread, conversation, previous)
         call = Call(int(record.get("n") or len(self.calls) + 1), at, model, status, conversation,
                     len(sent.get("messages") or []), held, call_record, response, self._ids[key],
                     previous.n if previous is not None else None, miss, edit, record.get("prefix"), error, thread,
                     _predicted(record.get("predicted_usage")))
         self.calls.append(call)
         if call_record is not None:
-            self._conversations.remember(conversation, call_record, at, call.n)
+            self._conversations.remember(conversation, call_record, at, call.n, answer_of(response))
             if response is not None and isinstance(response.get("id"), str):
                 self._answered[response["id"]] = call
         return call
@@ -196,7 +210,8 @@ class Timeline:
     # -- what the page asks for ------------------------------------------------------------------
 
     def since(self, after: int = 0) -> dict:
-        """The calls numbered after ``after``, every conversation's totals, and every batch."""
+        """The calls and the server's refusals numbered after ``after``, every conversation's totals,
+        and every batch."""
         with self._lock:
             calls = [c.summary() for c in self.calls if c.n > after]
             conversations = {}
@@ -213,7 +228,8 @@ class Timeline:
                     entry["cost"] += 0.0 if math.isnan(c.record.cost) else c.record.cost
             return {"source": self.source, "live": self.live, "skipped": self.skipped,
                     "conversations": list(conversations.values()), "calls": calls,
-                    "batches": [b.summary() for b in self.batches.values()]}
+                    "batches": [b.summary() for b in self.batches.values()],
+                    "refusals": [r for r in self.refusals if r["n"] > after]}
 
     def call(self, n: int) -> Call | None:
         with self._lock:

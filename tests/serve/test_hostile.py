@@ -5,8 +5,11 @@ the ``http.server`` front it replaced. Times are the benchmark's (``benchmarks/h
 
 from __future__ import annotations
 
+import contextlib
 import http.client
+import io
 import json
+import re
 import socket
 import sys
 import threading
@@ -212,3 +215,80 @@ def test_a_request_with_a_lone_surrogate_is_logged_with_it_escaped(tmp_path):
     assert len(lines) == 1 == len(front.lines), front.lines
     assert json.loads(lines[0])["request"]["messages"][0]["content"] == "hello \ud800"  # escaped, read back exactly
     assert f" {status} " in front.lines[0] and "could not report" not in front.lines[0]
+
+
+# -- what the server refuses itself is reported like any refused call ------------------------------
+
+def raw(url: str, request: bytes) -> bytes:
+    """Send ``request`` (whole, or the start of one) and read the answer until the server hangs up."""
+    with socket.create_connection(address(url), timeout=5) as s:
+        s.sendall(request)
+        answer = b""
+        with contextlib.suppress(OSError):  # a reset after the answer: the server refused the rest
+            while piece := s.recv(65536):
+                answer += piece
+        return answer
+
+
+def reported(front, n: int) -> list[str]:
+    """The front's first ``n`` lines, once it has printed them (a refusal is reported on a worker,
+    after its answer is sent: waited for here, 5 s at most)."""
+    until = time.monotonic() + 5
+    while len(front.lines) < n and time.monotonic() < until:
+        time.sleep(0.01)
+    return front.lines
+
+
+def test_every_request_the_server_refuses_itself_is_printed_logged_and_left_out_of_the_page(tmp_path):
+    """A 400 (absolute-form target, a chunk size of -1, a request line h11 cannot read), 403 (a foreign
+    Host), 408 (the deadline, in the body and in the headers) and 413 (past the cap) are answered by the
+    server, never by the front's ``handle`` (on the old server: no line, no record). Each now gets its
+    line and its ``--log`` record, secrets redacted; the page lists them apart from the calls, live and
+    from the log read back."""
+    from minimal_runtime.serve.page import read_log
+
+    log = tmp_path / "calls.jsonl"
+    head = (b"POST %s HTTP/1.1\r\nhost: %s\r\ncontent-type: application/json\r\nx-api-key: sk-secret-1\r\n"
+            b"content-length: %d\r\n\r\n")
+    with started(Emulator(model="claude-sonnet-5-5"), log=str(log), out=io.StringIO(), ui=True,
+                 deadline=0.5) as (url, front):
+        answers = [
+            raw(url, head % (b"http://elsewhere.example/v1/messages", b"127.0.0.1", len(BODY)) + BODY.encode()),
+            raw(url, head % (b"/v1/messages", b"rebound.example", len(BODY)) + BODY.encode()),
+            raw(url, head % (b"/v1/messages", b"127.0.0.1", 40 * 2**20) + b"{"),
+            raw(url, b"POST /v1/messages HTTP/1.1\r\nhost: 127.0.0.1\r\nx-api-key: sk-secret-2\r\n"
+                     b"transfer-encoding: chunked\r\n\r\n-1\r\n" + b"x" * 1000),
+            raw(url, head % (b"/v1/messages", b"127.0.0.1", 1000) + b"{" * 200),  # the rest never comes
+            raw(url, b"GET /v1/models HTTP/1.1\r\nhost: 127.0.0.1\r\nx-auth-token: tok-secret-3\r\nx-pad: a"),
+            raw(url, b"GET /v1/models and more HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n"),  # not a request line
+        ]
+        lines = list(reported(front, 7))
+        page = front.timeline.since()
+        assert httpx.post(f"{url}/v1/messages", content=BODY, headers=CLIENT).status_code == 200
+        reported(front, 8)
+    assert [a.split(b" ", 2)[1] for a in answers] == [b"400", b"403", b"413", b"400", b"408", b"408", b"400"], answers
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(records) == len(front.lines) == 8, front.lines
+    refused = sorted(records[:7], key=lambda r: (r["status"], r["method"], r["path"]))  # in the order they ended
+    assert [(r["status"], r["method"], r["path"], r["response"]["error"]["type"]) for r in refused] == [
+        (400, "-", "-", "invalid_request_error"),
+        (400, "POST", "/v1/messages", "invalid_request_error"),
+        (400, "POST", "http://elsewhere.example/v1/messages", "invalid_request_error"),
+        (403, "POST", "/v1/messages", "permission_error"),
+        (408, "GET", "/v1/models", "api_error"),
+        (408, "POST", "/v1/messages", "api_error"),
+        (413, "POST", "/v1/messages", "request_too_large")]
+    assert all(r["refused_by_server"] and r["request"] is None for r in refused)
+    assert {r["request_headers"].get("x-api-key") or r["request_headers"].get("x-auth-token") for r in refused[1:]} \
+        == {"[redacted]"} and refused[0]["request_headers"] == {}  # h11 keeps no part of a head it cannot read
+    assert not any(secret in log.read_text() + "\n".join(front.lines) for secret in ("sk-secret", "tok-secret"))
+    assert "illegal request line" in refused[0]["response"]["error"]["message"]  # h11's reason, as an API error
+    assert "chunk" in refused[1]["response"]["error"]["message"]
+    for line in lines:
+        assert re.match(r"#\d (POST|GET|-) \S+ (400|403|408|413) \| refused by the server: \w+_error: ", line) or \
+            " 413 | refused by the server: request_too_large: " in line, line
+    assert "200 | in " in front.lines[7] and front.report.refused == 7
+    assert page["calls"] == [] and sorted(r["status"] for r in page["refusals"]) == [400, 400, 400, 403, 408, 408, 413]
+    again = read_log(log).since()
+    assert len(again["calls"]) == 1 and again["refusals"] == front.timeline.since()["refusals"]
+    assert again["skipped"] == []

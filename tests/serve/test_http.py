@@ -5,7 +5,9 @@ The model listing is read through the real SDK (``client.models``); bodies the S
 
 from __future__ import annotations
 
+import contextlib
 import gzip
+import io
 import json
 import socket
 import threading
@@ -18,6 +20,7 @@ import pytest
 from minimal_runtime.emulator import Emulator
 from minimal_runtime.emulator.server import MAX_REQUEST_BYTES, serve
 from minimal_runtime.provider.models import MODELS
+from minimal_runtime.serve import started
 
 CLIENT = {"x-api-key": "offline", "anthropic-version": "2023-06-01"}  # what every SDK sends
 BODY = json.dumps({"model": "claude-sonnet-5-5", "max_tokens": 64,
@@ -88,6 +91,39 @@ def test_a_compressed_body_is_limited_by_its_decoded_size_and_an_unknown_coding_
     answer = httpx.post(f"{base_url}/v1/messages", content=b"not gzip",
                         headers={**CLIENT, "content-type": "application/json", "content-encoding": "gzip"})
     assert answer.status_code == 400 and "gzip" in answer.json()["error"]["message"]
+
+
+def test_a_batch_body_may_pass_the_messages_cap_and_a_message_body_may_not():
+    """API-2026 §12.3, §13: 32 MB for Messages and count_tokens, 256 MB for a batch, each enforced
+    while reading. Bodies 1 MB over 32 MB, streamed chunked a megabyte at a time: at the batches
+    endpoint it is read whole (the answer is the emulator's own: the batch has no requests), at
+    ``/v1/messages`` it is a 413 as soon as the cap is passed. Through serve's front, as a client reaches it."""
+    megabyte, megabytes = b" " * 2**20, MAX_REQUEST_BYTES // 2**20 + 1
+
+    def batch():
+        yield b'{"requests": []'
+        yield from (megabyte for _ in range(megabytes))
+        yield b"}"
+    with started(Emulator(model="claude-sonnet-5-5"), out=io.StringIO()) as (url, front):
+        answer = httpx.post(f"{url}/v1/messages/batches", content=batch(), timeout=30,
+                            headers={**CLIENT, "content-type": "application/json"})
+        assert answer.status_code == 400 and "at least 1" in answer.json()["error"]["message"], answer.text
+        host, port = url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=10) as s:
+            s.sendall(b"POST /v1/messages HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+                      b"transfer-encoding: chunked\r\n\r\n")
+            refused = b""
+            try:
+                for _ in range(megabytes + 2):
+                    s.sendall(b"100000\r\n" + megabyte + b"\r\n")
+                s.sendall(b"0\r\n\r\n")
+            except OSError:  # the server answered and hung up while the rest was still coming: as it should
+                pass
+            with contextlib.suppress(OSError):
+                while piece := s.recv(65536):
+                    refused += piece
+    assert refused.startswith(b"HTTP/1.1 413 ") and b"(33,554,432)" in refused, refused[:300]
+    assert " 400 | refused: invalid_request_error" in front.lines[0] and len(front.lines) == 2, front.lines
 
 
 def test_an_idle_connection_is_closed_after_the_socket_timeout():

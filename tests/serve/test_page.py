@@ -175,6 +175,24 @@ def test_a_thread_continue_is_drawn_with_the_part_the_thread_held():
     assert timeline.detail(3)["blocks"][0]["region"] == "refused"
 
 
+def test_a_create_that_replays_a_lost_thread_says_so_on_the_page_as_on_its_line(tmp_path):
+    """The SDK's tool runner replays its history as a create when its thread is gone (API-2026 §11.8):
+    the opened call names the replay in the words of serve's line (``report.thread_note``), live and
+    from the log read back; a first create stays a plain create."""
+    from .test_threads_and_faults import SYSTEM as LONG, run_tool_runner
+
+    emulator, log = Emulator(model=MODEL, policy=ToolThenAnswer(rounds=3)), tmp_path / "calls.jsonl"
+    with started(emulator, ui=True, log=str(log), out=io.StringIO()) as (url, front):
+        run_tool_runner(url, system=LONG, cache_control={"type": "ephemeral"})
+        emulator.threads.ttl = 0  # every held response is gone: the next runner's first continue is lost
+        run_tool_runner(url, system=LONG, cache_control={"type": "ephemeral"})
+        opened = [httpx.get(f"{url}/ui/api/call/{n}").json() for n in (1, 5, 6, 7)]
+    assert front.lines[6].endswith("| thread create (replays 3 messages of an earlier call)"), front.lines[6]
+    assert [c["thread"] for c in opened] == ["create", "create", "continue",
+                                             "create (replays 3 messages of an earlier call)"]
+    assert read_log(log).detail(7)["thread"] == opened[3]["thread"]
+
+
 def test_a_proxied_call_shows_what_the_emulator_predicted_next_to_the_upstream_usage():
     timeline = Timeline("test", live=False)
     timeline.add({**record(1, {"model": MODEL, "messages": [{"role": "user", "content": "hi"}]}, usage(900, 100, 10)),

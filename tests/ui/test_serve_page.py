@@ -306,3 +306,40 @@ def test_a_thread_continue_shows_the_part_the_thread_held(browser, artifacts):
         page.screenshot(path=str(artifacts / "serve-page-thread.png"), full_page=True)
         assert not legible(page)
         page.close()
+
+
+def test_a_replayed_thread_and_the_requests_the_server_refused_are_said_on_the_page(browser, artifacts):
+    """A create that replays a lost thread names the replay as serve's line does; a request the HTTP
+    server refused itself (a foreign Host, a body past its cap) is listed apart from the calls."""
+    import socket
+
+    from tests.serve.test_threads_and_faults import SYSTEM as LONG, run_tool_runner
+
+    emulator = Emulator(model="claude-sonnet-5-5", policy=ToolThenAnswer(rounds=3))
+    with started(emulator, ui=True, out=io.StringIO()) as (url, front):
+        run_tool_runner(url, system=LONG, cache_control={"type": "ephemeral"})
+        emulator.threads.ttl = 0  # the next runner's first continue finds its thread gone, and it replays
+        run_tool_runner(url, system=LONG, cache_control={"type": "ephemeral"})
+        assert httpx.get(f"{url}/v1/models", headers={"host": "rebound.example"}).status_code == 403
+        host, port = url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=5) as s:
+            s.sendall(b"POST /v1/messages HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: 40000000\r\n\r\n{")
+            assert s.recv(64).startswith(b"HTTP/1.1 413 ")
+        page = browser.new_page(viewport=VIEWPORT)
+        page.goto(f"{url}/ui#call=7")
+        page.wait_for_selector('.callview[data-n="7"]')
+        assert page.locator(".verdict", has_text="thread:").inner_text() == \
+            "thread: create (replays 3 messages of an earlier call)"
+        assert front.lines[6].endswith("| thread create (replays 3 messages of an earlier call)")
+        refusals = page.locator("#refusals")
+        refusals.locator("summary", has_text="2 requests refused by the server").wait_for(timeout=10_000)
+        refusals.locator("summary").click()
+        items = [refusals.locator("li").nth(k).inner_text() for k in range(refusals.locator("li").count())]
+        assert items == ["#11 GET /v1/models 403 permission_error: Host 'rebound.example' is not served here: only "
+                         "loopback and 127.0.0.1 are",
+                         "#12 POST /v1/messages 413 request_too_large: Request exceeds the maximum allowed number of "
+                         "bytes (33,554,432)."], items
+        assert calls_on(page) == 10  # the refusals are not calls
+        page.screenshot(path=str(artifacts / "serve-page-refusals.png"), full_page=True)
+        assert not legible(page) and not [t for t in page.evaluate(CONTRAST, "#refusals li") if t["contrast"] < AA]
+        page.close()

@@ -3,7 +3,8 @@
 "use strict";
 
 const POLL_MS = 1000;
-const state = { last: 0, calls: new Map(), conversations: new Map(), batches: [], live: true, opened: [] };
+const state = { last: 0, calls: new Map(), conversations: new Map(), batches: [], refusals: [], live: true, opened: [] };
+const REFUSALS_SHOWN = 50;
 
 const $ = (id) => document.getElementById(id);
 function el(tag, props = {}, ...children) {
@@ -52,7 +53,12 @@ async function poll() {
       state.calls.set(call.n, call);
       state.last = Math.max(state.last, call.n);
     }
+    for (const refusal of data.refusals) {
+      state.refusals.push(refusal);
+      state.last = Math.max(state.last, refusal.n);
+    }
     render(data.calls);
+    drawRefusals();
     if (!document.body.dataset.ready) {
       document.body.dataset.ready = "1";
       openFromHash();
@@ -129,6 +135,20 @@ function addBar(call) {
   }, bar);
   button.setAttribute("role", "listitem");
   line.append(button);
+}
+
+// A request the HTTP server refused itself (past its deadline or size cap, not a path, a foreign Host,
+// not HTTP it can read) reached neither the API nor a conversation: listed apart, the latest last.
+function drawRefusals() {
+  const box = $("refusals"), all = state.refusals;
+  box.hidden = !all.length;
+  if (!all.length) return;
+  const shown = all.slice(-REFUSALS_SHOWN);
+  box.querySelector("summary").textContent = `${count(all.length)} request${all.length === 1 ? "" : "s"} refused by ` +
+    `the server before serve read ${all.length === 1 ? "it" : "them"} (not calls)` +
+    (shown.length < all.length ? `; the latest ${shown.length}:` : "");
+  box.querySelector("ul").replaceChildren(...shown.map((r) => el("li", { data: { n: r.n } },
+    el("code", { textContent: `#${r.n} ${r.method} ${r.path} ${r.status}` }), ` ${r.error}`)));
 }
 
 // A Message Batch is not a call: one entry each, its results' count and cost at the batch price.
