@@ -215,7 +215,10 @@ class _Progress:
 
     def __init__(self, total: int, shown: bool):
         from tqdm import tqdm
-        self.bar = tqdm(total=total, unit="log", desc="replaying", disable=not shown, leave=False, smoothing=0.05)
+        # redrawn after every log (mininterval=0): a log is coarse enough, and tqdm's default 0.1 s
+        # throttle would leave a fast folder with no line at all
+        self.bar = tqdm(total=total, unit="log", desc="replaying", disable=not shown, leave=False, smoothing=0.05,
+                        mininterval=0)
         self.start, self.calls = time.perf_counter(), 0
 
     def update(self, calls: int) -> None:
