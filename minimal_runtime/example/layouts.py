@@ -30,7 +30,8 @@ def batch_on_breakpoint_layout(parts: CallParts) -> dict[str, Any]:
 
 def automatic_caching_layout(parts: CallParts) -> dict[str, Any]:
     """Top-level ``cache_control``: the API puts the breakpoint on the last cacheable block, which,
-    with a batch at the tail, is the batch. Same failure as ``batch_on_breakpoint_layout``."""
+    with a batch at the tail, is the batch: the failure of ``batch_on_breakpoint_layout``, and worse,
+    since the system prompt gets no breakpoint of its own (chapter 02 measures both)."""
     request = request_for(parts, append_batch(parts.durable, parts.batch, parts.prefill_ok), parts.system)
     request["cache_control"] = {"type": "ephemeral"}
     return request
