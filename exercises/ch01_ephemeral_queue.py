@@ -71,11 +71,13 @@ def first_edit(previous: dict[str, Any], current: dict[str, Any]) -> str | None:
     - ``system`` (a string or text blocks) and ``tools`` must be equal; a tool with
       ``"defer_loading": True`` present only in ``current`` is not a change. Answer
       ``"system: changed since the previous request"`` (or ``"tools: ..."``, same wording);
-    - every message of ``previous`` must be in ``current`` at the same index, equal in value:
-      ``cache_control`` keys do not count, string content equals one text block with that text.
+    - every message of ``previous`` must be in ``current`` at the same index, equal in value.
       Answer ``"messages.<i>: ..."`` for the first that differs, or ``"messages: ..."`` if
       ``current`` has fewer messages;
-    - a message that differs only by ``thinking`` blocks left out is not an edit here (the runtime's
-      own check also rejects a gap in the middle; that part is not asked of you).
+    - everywhere (system, tools, messages) ``cache_control`` keys do not count, and string content
+      equals one text block with that text;
+    - a message that differs only by ``thinking`` blocks left out is not an edit here, but one whose
+      thinking block was replaced or added is (the runtime's own check also rejects a gap in the
+      middle; that part is not asked of you).
     """
     raise NotImplementedError("ch01: first_edit")

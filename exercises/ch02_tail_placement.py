@@ -27,8 +27,10 @@ def with_breakpoints(durable: list[dict], previous_len: int | None = None) -> li
     """A copy of the history with ``cache_control: {"type": "ephemeral"}`` on the last block of the
     last message. When ``previous_len`` (the history length at the previous call) is given and the
     messages added since hold ``LOOKBACK_BLOCKS`` blocks or more, also mark the last block of message
-    ``previous_len - 1``, so the previous call's entry is still found. Copy only what you mark; the
-    history and its messages must be left untouched."""
+    ``previous_len - 1``, so the previous call's entry is still found. The API refuses a breakpoint on
+    empty content (an empty text block, a tool result with empty content): where the block to mark
+    is one, mark the last block before it that can take one. Copy only what you mark; the history
+    and its messages must be left untouched."""
     raise NotImplementedError("ch02: with_breakpoints")
 
 
@@ -65,7 +67,7 @@ def continuation(request: dict[str, Any], previous_id: str, held: int) -> dict[s
     and ``thread: {"type": "continue", "previous_message_id": previous_id}``. A breakpoint on a held
     message is not sent with it. If one of the held messages that end within ``LOOKBACK_BLOCKS``
     blocks of ``held`` carries a breakpoint (the previous call's end, which ``with_breakpoints``
-    marks when more than the lookback was added since), put one on the first block you send that
+    marks when the lookback or more was added since), put one on the first block you send that
     can take it (not in a system message; not an empty text or tool result), unless it has one, so a
     read from there still walks back to the previous call's entry; if no block you send can take
     it, set a top-level ``cache_control: {"type": "ephemeral"}`` instead (the server places that

@@ -129,6 +129,8 @@ def test_first_edit_accepts_appending_and_moved_markers(impl):
         "a cache_control key added (and a string turned into one text block) is not an edit: compare without them"
     assert impl.first_edit(REQUEST, {**grown, "system": "s"}) is None, \
         "system as a string equals one text block with that text: compare them as the same"
+    assert impl.first_edit(REQUEST, {**grown, "system": [{"type": "text", "text": "s", "cache_control": {"type": "ephemeral"}}]}) \
+        is None, "a cache_control key on a system block is not a change either: compare system and tools without them too"
     assert impl.first_edit(REQUEST, {**grown, "tools": [{"name": "fetch"}, {"name": "x", "defer_loading": True}]}) is None, \
         "a tool with defer_loading: True that only the current request has is not a change to the tools"
     thinking_gone = {**grown, "messages": [grown["messages"][0], {"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
@@ -140,6 +142,11 @@ def test_first_edit_accepts_appending_and_moved_markers(impl):
 def test_first_edit_names_the_first_edit(impl):
     said = impl.first_edit(REQUEST, {**REQUEST, "system": "other"})
     assert str(said).startswith("system"), f"a changed system prompt should be answered 'system: ...', not {said!r}"
+    resigned = {**REQUEST, "messages": [REQUEST["messages"][0], {"role": "assistant", "content": [
+        {"type": "thinking", "thinking": "", "signature": "y"}, {"type": "text", "text": "ok"}]}, REQUEST["messages"][2]]}
+    said = impl.first_edit(REQUEST, resigned)
+    assert str(said).startswith("messages.1"), \
+        f"a thinking block replaced (another signature) is an edit, unlike one left out: answer 'messages.1: ...', not {said!r}"
     said = impl.first_edit(REQUEST, {**REQUEST, "tools": [{"name": "fetch"}, {"name": "x"}]})
     assert str(said).startswith("tools"), f"a tool added without defer_loading should be answered 'tools: ...', not {said!r}"
     removed_batch = {**REQUEST, "messages": [*REQUEST["messages"][:2], {"role": "user", "content": [{"type": "text", "text": "mo"}]}]}

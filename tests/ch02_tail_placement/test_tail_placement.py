@@ -41,9 +41,22 @@ def test_previous_end_is_marked_when_beyond_the_lookback(impl):
     out = impl.with_breakpoints(durable, previous_len=7)
     assert marked(out) == [(6, 0), (len(durable) - 1, 5)], \
         f"24 blocks were added since the previous call (>= LOOKBACK_BLOCKS): mark message previous_len - 1 = 6 too; marked: {marked(out)}"
+    exactly = history(3) + history(2, results_per_exchange=5)[1:]  # 20 new blocks: a read from the end reaches 1 past 6
+    assert marked(impl.with_breakpoints(exactly, previous_len=7)) == [(6, 0), (len(exactly) - 1, 4)], \
+        ("exactly LOOKBACK_BLOCKS (20) blocks were added: a read walks back 20 positions, itself included, and stops one "
+         f"short of message 6; mark it too (20 or more, not more than 20); marked: {marked(impl.with_breakpoints(exactly, previous_len=7))}")
     near = impl.with_breakpoints(history(6), previous_len=11)  # 2 blocks since: no second marker needed
     assert marked(near) == [(12, 0)], \
         f"only 2 blocks were added since the previous call: the last block alone is marked; marked: {marked(near)}"
+
+
+def test_a_breakpoint_skips_the_blocks_the_api_refuses_one_on(impl):
+    durable = [*history(2), {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_q", "name": "quiet", "input": {}}]},
+               {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_q", "content": ""}]}]
+    out = impl.with_breakpoints(durable)
+    assert marked(out) == [(5, 0)], \
+        ("the last block is a tool result with empty content, which the API refuses cache_control on: mark the last block "
+         f"that can take one (here the tool_use of message 5); marked: {marked(out)}")
 
 
 def test_system_breakpoint(impl):

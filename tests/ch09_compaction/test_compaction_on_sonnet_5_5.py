@@ -109,3 +109,21 @@ def test_a_run_compacted_this_way_finishes_on_sonnet_5_5(impl):
     assert compaction.rewrites >= 2, f"the run should have been compacted at least twice, not {compaction.rewrites} times"
     peak = max(c.prompt_tokens for c in agent.calls)
     assert peak < 12_000 * 2, f"the largest prompt was {peak:,} tokens: the rewrite should shrink the history below 24,000"
+
+
+def test_fewer_tool_calls_than_keep_last_keeps_every_turn(impl, history):
+    out = impl.compact_keeping_tail("Read the pages.", history, "summary", 1_000)
+    assert out[1:] == [without_thinking(m) for m in history[1:]], \
+        "fewer tool calls than keep_last: every message after the task is kept, each without its thinking blocks"
+
+
+def test_keep_last_counts_tool_calls_not_turns(impl):
+    def call(i, ids):
+        return [{"role": "assistant", "content": [{"type": "thinking", "thinking": "", "signature": f"s{i}"},
+                                                  *({"type": "tool_use", "id": t, "name": "fetch", "input": {}} for t in ids)]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": t, "content": "page"} for t in ids]}]
+    history = [{"role": "user", "content": "Read the pages."}, *call(1, ["a"]), *call(2, ["b", "c"]), *call(3, ["d"])]
+    out = impl.compact_keeping_tail("Read the pages.", history, "summary", 3)
+    assert out[1:] == [without_thinking(m) for m in history[3:]], \
+        ("keep_last=3 over calls a | b, c | d (one turn made two): the 3rd-last call is b, so the kept turns start at the "
+         "assistant turn that made b and c; count tool_use blocks, not assistant turns")
