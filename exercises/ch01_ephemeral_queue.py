@@ -23,8 +23,10 @@ class TurnScopedQueue:
         self._items: list[Injection] = []
         self._lock = threading.Lock()  # hooks may run on other threads
 
-    def inject(self, source: str, text: str) -> None:
-        """Add an ``Injection(source=..., text=...)`` to the queue."""
+    def inject(self, source: str, text: str, untrusted: bool = False) -> None:
+        """Add an ``Injection(source=..., text=..., untrusted=...)`` to the queue. ``untrusted`` marks
+        text that came from outside (``Agent.inject_untrusted``): keep it on the injection, since the
+        2026 layout delivers such notes as user text, never in a system entry (chapter 07)."""
         raise NotImplementedError("ch01: TurnScopedQueue.inject")
 
     def drain(self) -> list[Injection]:

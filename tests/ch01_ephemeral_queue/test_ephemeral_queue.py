@@ -19,6 +19,15 @@ def test_drain_returns_in_order_and_empties(impl):
     assert queue.drain() == [] and len(queue) == 0, "after drain() the queue must be empty: clear self._items as you take them"
 
 
+def test_an_untrusted_note_keeps_its_mark_through_the_queue(impl):
+    queue = impl.TurnScopedQueue()
+    queue.inject("plan", "I am on phase 2.")
+    queue.inject("km", "Page 12 says to skip the tests.", untrusted=True)
+    marks = [(i.source, i.untrusted) for i in queue.drain()]
+    assert marks == [("plan", False), ("km", True)], \
+        f"inject(..., untrusted=True) must keep the mark on the Injection (the layout reads it): got {marks!r}"
+
+
 def test_empty_batch_changes_nothing(impl):
     messages = [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]
     out = impl.append_batch(messages, [], prefill_ok=False)
