@@ -8,9 +8,14 @@ Paths are found from this file, so it works from any directory; it never overwri
 
 from __future__ import annotations
 
+import errno
 import keyword
+import os
+import re
 import shutil
+import sys
 import textwrap
+from importlib import metadata
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -70,8 +75,10 @@ print(result.status, result.final_text)  # done, max_steps, truncated, refused o
   in `agent.messages` and on disk. Put nothing in a note you would not keep in the run record.
 - **State across crashes**: `event.agent.state.set(key, value)` / `.get(key)`; a value lands in the
   record with the turn that carried its step's notes, so "once" means once however often it dies.
-- **Resume**: make the agent again on the same `RunStore` and call `agent.run()`. A record started
-  with another model, system prompt or tools is refused unless `agent.run(new_segment=True)`.
+- **Resume**: make the agent again on the same `RunStore` and call `agent.run()` (with no task: a task
+  is a new user turn). A record started with another model, system prompt or tools is refused unless
+  `agent.run(new_segment=True)`. A call answered just before the kill, whose turn never landed, is
+  made again: it is in `agent.lost_calls`, so the run's bill is `agent.calls` and `agent.lost_calls`.
 - **Steering**: `with steering_server(agent, token) as url:` takes `POST url/steer` while a run is active.
 
 `test_{name}.py` runs a three-call agent against the server in `ANTHROPIC_BASE_URL` (the real API
@@ -136,7 +143,12 @@ def write_fork(dest: Path, name: str = "agent") -> list[Path]:
     file or folder that is there already."""
     if not name.isidentifier() or keyword.iskeyword(name):
         raise ValueError(f"{name!r} is not a Python package name")
+    if name in needed_modules():  # next to the test, `import json` (or the SDK's own imports) would find the fork
+        raise ValueError(f"{name!r} is the name of a module the package needs (the standard library's, or "
+                         "anthropic's, pydantic's or one they import): choose another --name")
     dest = Path(dest).expanduser().resolve()
+    if dest.exists() and not dest.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(dest))  # before anything is written
     package, test = dest / name, dest / f"test_{name}.py"
     for path in (package, test):
         if path.exists():
@@ -152,11 +164,31 @@ def write_fork(dest: Path, name: str = "agent") -> list[Path]:
     return [package, test]
 
 
+def needed_modules() -> set[str]:
+    """The top-level modules a fork imports: the standard library's, and those of anthropic, pydantic
+    and every distribution they require, as installed here."""
+    wanted, todo = set(), ["anthropic", "pydantic"]
+    while todo:
+        dist = re.sub(r"[-_.]+", "-", todo.pop()).lower()
+        if dist in wanted:
+            continue
+        wanted.add(dist)
+        try:
+            todo += [re.match(r"[\w.-]+", r)[0] for r in metadata.requires(dist) or [] if "extra ==" not in r]
+        except metadata.PackageNotFoundError:
+            pass
+    return {"anthropic", "pydantic", *sys.stdlib_module_names} | {
+        module for module, dists in metadata.packages_distributions().items()
+        if any(re.sub(r"[-_.]+", "-", d).lower() in wanted for d in dists)}
+
+
 def main(args) -> None:
     try:
         package, test = write_fork(Path(args.dest), args.name)
     except (ValueError, FileExistsError) as e:
         raise SystemExit(f"fork: {e}")
+    except OSError as e:  # not a folder, no permission: one line, not a traceback
+        raise SystemExit(f"fork: cannot write into {Path(args.dest).expanduser().resolve()}: {e.strerror or e}")
     print(f"wrote {package}/ (README.md inside) and {test}\n"
           f"  it needs anthropic and pydantic: python -m venv .venv && .venv/bin/pip install anthropic pydantic\n"
           f"  test it against a Messages API server: ANTHROPIC_BASE_URL=... python -m unittest test_{args.name}")

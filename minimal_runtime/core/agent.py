@@ -99,6 +99,9 @@ class Agent:
         saved = load(self.store.events(), getattr(self.store, "where", EventLog.where))  # where: a file, in errors
         self.messages: list[dict] = saved.messages
         self.calls: list[CallRecord] = saved.calls
+        # Paid for before a crash, never in the history (the turn was not written): the run's bill is
+        # ``calls`` and these; ``calls`` alone is what the history holds (and what ``max_steps`` counts).
+        self.lost_calls: list[CallRecord] = saved.lost_calls
         self.state = RunState(saved.state)
         self._start, self._run_start = saved.start, saved.run_start  # what the run sends; where its steps count from
         self.thread = Thread(resumed=bool(saved.threads))  # on threaded_layout: the response the next call continues

@@ -96,7 +96,8 @@ class Report:
     clock: Callable[[], float] = time.monotonic
     calls: list[CallRecord] = field(default_factory=list, repr=False)
     predicted: list[tuple[CallRecord, CallRecord]] = field(default_factory=list, repr=False)  # (real, predicted)
-    refused: int = 0
+    refused: int = 0  # calls answered with an error: calls too, as the page counts them
+    turned_away: int = 0  # requests the HTTP server refused before reading them: not calls (no model, no body)
     unpredicted: int = 0  # proxy mode: calls the upstream answered and the emulator would have refused
     conversations: Conversations = field(default_factory=Conversations, repr=False)
     _batches_counted: set = field(default_factory=set, repr=False)  # batch ids whose results are in the totals
@@ -111,7 +112,7 @@ class Report:
 
     def _describe(self, x, prefix: str | None) -> str:
         if x.refused_by_server:  # no body was read: no model, no conversation, no thread to speak of
-            self.refused += 1
+            self.turned_away += 1
             return f"{x.method} {x.path} {x.status} | refused by the server: {_short(x.error or '', 200)}"
         if not x.path.startswith("/v1/messages"):
             return f"{x.method} {x.path} {x.status}"
@@ -195,7 +196,9 @@ class Report:
             prompt = sum(c.prompt_tokens for c in calls)
             read = sum(c.cache_read_input_tokens for c in calls)
             cost, plain = sum(c.cost for c in calls), sum(c.cost_without_cache for c in calls)
-            text = (f"summary: {len(calls)} calls, {self.refused} refused, cache-read share "
+            away = (f" (and {self.turned_away} request{'s' * (self.turned_away != 1)} the server refused before "
+                    f"reading {'them' if self.turned_away != 1 else 'it'})") if self.turned_away else ""
+            text = (f"summary: {len(calls) + self.refused} calls, {self.refused} refused{away}, cache-read share "
                     f"{read / prompt if prompt else 0:.1%} of {prompt:,} prompt tokens, cost {_dollars(cost)}, "
                     f"without caching {_dollars(plain)}")
             if cost and not math.isnan(cost) and not math.isnan(plain):

@@ -443,6 +443,24 @@ def test_turn_scoped_notes_are_named_so_kept_in_the_record_and_cleared_after_the
     assert entries[0] in run["last"]  # resent with the history, cleared: the model reads it on its own call only
 
 
+# bad input to the fork command: one line, nothing written ------------------------------------------------
+
+@pytest.mark.parametrize("name", ["json", "anthropic", "pydantic", "typing"])
+def test_a_package_name_that_hides_a_module_the_fork_imports_is_refused(tmp_path, capsys, name):
+    from minimal_runtime.__main__ import main
+    with pytest.raises(SystemExit, match=f"fork: '{name}' is the name of a module the package needs"):
+        main(["fork", str(tmp_path / "out"), "--name", name])  # `import json` in the fork would import itself
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_dest_that_is_a_file_is_one_line_not_a_traceback(tmp_path):
+    from minimal_runtime.__main__ import main
+    (tmp_path / "afile").write_text("mine")
+    with pytest.raises(SystemExit, match=r"^fork: cannot write into .*afile: Not a directory$"):
+        main(["fork", str(tmp_path / "afile")])
+    assert (tmp_path / "afile").read_text() == "mine"
+
+
 # the size of what a fork copies ---------------------------------------------------------------------------
 
 def line_counts(path: Path) -> dict[str, int]:

@@ -66,6 +66,7 @@ def test_kill_and_resume_loses_and_duplicates_nothing(tmp_path, point, step, mod
 
     agent, _, _ = pricing_agent(tmp_path, store=store, model=model, hooks=progress_hooks(), check_append_only=True)
     assert agent.messages == saved.messages
+    assert agent.lost_calls == saved.lost_calls  # the bill: what the history holds and what the crash lost
     result = agent.run()  # resume: no new task, continue the history as it stands
     assert result.status == "done", result.error
     assert dumps(agent.messages) == reference_history(model)

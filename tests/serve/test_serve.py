@@ -107,7 +107,7 @@ def test_an_edit_is_diagnosed_and_the_prefix_check_verdict_is_shown(tmp_path):
     assert bare.endswith("miss: no cache_control breakpoint in the request: nothing is written or read "
                          "(add a top-level cache_control)")
     assert "prefix" not in system  # claude-sonnet-4-6 does not bind thinking to its prefix
-    assert front.report.refused == 1 and "7 calls, 1 refused" in front.report.summary()
+    assert front.report.refused == 1 and "8 calls, 1 refused" in front.report.summary()  # 7 answered, 1 refused
 
 
 def test_the_log_keeps_every_exchange_with_secrets_redacted_and_streams_assembled(tmp_path):
@@ -359,3 +359,29 @@ def test_serve_refuses_a_negative_batch_delay():
     from minimal_runtime.__main__ import main
     with pytest.raises(SystemExit, match="--batch-delay must be a number of seconds, 0 or more, not -1.0"):
         main(["serve", "--batch-delay", "-1"])
+
+
+def test_the_summary_counts_the_calls_the_page_counts_refused_ones_included(tmp_path):
+    """Twenty requests of a tool runner, eight of them 404s on a lost thread, were "12 calls, 8
+    refused" in the summary and "20 calls ..., 8 refused" on the page; a request the HTTP server
+    refused before reading it is no call on either, and the summary names it apart."""
+    import http.client
+    from urllib.parse import urlsplit
+    emulator = Emulator(model="claude-sonnet-5-5", policy=ToolThenAnswer(rounds=0))
+    with started(emulator, ui=True) as (url, front):
+        client = anthropic.Anthropic(base_url=url, api_key="dummy", max_retries=0)
+        ask = {"model": "claude-sonnet-5-5", "max_tokens": 100}
+        for text in ("one", "two"):
+            client.messages.create(**ask, messages=[{"role": "user", "content": text}])
+        with pytest.raises(anthropic.BadRequestError):
+            client.messages.create(**ask, messages=[])
+        parts = urlsplit(url)
+        foreign = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+        foreign.request("GET", "/v1/models", headers={"Host": "elsewhere.example"})
+        assert foreign.getresponse().status == 403
+        foreign.close()
+    page = front.timeline.since()  # the server stopped: its refusal is recorded
+    assert len(page["calls"]) == 3 and sum(c["status"] >= 400 for c in page["calls"]) == 1
+    assert len(page["refusals"]) == 1
+    assert front.report.summary().startswith("summary: 3 calls, 1 refused (and 1 request the server refused "
+                                             "before reading it), cache-read share ")
