@@ -75,8 +75,9 @@ print(result.status, result.final_text)  # done, max_steps, truncated, refused o
   in `agent.messages` and on disk. Put nothing in a note you would not keep in the run record.
 - **State across crashes**: `event.agent.state.set(key, value)` / `.get(key)`; a value lands in the
   record with the turn that carried its step's notes, so "once" means once however often it dies.
-- **Resume**: make the agent again on the same `RunStore` and call `agent.run()` (with no task: a task
-  is a new user turn). A record started with another model, system prompt or tools is refused unless
+- **Resume**: make the agent again on the same `RunStore` and call `agent.run()`, or run the same
+  script again: `agent.run(task)` with the killed run's own task resumes it rather than asking it twice
+  (another task is refused in one line until that run has ended). A record started with another model, system prompt or tools is refused unless
   `agent.run(new_segment=True)`. A call answered just before the kill, whose turn never landed, is
   made again: it is in `agent.lost_calls`, so the run's bill is `agent.calls` and `agent.lost_calls`.
 - **Steering**: `with steering_server(agent, token) as url:` takes `POST url/steer` while a run is active.

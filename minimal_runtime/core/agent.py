@@ -104,6 +104,7 @@ class Agent:
         self.lost_calls: list[CallRecord] = saved.lost_calls
         self.state = RunState(saved.state)
         self._start, self._run_start = saved.start, saved.run_start  # what the run sends; where its steps count from
+        self._unfinished = saved.unfinished_task  # a killed run's task: run(task) again resumes it
         self.thread = Thread(resumed=bool(saved.threads))  # on threaded_layout: the response the next call continues
         if not getattr(client, "_supports_message_threads", False):  # the SDK's own flag: not Bedrock, Vertex [PY]
             self.thread.off = f"{type(client).__name__} does not take message threads"
@@ -193,6 +194,13 @@ class Agent:
         without, it resumes the history as it stands (after a crash, say). A record started with
         another model, system prompt or tools is refused, unless ``new_segment``: this agent's go on
         from here, and the history's thinking (bound to the old ones) is dropped once."""
+        if task is not None and self._unfinished is not None:  # the record ends in a run that was killed
+            if user(task) != self._unfinished:  # refused at the door: the killed run stays unfinished
+                return self._end(RunResult(status="error", error=(
+                    f"the run record ends in an unfinished run of another task ({text_of(self._unfinished)[:60]!r}): "
+                    "run() resumes it; a new task can follow once it has ended")), recorded=False)
+            log.info("the run record ends in an unfinished run of this task: resumed, not asked again")
+            task = None
         with self._lock:
             self.active = True
         try:
@@ -230,6 +238,7 @@ class Agent:
 
     def _run(self, task: str | None) -> RunResult:
         if task is not None:
+            self._unfinished = user(task)
             self._append("task", [user(task)])
             self._run_start = len(self.calls)
             self._hook(HookEvent(Point.START, self))
@@ -400,13 +409,17 @@ class Agent:
         if state:
             self.state.unwritten = {}
 
-    def _end(self, result: RunResult) -> RunResult:
-        """Every run ends here, whatever its status: END hooks see the result, then the record."""
+    def _end(self, result: RunResult, recorded: bool = True) -> RunResult:
+        """Every run ends here, whatever its status: END hooks see the result, then the record
+        (unless the run was refused before it began: the record's last run has not ended)."""
         self._hook(EndEvent(Point.END, self, result))
+        if not recorded:
+            return result
         try:
             self._write({"type": "status", "status": result.status})
         except OSError as e:
             return self._unwritable(e)
+        self._unfinished = None
         return result
 
     def _unwritable(self, error: OSError) -> RunResult:

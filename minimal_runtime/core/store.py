@@ -49,6 +49,9 @@ class StoredRun(BaseModel):
     lost_calls: list[CallRecord] = Field(default_factory=list)
     compactions: int = 0
     status: str = "new"
+    # The task message of a run that never reached its status (a kill): run(task) with the same task
+    # resumes it instead of asking it twice.
+    unfinished_task: dict | None = None
     threads: list[dict] = Field(default_factory=list)  # each threaded call: how it went, its response id
 
 
@@ -120,6 +123,7 @@ def load(events: list[dict[str, Any]], where: str = EventLog.where) -> StoredRun
                 run.messages.extend(event["messages"])
             if kind == "task":
                 run.run_start = len(run.calls)
+                run.unfinished_task = event["messages"][0] if event["messages"] else None
             elif kind == "steered":
                 run.pending_steers.pop(0)
             elif kind == "turn" and "call" in event:
@@ -141,7 +145,7 @@ def load(events: list[dict[str, Any]], where: str = EventLog.where) -> StoredRun
             elif kind == "start":
                 run.start = {k: v for k, v in event.items() if k not in ("type", "seq")}
             elif kind == "status":
-                run.status = event["status"]
+                run.status, run.unfinished_task = event["status"], None
             elif kind != "turn":
                 raise StoreError(f"{where}:{number}: unknown event type {kind!r}")
         except StoreError:

@@ -75,6 +75,26 @@ def test_kill_and_resume_loses_and_duplicates_nothing(tmp_path, point, step, mod
     assert dumps(load_run(tmp_path / "run").messages) == dumps(agent.messages)
 
 
+def test_the_same_script_run_again_after_a_kill_resumes_its_task_instead_of_asking_it_twice(tmp_path):
+    """The default path after a crash is to run the same script again, ``run(TASK)`` and all: the
+    killed run's task is recognised and resumed; another task is refused in one line, history untouched."""
+    def run_until_killed():
+        agent, _, _ = pricing_agent(tmp_path, store=RunStore(tmp_path / "run"), hooks=progress_hooks())
+        agent.hooks.register("post_tool_call", lambda e: len(e.agent.calls) == 3 and os.kill(os.getpid(), signal.SIGKILL))
+        agent.run(TASK)
+    assert killed_child(run_until_killed) == -9
+    store = RunStore(tmp_path / "run")
+    agent, _, _ = pricing_agent(tmp_path, store=store, hooks=progress_hooks())
+    before = dumps(agent.messages)
+    refused = agent.run("Summarize something else.")
+    assert refused.status == "error" and "run() resumes it" in refused.error and dumps(agent.messages) == before
+    agent, _, _ = pricing_agent(tmp_path, store=store, hooks=progress_hooks())
+    result = agent.run(TASK)  # the README's script, run again as it stands
+    assert result.status == "done", result.error
+    assert dumps(agent.messages) == reference_history("claude-sonnet-4-6")  # the task is asked once
+    assert "unfinished" not in (agent.run("And now a second task.").error or "")  # an ended run: tasks follow
+
+
 def test_a_torn_last_line_is_cut_on_open(tmp_path):
     store = RunStore(tmp_path)
     store.write({"type": "turn", "messages": [{"role": "user", "content": [{"type": "text", "text": "hello"}]}]})
