@@ -5,8 +5,10 @@ token after it. Instead the list stays fixed and a tool that should not be used 
 call to it is refused with an error result (the model learns from it, and it stays in the history
 like every other failed call). On a model that takes tool changes the model is also *told*: a
 masked tool is withdrawn with ``tool_removal`` and offered again with ``tool_addition``, appended
-to the history (``ToolOffer``). ``tool_choice`` can force or forbid tools too, but a change to it
-invalidates the messages cache, so it is a deliberate, occasional lever.
+to the history (``ToolOffer``). ``tool_choice`` can forbid tools too (``none``), and force one only
+on models that accept it (Fable/Mythos 5.1 and 5.2, Opus 5.5 and Sonnet 5.5 answer it with a 400:
+``AgentConfig`` refuses it first); a change to it invalidates the messages cache, so it is a
+deliberate, occasional lever.
 """
 
 from __future__ import annotations
