@@ -576,7 +576,12 @@ class KnowledgeManager:
         self.calls.append(CallRecord.from_usage(response.usage, self.model))
         output = parse_output(response)
         self.board.post(output)
-        self.runs.append({"at": started, "why": why, "output": bool(output.nudges or output.guidance)})
+        run = {"at": started, "why": why, "output": bool(output.nudges or output.guidance)}
+        if getattr(response, "stop_reason", None) == "max_tokens":  # thinking counts toward the cap on 5.x
+            log.warning("KM run (%s) cut at max_tokens (%d): what it had not emitted is lost; raise max_tokens",
+                        why, self.max_tokens)
+            run["cut"] = True
+        self.runs.append(run)
 
     def wait(self) -> None:
         """For measurement and tests only: let every scheduled run finish (a dropped one is not run)."""

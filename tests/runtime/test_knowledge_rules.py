@@ -309,9 +309,9 @@ def test_the_transcript_reads_the_trajectory_not_the_agent_s_earlier_batches():
 class _Recorded:
     """A KM model that records what it was asked and answers with an emit."""
 
-    def __init__(self, answer=None, error=None):
+    def __init__(self, answer=None, error=None, stop_reason="end_turn"):
         from types import SimpleNamespace as NS
-        self.asked, self.answer, self.error = [], answer, error
+        self.asked, self.answer, self.error, self.stop_reason = [], answer, error, stop_reason
         import anthropic
         usage = anthropic.types.Usage(input_tokens=100, output_tokens=10)
         outer = self
@@ -322,8 +322,22 @@ class _Recorded:
                 outer.asked.append(request)
                 if outer.error:
                     raise outer.error
-                return NS(content=outer.answer or [], usage=usage)
+                return NS(content=outer.answer or [], usage=usage, stop_reason=outer.stop_reason)
         self.messages = Messages()
+
+
+def test_a_km_reply_cut_at_max_tokens_is_recorded_and_said_not_silently_empty(caplog):
+    """On a 5.x model thinking counts toward ``max_tokens``: a reply cut before its emit is a lost
+    note, and the run says so (in ``runs`` and the log) instead of reading as "nothing to say"."""
+    from types import SimpleNamespace as NS
+
+    from minimal_runtime.features.knowledge import SerialPool
+    thinking = NS(type="thinking", thinking="", signature="s")
+    km = KnowledgeManager(_Recorded(answer=[thinking], stop_reason="max_tokens"), "claude-haiku-5-5", FakeClock(5.0),
+                          pool=SerialPool(), max_tokens=64)
+    km.schedule("prefetch", {"messages": [{"role": "user", "content": "Find the prices."}]})
+    assert km.runs == [{"at": 5.0, "why": "prefetch", "output": False, "cut": True}]
+    assert "cut at max_tokens (64)" in caplog.text
 
 
 def test_a_km_run_reads_the_snapshot_records_its_cost_and_posts_what_it_emitted():
