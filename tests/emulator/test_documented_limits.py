@@ -118,3 +118,37 @@ def test_a_streamed_message_delta_carries_only_the_fields_of_its_usage_type(beta
     (delta,) = deltas
     assert delta.usage.model_extra == {} and set(delta.usage.model_fields_set) <= set(usage_type.model_fields)
     assert final.usage.cache_creation is not None and final.usage.inference_geo == "global"
+
+
+PDF = base64.b64encode(b"%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF").decode()
+FORMAT = {"format": {"type": "json_schema", "schema": {"type": "object", "properties": {"a": {"type": "string"}},
+                                                       "required": ["a"], "additionalProperties": False}}}
+
+
+def missing_required(obj, path: str = "capabilities") -> list[str]:
+    """The required fields of an SDK model (and of the models inside it) that the answer left out."""
+    out = []
+    for name, field in type(obj).model_fields.items():
+        value = getattr(obj, name, None)
+        if field.is_required() and (name not in obj.model_fields_set or value is None):
+            out.append(f"{path}.{name}")
+        elif isinstance(value, anthropic.BaseModel):
+            out += missing_required(value, f"{path}.{name}")
+    return out
+
+
+def test_every_models_capabilities_has_every_key_and_what_it_lists_is_accepted():
+    """§13 (PY ``types/model_capabilities.py``): "every key is always present", each leaf
+    ``{supported: bool}``; the SDK types them as required. What a model lists as supported
+    (images, PDFs, citations, structured outputs) this server accepts on it."""
+    cl = Emulator(model=SONNET46, clock=FakeClock()).client(max_retries=0)
+    cited = {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "The sky is blue."},
+             "citations": {"enabled": True}}
+    pdf = {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": PDF}}
+    asks = {"image_input": dict(messages=ask(image(10, 10))), "pdf_input": dict(messages=ask(pdf)),
+            "citations": dict(messages=ask(cited)), "structured_outputs": dict(messages=ask(), output_config=FORMAT)}
+    for info in cl.models.list(limit=1000).data:
+        assert missing_required(info.capabilities) == [], info.id
+        for key, request in asks.items():
+            if getattr(info.capabilities, key).supported:
+                cl.messages.create(model=info.id, max_tokens=300, **request)
