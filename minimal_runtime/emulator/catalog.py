@@ -6,10 +6,12 @@ for following it: the thinking types and effort levels are the emulator's own ch
 (``validate._check_thinking``) and its model facts (``models.py``, each with its source there, the
 [UNCERTAIN] extensions to the 5.5 and 5.2 models among them). ``batch``: "all active models" [BP:
 batch-processing page, Sep 2026]. ``context_management``: the table's ``compaction``
-(compact_20260112); which models take the two clearing strategies is not in our sources, so those
-keys are left out. Not stated by any source we hold, so left out on every model: ``citations``,
-``code_execution``, ``image_input``, ``pdf_input``, ``server_tools``, ``structured_outputs`` (the
-SDK types every key as present: a missing one reads as "unknown", never as a false ``supported``).
+(compact_20260112), and the two clearing strategies, which this server runs on every model ("all
+supported Claude models" [CE]). Every key is always present (API-2026.md §13; the SDK types each as
+required, so a missing one is ``None`` to a client that reads ``capabilities.image_input.supported``):
+where no source we hold says which models take a feature, the key says what this server does with
+it: images, PDFs, citations and structured outputs are accepted on every model; server tools
+(``web_search``, ``code_execution``) are not run here, so they are listed as unsupported.
 ``lifecycle`` is the table's status (``legacy`` models are still ``active``); no source gives
 ``deprecated_at`` or ``retires_at`` as dates except Opus 4.5's (deprecated 2026-11-23, retiring
 2027-01-22 [UNCERTAIN], API-2026.md §7).
@@ -49,8 +51,11 @@ def capabilities(spec: ModelSpec) -> dict:
     types = {name: _yes(_accepted(thinking, spec)) for name, thinking in THINKING_TYPES.items()}
     out: dict = {"batch": _yes(True), "thinking": {"supported": True, "types": types}}  # every model thinks [models]
     out["effort"] = {"supported": bool(spec.efforts), **{k: _yes(k in spec.efforts) for k in EFFORTS}}
-    if spec.compaction:
-        out["context_management"] = {"supported": True, "compact_20260112": _yes(True)}
+    out["context_management"] = {"supported": True, "clear_thinking_20251015": _yes(True),
+                                 "clear_tool_uses_20250919": _yes(True), "compact_20260112": _yes(spec.compaction)}
+    out.update({k: _yes(True) for k in ("citations", "image_input", "pdf_input", "structured_outputs")})
+    out.update(code_execution=_yes(False), server_tools={"supported": False, "web_search": _yes(False),
+                                                          "code_execution": _yes(False)})
     return out
 
 

@@ -212,7 +212,10 @@ def _check_on_demand(request: dict, spec: ModelSpec, betas: set[str]) -> None:
     last = request["messages"][-1]
     if last.get("role") == "assistant" and any(isinstance(b, dict) and b.get("type") == "tool_use"
                                                for b in last.get("content") or [] if isinstance(last.get("content"), list)):
-        raise bad_request("compaction: the messages end in a tool_use without its tool_result")
+        # [COD]; the code is the SDK 2.15's for it: "The compaction request ends on an `assistant` turn that
+        # is not finished" (types/compaction_incomplete_turn_error_details.py)
+        raise bad_request("compaction: the messages end in a tool_use without its tool_result",
+                          "compaction_incomplete_turn")
 
 
 def _has_thinking(message: Any) -> bool:

@@ -28,6 +28,11 @@ import json
 from .binding import read
 
 CHUNK = 40  # characters per text delta: several deltas per block, as a real stream has
+# The fields of the final message_delta's usage, as the SDK types it (``types/message_delta_usage.py``,
+# ``types/beta/beta_message_delta_usage.py``, anthropic 2.15): the rest (``cache_creation``,
+# ``inference_geo``, ``speed``, ``service_tier``) is final in message_start.
+DELTA_USAGE = {"input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
+               "server_tool_use", "output_tokens_details", "iterations", "fallback_credit"}
 
 
 def _event(kind: str, data: dict) -> str:
@@ -78,7 +83,7 @@ def sse(message: dict) -> bytes:
     delta = {"type": "message_delta", "delta": {"stop_reason": message["stop_reason"],
                                                 "stop_sequence": message.get("stop_sequence"),
                                                 "stop_details": message.get("stop_details")},
-             "usage": {k: v for k, v in usage.items() if k != "service_tier"}}
+             "usage": {k: v for k, v in usage.items() if k in DELTA_USAGE}}
     if "context_management" in message:
         delta["context_management"] = message["context_management"]
     events.append(_event("message_delta", delta))

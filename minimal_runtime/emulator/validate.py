@@ -17,8 +17,8 @@ import binascii
 from ..provider.models import BINDING_BETA, TASK_BUDGET_BETA, ModelSpec
 from .models import CACHE_SCOPE_BETA, DISPLAY_UPDATES_BETA, FAST_BETA, INTERLEAVED_BETA
 from . import structured, system_messages
-from .errors import bad_request
-from .tokens import image_format
+from .errors import ApiError, bad_request
+from .tokens import image_format, image_size
 from .versions import V2023, V2026, check_fields
 
 BLOCK_TYPES = {
@@ -76,16 +76,18 @@ def validate(request: Any, spec: ModelSpec, betas: set[str], *, needs_max_tokens
     # Consecutive same-role messages are one turn, as the API merges them. A tool_result must
     # answer a tool_use of the turn before; each tool_use must be answered in the turn after.
     # System messages sit between turns and are checked on their own.
-    first, state = 0, (None, set(), [], set(), frozenset())
+    first, state = 0, (None, set(), [], set(), frozenset(), ())
     key = (spec.id, frozenset(betas), frozenset(tool_names.items()), version)
     snapshots: list[tuple] = []  # the walk's state after each message
     if resume and resume.get("key") == key and 2 <= shared <= len(resume["after"]) + 1:
         first, state, snapshots = shared - 1, resume["after"][shared - 2], resume["after"][:shared - 1]
     role, asked, open_ids, answered, defined = state[0], set(state[1]), list(state[2]), set(state[3]), dict(state[4])
+    images = list(state[5])  # (path, longest side or None) of every image so far, for the size limit
     for m in range(first, len(messages)):
         message = messages[m]
         if m > first:  # the state after message m - 1
-            snapshots.append((role, frozenset(asked), tuple(open_ids), frozenset(answered), frozenset(defined.items())))
+            snapshots.append((role, frozenset(asked), tuple(open_ids), frozenset(answered), frozenset(defined.items()),
+                              tuple(images)))
         if not isinstance(message, dict) or message.get("role") not in ("user", "assistant", "system"):
             raise bad_request(f"messages.{m}.role: must be 'user', 'assistant' or 'system'")
         if "clear_at" in message and message["role"] != "system":
@@ -142,21 +144,24 @@ def validate(request: Any, spec: ModelSpec, betas: set[str], *, needs_max_tokens
                     raise bad_request(f"messages.{m}.content.{i}.content: must be a string or a list of blocks")
                 for k, part in enumerate(inner if isinstance(inner, list) else []):
                     if isinstance(part, dict) and part.get("type") == "image":
-                        _check_image(part, f"messages.{m}.content.{i}.content.{k}")
+                        where = f"messages.{m}.content.{i}.content.{k}"
+                        images.append((where, _check_image(part, where)))
                 if "cache_control" in block and inner == "":
                     raise bad_request(f"messages.{m}.content.{i}: cache_control cannot be set for empty content")
                 answered.add(block["tool_use_id"])
             elif kind == "image":
-                _check_image(block, f"messages.{m}.content.{i}")
+                images.append((f"messages.{m}.content.{i}", _check_image(block, f"messages.{m}.content.{i}")))
             elif kind in ("thinking", "redacted_thinking"):
                 if "cache_control" in block:
                     raise bad_request(f"messages.{m}.content.{i}.cache_control: cannot be set on a {kind} block")
                 field = "thinking" if kind == "thinking" else "data"
                 if not isinstance(block.get(field), str):
                     raise bad_request(f"messages.{m}.content.{i}.{field}: Field required (a string)")
-    snapshots.append((role, frozenset(asked), tuple(open_ids), frozenset(answered), frozenset(defined.items())))
+    snapshots.append((role, frozenset(asked), tuple(open_ids), frozenset(answered), frozenset(defined.items()),
+                      tuple(images)))
     if role == "user" and asked - answered:
         _unanswered(asked - answered)
+    _check_image_sizes(images)
     if _ends_in_assistant(messages) and not request.get("compaction"):
         if not spec.supports_prefill:  # the live text carries no model id (API-2026 §7, GitHub issues quoting it)
             raise bad_request("This model does not support assistant message prefill. "
@@ -186,14 +191,15 @@ def _blocks(content: Any) -> list[dict]:
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
 
 
-def _check_image(block: dict, where: str) -> None:
+def _check_image(block: dict, where: str) -> int | None:
     """A base64 image the API cannot read is a 400, in the live words API-2026.md §13 quotes:
     empty data [CCI #12750, #9007]; a payload that does not decode to an image [CCI #8647, #49403]
     ("Could not process image", no path); more than 5 MB; bytes of another type than the declared
-    media type (the 2026 wording of the two seen [UNCERTAIN which is current])."""
+    media type (the 2026 wording of the two seen [UNCERTAIN which is current]). Returns the image's
+    longest side where its header gives one (for ``_check_image_sizes``)."""
     source = block.get("source")
     if not isinstance(source, dict) or source.get("type") != "base64":
-        return
+        return None
     data = source.get("data")
     if not isinstance(data, str) or not data:
         raise bad_request(f"{where}.image.source.base64: image cannot be empty")
@@ -211,6 +217,26 @@ def _check_image(block: dict, where: str) -> None:
     if declared != actual:
         raise bad_request(f"{where}.image.source.base64: The image was specified using the {declared} media type, "
                           f"but the image appears to be a {actual} image")
+    size = image_size(raw)
+    return max(size) if size else None
+
+
+MAX_IMAGE_SIDE, MANY_IMAGES, MANY_IMAGES_SIDE = 8000, 20, 2000
+
+
+def _check_image_sizes(images: list[tuple[str, int | None]]) -> None:
+    """No side over 8000 pixels, or over 2000 when the request holds more than 20 images: the live
+    words [API-2026.md §13, CAP ids 70365336000, 67141985279] name the first image over the limit; the
+    SDK 2.15 types the details, the limit and the path of every image over it, a tool_result's
+    included (``types/image_dimensions_too_large_error_details.py``)."""
+    many = len(images) > MANY_IMAGES
+    limit = MANY_IMAGES_SIDE if many else MAX_IMAGE_SIDE
+    over = [where for where, side in images if side is not None and side > limit]
+    if over:
+        raise ApiError(400, f"{over[0]}.image.source.base64.data: At least one of the image dimensions exceed max "
+                            f"allowed size{' for many-image requests' if many else ''}: {limit} pixels",
+                       details={"error_code": "image_dimensions_too_large", "max_side_length_pixels": limit,
+                                "paths": over})
 
 
 def _ends_in_assistant(messages: list) -> bool:
