@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> None:
     view = commands.add_parser("view", help="serve --ui's page for a --log file, on loopback")
     view.add_argument("log", metavar="FILE.jsonl", help="a log written by serve --log")
     view.add_argument("--host", default="127.0.0.1", help="the address to listen on (default %(default)s: loopback)")
-    view.add_argument("--port", type=int, default=8766, help="default %(default)s; 0 picks a free port")
+    view.add_argument("--port", type=port, default=8766, help="default %(default)s; 0 picks a free port")
     args = parser.parse_args(argv)
     if args.command == "demo":
         from .example.demo import DemoFailed, run_demo
@@ -56,6 +56,17 @@ def main(argv: list[str] | None = None) -> None:
         view_main(args)
 
 
+def port(text: str) -> int:
+    """A TCP port, 0 to 65535 (0: any free one); else argparse's one-line usage error, not the socket's traceback."""
+    try:
+        number = int(text)
+    except ValueError:
+        number = -1
+    if not 0 <= number <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port: a number from 0 to 65535 (0: any free port)")
+    return number
+
+
 def add_serve(commands) -> None:
     from .serve import DEFAULT_PORT
     s = commands.add_parser("serve", help="the emulator on loopback for any client (Claude Code, SDKs, your agent), "
@@ -64,7 +75,7 @@ def add_serve(commands) -> None:
                    help="the model a request naming one the table does not know is served as (default %(default)s); "
                         "a request naming a known model gets that model")
     s.add_argument("--host", default="127.0.0.1", help="the address to listen on (default %(default)s: loopback)")
-    s.add_argument("--port", type=int, default=DEFAULT_PORT, help="default %(default)s; 0 picks a free port")
+    s.add_argument("--port", type=port, default=DEFAULT_PORT, help="default %(default)s; 0 picks a free port")
     s.add_argument("--account-created", default=None, metavar="YYYY-MM-DD",
                    help="the emulated account's creation date: from 2026-08-31 the prefix check is enforced "
                         "(default: 2026-11-30)")
@@ -125,6 +136,13 @@ def _replay_command(args) -> None:
         raise SystemExit(f"unknown strategy {', '.join(unknown)}; known: {', '.join(STRATEGIES)}")
     if Path(args.path).expanduser().is_dir():
         return replay_folder_command(args, names)
+    folder_only = [f"--{o}" for o in ("csv", "jobs", "scheduler") if getattr(args, o) is not None]
+    if folder_only or args.engine != "processes":
+        print(f"note: {', '.join(folder_only + ['--engine'] * (args.engine != 'processes'))} "
+              f"{'is' if len(folder_only) + (args.engine != 'processes') == 1 else 'are'} for a folder; "
+              f"{args.path} is one file, replayed here", file=sys.stderr)
+    if args.plot and args.plot != "none" and not Path(args.plot).expanduser().parent.is_dir():  # before the work
+        raise SystemExit(f"replay: cannot write the plot {args.plot}: no folder {Path(args.plot).expanduser().parent}")
     try:
         runs = load(Path(args.path).expanduser())
     except TrajectoryError as e:
@@ -150,9 +168,14 @@ def _replay_command(args) -> None:
         if args.plot != "none":
             if args.plot:
                 target = args.plot if len(runs) == 1 else f"{Path(args.plot).with_suffix('')}-{k + 1}.png"
+                target += "" if Path(target).suffix else ".png"  # what matplotlib writes to, so printed as such
             else:
                 target = tempfile.NamedTemporaryFile(prefix="replay-", suffix=".png", delete=False).name
-            plot(run, results, target)  # a figure of its own, not pyplot's: nothing to close
+            try:
+                plot(run, results, target)  # a figure of its own, not pyplot's: nothing to close
+            except (OSError, ValueError) as e:  # a folder of that name, no permission, a suffix matplotlib does
+                # not write (the table above is printed)
+                raise SystemExit(f"replay: cannot write the plot {target}: {getattr(e, 'strerror', None) or e}")
             print(f"plot: {target}")
         stopped += [r for r in results if not r.finished]
     if stopped and len(names) == 1:  # the one strategy asked for could not replay the run: say so by the status
@@ -171,7 +194,12 @@ def replay_folder_command(args, names: list[str]) -> None:
         raise SystemExit("--jobs must be 1 or more")
     if args.scheduler and args.engine != "dask":
         raise SystemExit("--scheduler is for --engine dask")
-    totals = run_folder(paths, names, args.model, args.jobs, Path(args.csv) if args.csv else None,
+    if args.csv:  # opened for appending as the replay will (an empty file is a fresh one): said now, not at the end
+        try:
+            open(Path(args.csv).expanduser(), "a").close()
+        except OSError as e:
+            raise SystemExit(f"replay: cannot write the --csv {args.csv}: {e.strerror or e}")
+    totals = run_folder(paths, names, args.model, args.jobs, Path(args.csv).expanduser() if args.csv else None,
                         progress=sys.stderr.isatty(), engine=args.engine, scheduler=args.scheduler)
     print(folder_table(directory, totals))
     if args.csv:

@@ -25,7 +25,7 @@ from ..emulator.server import Refusal, serve as serve_http
 from ..emulator.models import lookup
 from .exchange import Exchange, Log
 from .faults import Faults
-from .page import Page, is_page
+from .page import Page, is_page, listen_hint
 from .policy import ToolThenAnswer
 from .proxy import Upstream, predict, shown
 from .report import Report
@@ -260,14 +260,27 @@ def main(args) -> None:
             chosen, name = policies.load(args.policy), args.policy
         else:
             chosen, name = ToolThenAnswer(rounds=args.tool_rounds), f"tool-then-answer ({args.tool_rounds} rounds)"
-        created = date.fromisoformat(args.account_created) if args.account_created else None
+        try:
+            created = date.fromisoformat(args.account_created) if args.account_created else None
+        except ValueError:
+            raise ValueError(f"--account-created {args.account_created!r}: expected a date, YYYY-MM-DD") from None
         if not 0 <= args.batch_delay < float("inf"):
             raise ValueError(f"--batch-delay must be a number of seconds, 0 or more, not {args.batch_delay}")
+        if args.thread_ttl is not None and not 0 <= args.thread_ttl < float("inf"):
+            raise ValueError(f"--thread-ttl must be a number of seconds, 0 or more, not {args.thread_ttl}")
+        if args.tool_rounds < 0:
+            raise ValueError(f"--tool-rounds must be 0 or more, not {args.tool_rounds}")
         faults = Faults.parse(args.faults, args.fault_seed, chosen if isinstance(chosen, policies.Script) else None)
     except (ValueError, OSError, ImportError, AttributeError) as e:
         raise SystemExit(f"serve: {e}")
-    emulator = Emulator(model=args.model, policy=chosen, batch_delay=args.batch_delay,
-                        **({"account_created": created} if created else {}))
+    import warnings
+    from ..provider.models import UnknownModelWarning
+    with warnings.catch_warnings(record=True) as said:  # a --model the table does not know: one line, not a warning
+        warnings.simplefilter("always", UnknownModelWarning)
+        emulator = Emulator(model=args.model, policy=chosen, batch_delay=args.batch_delay,
+                            **({"account_created": created} if created else {}))
+    for warning in said:
+        print(f"serve: note: {warning.message}", file=sys.stderr, flush=True)
     emulator.faults = faults if faults.rates or faults.script is not None else None
     extras = f", faults {args.faults} (seed {args.fault_seed})" if faults.rates else ""
     if args.thread_ttl is not None:
@@ -285,8 +298,7 @@ def main(args) -> None:
         try:
             url = stack.enter_context(serve_http(front, args.host, args.port, raw=True))
         except OSError as e:  # the port is taken, most often
-            raise SystemExit(f"serve: cannot listen on {args.host}:{args.port}: {e.strerror or e}; "
-                             "pick another with --port (0: any free port)")
+            raise SystemExit(f"serve: cannot listen on {args.host}:{args.port}: {e.strerror or e}; {listen_hint(e)}")
         print(banner(url, emulator, name, args.upstream, extras), flush=True)
         if front.page is not None:
             print(f"  the page: {url}/ui  (conversations, calls, prompts in cache regions; updates as the run goes on)",

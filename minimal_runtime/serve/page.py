@@ -20,6 +20,7 @@ as text, never as markup.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import re
 import sys
@@ -36,6 +37,7 @@ POLICY = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'sel
           "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 HEADERS = {"content-security-policy": POLICY, "x-content-type-options": "nosniff", "referrer-policy": "no-referrer",
            "cache-control": "no-store"}
+SKIPPED_SHOWN = 5  # the view command names this many lines it left out; the page names them all
 _CALL = re.compile(r"^/ui/api/call/(\d+)$")
 _COMPARE = re.compile(r"^/ui/api/compare/(\d+)/(\d+)$")
 
@@ -99,6 +101,13 @@ def read_log(path: Path) -> Timeline:
     return timeline
 
 
+def listen_hint(error: OSError) -> str:
+    """What to change when serve or view cannot listen: the address when it is not this machine's, else the port."""
+    if error.errno == errno.EADDRNOTAVAIL:
+        return "give an address of this machine with --host (default 127.0.0.1)"
+    return "pick another with --port (0: any free port)"
+
+
 def view_main(args) -> None:
     """The ``view`` subcommand: a ``--log`` file's page on loopback until Ctrl-C."""
     import signal
@@ -110,6 +119,11 @@ def view_main(args) -> None:
         timeline = read_log(path)
     except OSError as e:
         raise SystemExit(f"view: cannot read {path}: {e.strerror or e}")
+    if not (timeline.calls or timeline.batches or timeline.refusals):  # an empty page would say nothing of why
+        left = len(timeline.skipped)
+        why = f" ({left:,} line{'s' * (left != 1)} left out, {timeline.skipped[0]})" if left else ""
+        raise SystemExit(f"view: no call in {path}{why}: view shows a log written by serve --log; a Claude Code, "
+                         "mini-swe-agent, OpenHands or Cline log is read by replay")
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
@@ -117,12 +131,14 @@ def view_main(args) -> None:
         try:
             url = stack.enter_context(serve_http(Page(timeline), args.host, args.port, raw=True))
         except OSError as e:
-            raise SystemExit(f"view: cannot listen on {args.host}:{args.port}: {e.strerror or e}; "
-                             "pick another with --port (0: any free port)")
+            raise SystemExit(f"view: cannot listen on {args.host}:{args.port}: {e.strerror or e}; {listen_hint(e)}")
         batches = f" and {len(timeline.batches)} batch{'es' * (len(timeline.batches) != 1)}" if timeline.batches else ""
         refused = f" ({len(timeline.refusals)} more requests the server refused)" if timeline.refusals else ""
         print(f"view: {len(timeline.calls)} calls{batches}{refused} of {path} at {url}/ui (Ctrl-C to stop)", flush=True)
-        for note in timeline.skipped:
+        for note in timeline.skipped[:SKIPPED_SHOWN]:  # every one is named on the page
             print(f"view: left out {note}", file=sys.stderr, flush=True)
+        if len(timeline.skipped) > SKIPPED_SHOWN:
+            print(f"view: left out {len(timeline.skipped) - SKIPPED_SHOWN} more lines (named on the page)", file=sys.stderr,
+                  flush=True)
         while not stop.wait(0.5):
             pass

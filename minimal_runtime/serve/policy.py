@@ -16,6 +16,8 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
+from pydantic import ValidationError
+
 from ..emulator.errors import ApiError
 from ..emulator.policies import ScriptedPolicy, Turn
 from .faults import scripted_error
@@ -161,23 +163,46 @@ class Script(ScriptedPolicy):
 def script(path: str | Path) -> Script:
     """A JSONL file, one turn a line: a string (a text answer), a content block, a list of blocks,
     ``{"content": [...], "stop_reason": ..., "thinking": ...}`` (a ``Turn``), or ``{"error": {"status":
-    529, "message": ..., "retry_after": ..., "error_code": ...}}``: the call answered with that error."""
+    529, "message": ..., "retry_after": ..., "error_code": ...}}``: the call answered with that error.
+    A line that is none of these is refused here, naming it, not answered later as the emulator's 500."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not UTF-8 text: {SCRIPT_LINE}") from None
     entries: list = []
-    for n, line in enumerate(Path(path).read_text().splitlines(), 1):
+    for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
             value = json.loads(line)
-            if isinstance(value, dict) and "error" in value:
-                entries.append(scripted_error(value))
-                continue
+            entries.append(scripted_error(value) if isinstance(value, dict) and "error" in value else _turn(value))
         except ValueError as e:
             raise ValueError(f"{path}:{n}: {'not JSON: ' if isinstance(e, json.JSONDecodeError) else ''}{e}") from None
-        entries.append(Turn.model_validate(value) if isinstance(value, dict) and "content" in value and "type" not in value
-                       else Turn.of(value))
     if not any(isinstance(e, Turn) for e in entries):
         raise ValueError(f"{path}: no turns in the script")
     return Script(entries)
+
+
+SCRIPT_LINE = ('a line is a string, a content block {"type": ...}, a list of blocks, {"content": [...], '
+               '"stop_reason": ...} or {"error": {"status": 529}}')
+
+
+def _turn(value: Any) -> Turn:
+    """One script line as a turn whose blocks each have a type (a serve --log record, say, has none)."""
+    try:
+        if isinstance(value, dict) and "content" in value and "type" not in value:
+            turn = Turn.model_validate(value)
+        elif isinstance(value, (str, dict, list)):
+            turn = Turn.of(value)
+        else:
+            raise ValueError(f"a JSON {type(value).__name__} is not a turn: {SCRIPT_LINE}")
+    except ValidationError:  # pydantic's message runs over several lines: one line names the shape instead
+        raise ValueError(f"not a turn: {SCRIPT_LINE}") from None
+    for block in turn.content:
+        if not isinstance(block.get("type"), str):
+            what = f"an object with keys {', '.join(list(block)[:5])}{', ...' * (len(block) > 5)}" if block else "{}"
+            raise ValueError(f"{what} is not a content block (no \"type\"): {SCRIPT_LINE}")
+    return turn
 
 
 def load(spec: str) -> Callable:

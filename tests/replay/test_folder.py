@@ -98,3 +98,37 @@ def test_progress_shows_logs_done_calls_per_second_and_time_left(logs, capsys):
     run_folder(find_logs(folder), ["recorded"], jobs=1, progress=True)
     err = capsys.readouterr().err
     assert re.search(r"[1-3]/3 \[\d\d:\d\d<\d\d:\d\d", err) and "calls/s" in err  # done of total, time left, rate
+
+
+@pytest.mark.parametrize("where", ["no folder", "a folder"])
+def test_a_csv_that_cannot_be_written_is_one_line_before_any_log_is_replayed(logs, tmp_path, where, monkeypatch):
+    folder, _ = logs
+    target = tmp_path / "missing" / "runs.csv" if where == "no folder" else tmp_path
+    from minimal_runtime import __main__
+    from minimal_runtime.replay import folder as replay_folder
+
+    def never(*args, **kwargs):  # was: the replay started, then a traceback when the rows came to be written
+        raise AssertionError("replayed before the --csv was checked")
+    monkeypatch.setattr(replay_folder, "run_folder", never)
+    with pytest.raises(SystemExit) as stopped:
+        __main__.main(["replay", str(folder), "--csv", str(target)])
+    says = "No such file or directory" if where == "no folder" else "Is a directory"
+    assert stopped.value.code == f"replay: cannot write the --csv {target}: {says}"
+
+
+def test_a_plot_that_cannot_be_written_is_one_line_and_one_without_a_suffix_is_named_as_written(logs, tmp_path, capsys):
+    _, paths = logs
+    from minimal_runtime.__main__ import main
+    with pytest.raises(SystemExit) as stopped:  # was: FileNotFoundError's traceback once the replay had run
+        main(["replay", str(paths["session"]), "--strategy", "recorded", "--plot", str(tmp_path / "no" / "mine.png")])
+    assert stopped.value.code == f"replay: cannot write the plot {tmp_path / 'no' / 'mine.png'}: no folder {tmp_path / 'no'}"
+    with pytest.raises(SystemExit) as stopped:  # was: matplotlib's ValueError, a traceback
+        main(["replay", str(paths["session"]), "--strategy", "recorded", "--plot", str(tmp_path / "mine.v2")])
+    assert str(stopped.value.code).startswith(f"replay: cannot write the plot {tmp_path / 'mine.v2'}: Format 'v2' is not")
+    capsys.readouterr()
+    main(["replay", str(paths["session"]), "--strategy", "recorded", "--plot", str(tmp_path / "mine"),
+          "--csv", str(tmp_path / "x.csv")])
+    out, err = capsys.readouterr()
+    assert f"plot: {tmp_path / 'mine.png'}" in out.splitlines() and (tmp_path / "mine.png").is_file()  # was: "plot: mine"
+    assert f"note: --csv is for a folder; {paths['session']} is one file, replayed here" in err.splitlines()
+    assert not (tmp_path / "x.csv").exists()

@@ -327,3 +327,40 @@ def test_a_threaded_run_is_drawn_as_the_same_run_sent_whole(tmp_path):
         assert [(b["path"], b["region"]) for b in drawn] == [(b["path"], b["region"]) for b in sent_whole]
     blocks = threaded.detail(3)["blocks"]  # tools, system and four messages held; the fifth sent
     assert [b["path"] for b in blocks if not b["held"]] == ["messages.4.0"] and blocks[0]["path"] == "tools.0"
+
+
+@pytest.mark.parametrize("content, says", [
+    (b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4 + b"\n" * 30, "lines left out, line 1: not JSON"),
+    (b"", ""),
+    (b'{"type": "user", "message": {"role": "user", "content": "hi"}, "sessionId": "s"}\n', ""),  # a Claude Code line
+])
+def test_view_refuses_a_log_with_no_call_in_one_line_pointing_at_replay(content, says, tmp_path, monkeypatch):
+    from minimal_runtime.emulator import server
+
+    def never_listen(*args, **kwargs):  # the old code served an empty page until Ctrl-C
+        raise AssertionError("view served a log with no call")
+    monkeypatch.setattr(server, "serve", never_listen)
+    log = tmp_path / "session.jsonl"
+    log.write_bytes(content)
+    with pytest.raises(SystemExit) as stopped:
+        view_main(SimpleNamespace(log=str(log), host="127.0.0.1", port=0))
+    message = str(stopped.value.code)
+    assert message.startswith(f"view: no call in {log}") and says in message and "\n" not in message
+    assert message.endswith(": view shows a log written by serve --log; a Claude Code, mini-swe-agent, OpenHands or "
+                            "Cline log is read by replay")
+
+
+def test_view_names_five_lines_it_left_out_and_counts_the_rest(run):
+    tool_loop(run.client, turns=1)
+    with run.log.open("a") as log:
+        log.write("not a record\n" * 12)
+    command = [sys.executable, "-m", "minimal_runtime", "view", str(run.log), "--port", "0"]
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        assert process.stdout.readline().startswith("view: 3 calls of ")  # printed once the signals are handled
+    finally:
+        process.send_signal(signal.SIGINT)
+        _, errors = process.communicate(timeout=30)
+    assert errors.splitlines() == [f"view: left out line {k}: not JSON (Expecting value)" for k in range(4, 9)] + [
+        "view: left out 7 more lines (named on the page)"]

@@ -212,6 +212,26 @@ def test_a_script_and_a_module_callable_are_policies(tmp_path):
         load("no_colon_here")
 
 
+@pytest.mark.parametrize("line, says", [
+    ('{"n": 1, "time": "t", "method": "POST", "path": "/v1/messages", "request": {}, "status": 200}',  # serve --log
+     'an object with keys n, time, method, path, request, ... is not a content block (no "type")'),
+    ("5", "a JSON int is not a turn"),
+    ('{"content": "not a list"}', "not a turn"),
+    ("[1, 2]", "not a turn"),
+    ("{}", '{} is not a content block (no "type")'),
+])
+def test_a_script_line_that_is_not_a_turn_is_refused_at_start_in_one_line(line, says, tmp_path):
+    path = tmp_path / "turns.jsonl"
+    path.write_text(f'"fine"\n{line}\n')
+    with pytest.raises(ValueError) as refused:  # was: accepted, then every call a 500 "a bug in the emulator";
+        script(path)                            # or a TypeError, or pydantic's message over several lines
+    assert str(refused.value).startswith(f"{path}:2: {says}: a line is a string, a content block") and \
+        "\n" not in str(refused.value)
+    path.write_bytes(b"\x89PNG\r\n")
+    with pytest.raises(ValueError, match=r"turns.jsonl: not UTF-8 text: a line is a string"):
+        script(path)
+
+
 # -- the recording proxy ----------------------------------------------------------------------------
 
 def test_the_proxy_forwards_unchanged_and_reports_real_usage_next_to_the_prediction(tmp_path):
