@@ -1,6 +1,6 @@
 """Errors on demand, so a client's retry path can be tested through ``serve``.
 
-    serve --faults 429:0.1,529:0.05,500:0.01     each POST draws once: 10% 429, 5% 529, 1% 500
+    serve --faults 429:0.1,529:0.05,500:0.01     each API request draws once: 10% 429, 5% 529, 1% 500
     serve --faults 529:0.2 --fault-seed 7         another repeatable sequence
 
 The draws come from a ``random.Random`` seeded by ``--fault-seed`` (default 0), so the same
@@ -47,7 +47,8 @@ class Faults:
         return cls(rates, seed, script)
 
     def draw(self, path: str) -> ApiError | None:
-        """The error this request is answered with, or None (called by the emulator for each POST)."""
+        """The error this request is answered with, or None (called by the emulator for each request to
+        the Messages API: a message, a count, a batch's every call, its polls included; not the model listing)."""
         if self.script is not None and path == MESSAGES and (scripted := self.script.take_error()) is not None:
             return scripted
         if not self.rates:
