@@ -27,6 +27,7 @@ from anthropic.types import Message
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from minimal_runtime.core.agent import Agent  # noqa: E402
+from minimal_runtime.core.context import turn_scoped_layout  # noqa: E402
 from minimal_runtime.core.hooks import HookRegistry, Point  # noqa: E402
 from minimal_runtime.core.store import RunStore  # noqa: E402
 from minimal_runtime.core.tools import FunctionTool  # noqa: E402
@@ -81,8 +82,12 @@ def make_agent(turns: int, store: RunStore | None = None, model: str = MODEL) ->
     hooks.register(Point.PRE_LLM_CALL, lambda e: e.agent.inject_turn_scoped("plan", "I am on phase 2 of 4: collect pricing data."))
     hooks.register(Point.POST_LLM_CALL, lambda e: None)
     current = model == CURRENT
+    # The 2026 layout as labelled: layout_for picks threaded_layout on Sonnet 5.5, and against this client (which
+    # opens no thread) every call would be a create that re-strips the whole history's markers (loop_speed.py
+    # measures the thread, continues included)
     agent = Agent(InstantClient(current), model=model, system="You are an agent.", hooks=hooks, max_steps=10_000,
-                  store=store, tools=[FunctionTool("fetch", "Fetch a page.", Url, lambda a: PAGE)])
+                  store=store, tools=[FunctionTool("fetch", "Fetch a page.", Url, lambda a: PAGE)],
+                  layout=turn_scoped_layout if current else None)
     agent.messages = history(turns, current)
     return agent
 
