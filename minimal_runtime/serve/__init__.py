@@ -17,6 +17,7 @@ import json
 import sys
 import threading
 from typing import IO, Iterator
+from urllib.parse import urlsplit
 
 from ..emulator import Emulator
 from ..emulator import messages as pipeline
@@ -270,6 +271,9 @@ def main(args) -> None:
             raise ValueError(f"--thread-ttl must be a number of seconds, 0 or more, not {args.thread_ttl}")
         if args.tool_rounds < 0:
             raise ValueError(f"--tool-rounds must be 0 or more, not {args.tool_rounds}")
+        if args.upstream is not None and urlsplit(args.upstream).scheme not in ("http", "https"):
+            # the value is not echoed: without a scheme, user:password@host does not parse as credentials
+            raise ValueError("--upstream must be an http:// or https:// URL, e.g. https://api.anthropic.com")
         faults = Faults.parse(args.faults, args.fault_seed, chosen if isinstance(chosen, policies.Script) else None)
     except (ValueError, OSError, ImportError, AttributeError) as e:
         raise SystemExit(f"serve: {e}")

@@ -72,6 +72,9 @@ def test_a_port_out_of_range_is_a_usage_error_not_the_sockets_traceback(command,
     (["--thread-ttl", "-5"], "serve: --thread-ttl must be a number of seconds, 0 or more, not -5.0"),
     (["--tool-rounds", "-1"], "serve: --tool-rounds must be 0 or more, not -1"),
     (["--account-created", "yesterday"], "serve: --account-created 'yesterday': expected a date, YYYY-MM-DD"),
+    # was: started, then every call a 502; and the value is not echoed (user:password@host has no scheme to parse)
+    (["--upstream", "user:secret@api.anthropic.com"], "serve: --upstream must be an http:// or https:// URL, e.g. "
+                                                      "https://api.anthropic.com"),
 ])
 def test_serve_refuses_a_negative_setting_or_a_date_it_cannot_read_before_it_listens(option, says, monkeypatch):
     from minimal_runtime import serve
