@@ -67,4 +67,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    import warnings
+    from minimal_runtime.provider.models import UnknownModelWarning
+    warnings.simplefilter("ignore", UnknownModelWarning)  # each run says in its own line which model it priced as
     main()
