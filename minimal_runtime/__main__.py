@@ -10,7 +10,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m minimal_runtime")
     commands = parser.add_subparsers(dest="command", required=True)
     demo = commands.add_parser("demo", help="the running example, call by call (offline unless ANTHROPIC_API_KEY is set)")
-    demo.add_argument("--turns", type=int, default=None, help="instead: a long synthetic run of N tool calls")
+    demo.add_argument("--turns", type=positive, default=None, help="instead: a long synthetic run of N tool calls")
     rep = commands.add_parser("replay", help="replay a recorded run (Claude Code, mini-swe-agent, OpenHands, Cline) "
                                              "offline")
     rep.add_argument("path", help="a session .jsonl, a stream-json log, a .traj.json, an OpenHands output.jsonl, "
@@ -54,6 +54,17 @@ def main(argv: list[str] | None = None) -> None:
     elif args.command == "view":
         from .serve.page import view_main
         view_main(args)
+
+
+def positive(text: str) -> int:
+    """A count of 1 or more (``demo --turns 0`` ran the ordinary demo, ``-1`` one call, neither saying so)."""
+    try:
+        number = int(text)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of turns: 1 or more")
+    return number
 
 
 def port(text: str) -> int:

@@ -146,3 +146,13 @@ def test_demo_with_a_rejected_key_prints_the_api_error_and_exits_non_zero(monkey
     assert stopped.value.code == 1
     assert "run stopped after 0 calls: AuthenticationError 401: invalid x-api-key" in printed
     assert "ANTHROPIC_API_KEY= make demo" in printed
+
+
+@pytest.mark.parametrize("turns", ["0", "-1", "ten"])
+def test_demo_turns_below_one_is_a_usage_error(turns, capsys):
+    from minimal_runtime.__main__ import main
+    with pytest.raises(SystemExit) as stopped:  # was: 0 ran the ordinary demo, -1 one call, neither said so
+        main(["demo", "--turns", turns])
+    assert stopped.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1].endswith(f"argument --turns: '{turns}' is not a number of turns: "
+                                                             "1 or more")
