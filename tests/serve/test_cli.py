@@ -6,6 +6,7 @@ import json
 import signal
 import subprocess
 import sys
+import uuid
 
 import anthropic
 import pytest
@@ -89,9 +90,10 @@ def test_an_unknown_default_model_is_one_line_of_serve_not_a_python_warning(monk
     from minimal_runtime import serve
     from minimal_runtime.__main__ import main
     monkeypatch.setattr(serve, "serve_http", never_listen)
+    name = f"my-local-model-{uuid.uuid4().hex}"  # the table warns once per name in a process: one never seen
     with pytest.raises(Started):
-        main(["serve", "--model", "my-local-model"])
-    assert capsys.readouterr().err == ("serve: note: model 'my-local-model' is not in the model table: no prefill, no "
+        main(["serve", "--model", name])
+    assert capsys.readouterr().err == (f"serve: note: model '{name}' is not in the model table: no prefill, no "
                                        "known cache minimum or window, cost unknown\n")
 
 

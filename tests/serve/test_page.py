@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -272,9 +273,10 @@ def test_view_serves_a_log_until_stopped_and_says_what_it_cannot_read(run, tmp_p
 
 def test_an_unpriced_model_and_a_refused_call_are_still_valid_json():
     timeline = Timeline("test", live=False)
+    name = f"my-local-model-{uuid.uuid4().hex}"  # the warning is once per name in a process: a name never seen
     with pytest.warns(UnknownModelWarning):  # priced as unknown: its cost is null on the page, not NaN
-        timeline.add({**record(1, {"model": "my-local-model", "messages": [{"role": "user", "content": "hi"}]},
-                               usage(0, 0, 10)), "model": "my-local-model"})
+        timeline.add({**record(1, {"model": name, "messages": [{"role": "user", "content": "hi"}]},
+                               usage(0, 0, 10)), "model": name})
         status, _, body = Page(timeline).handle("GET", "/ui/api/calls", b"")
     timeline.add(record(2, {"messages": "not a list"}, None, None, 400))
     assert status == 200 and json.loads(body)["calls"][0]["cost"] is None
