@@ -49,7 +49,7 @@ def prepare(emu: "Emulator", request: Any, betas: set[str], spec: ModelSpec, *, 
             earlier=None, shared: int = 0, version: str = V2026, batch: bool = False) -> Prepared:
     memo = earlier.memo if earlier is not None else {}
     checked = validate(request, spec, betas, needs_max_tokens=not counting, resume=memo.get("validation"), shared=shared,
-                       version=version)
+                       version=version, batch=batch)
     messages = request["messages"]
     if request.get("context_management") is not None:
         if CONTEXT_BETA not in betas and not _only_compaction(request):

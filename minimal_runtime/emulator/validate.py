@@ -33,8 +33,22 @@ MAX_STRICT_TOOLS = 20
 EFFORTS = system_messages.EFFORTS  # in order, low to max
 
 
+# Extended output: max_tokens up to 300,000 with this beta, on the Batch API only [BP "Extended output",
+# September: Opus 5, 4.8, 4.7, 4.6, Sonnet 5, 4.6; API-2026 §7, later: Opus 5/5.5, Sonnet 5.5, Haiku 5.5].
+# The models are the two lists together [INFERRED: the later list adds the newer models].
+EXTENDED_OUTPUT_BETA, EXTENDED_OUTPUT = "output-300k-2026-03-24", 300_000
+EXTENDED_OUTPUT_MODELS = frozenset({"claude-opus-5-5", "claude-opus-5", "claude-opus-4-8", "claude-opus-4-7",
+                                    "claude-opus-4-6", "claude-sonnet-5-5", "claude-sonnet-5", "claude-sonnet-4-6",
+                                    "claude-haiku-5-5"})
+
+
+def extended_output(spec: ModelSpec, betas: set[str]) -> int | None:
+    """The most a batch request may ask to write: 300,000 with the beta on the models that take it."""
+    return EXTENDED_OUTPUT if EXTENDED_OUTPUT_BETA in betas and spec.id in EXTENDED_OUTPUT_MODELS else spec.max_output
+
+
 def validate(request: Any, spec: ModelSpec, betas: set[str], *, needs_max_tokens: bool = True,
-             resume: dict | None = None, shared: int = 0, version: str = V2026) -> dict:
+             resume: dict | None = None, shared: int = 0, version: str = V2026, batch: bool = False) -> dict:
     """Raise the 400 the API would answer, or return what a later request repeating this one's
     first messages may skip: the walk's state after each of the last messages (``resume``), so that
     only what is new is checked again (the checks of a message depend on what came before it and on
@@ -51,9 +65,12 @@ def validate(request: Any, spec: ModelSpec, betas: set[str], *, needs_max_tokens
             raise bad_request("max_tokens: Field required (an integer, 0 or more)")
         if max_tokens == 0 and request.get("stream"):
             raise bad_request("max_tokens: must be at least 1 when streaming")
-        if spec.max_output is not None and max_tokens > spec.max_output:
-            raise bad_request(f"max_tokens: {max_tokens} > {spec.max_output}, which is the maximum allowed number of "
-                              f"output tokens for {spec.id}")
+        limit = extended_output(spec, betas) if batch else spec.max_output
+        if limit is not None and max_tokens > limit:
+            only = (f" ({EXTENDED_OUTPUT_BETA} raises it in a Message Batch only)"
+                    if not batch and EXTENDED_OUTPUT_BETA in betas and spec.id in EXTENDED_OUTPUT_MODELS else "")
+            raise bad_request(f"max_tokens: {max_tokens} > {limit}, which is the maximum allowed number of "
+                              f"output tokens for {spec.id}{only}")
     messages = request.get("messages")
     if not isinstance(messages, list) or not messages:
         raise bad_request("messages: at least one message is required")

@@ -467,3 +467,29 @@ def test_once_every_batch_has_ended_a_direct_call_reads_the_clock_as_before():
     batch = emu.client().messages.batches.create(requests=[item(0)])
     assert emu.client().messages.batches.retrieve(batch.id).processing_status == "ended"
     assert reads_of_one_call(emu, used) == reads_of_one_call(Emulator(model=MODEL, clock=plain), plain)
+
+
+EXTENDED = "output-300k-2026-03-24"
+
+
+def test_the_300k_output_beta_raises_max_tokens_in_a_batch_only_and_on_the_models_it_names():
+    """§12 "Extended output" (BP; API-2026 §7): with output-300k-2026-03-24, a batch request may ask for
+    up to 300,000 output tokens on the models the sources list; without the beta, or on another model,
+    the item is errored at the model's own cap; sent directly, the beta changes nothing (400)."""
+    emu, _, client = make()
+    asks = {"big": params(model=CURRENT, max_tokens=300_000), "over": params(model=CURRENT, max_tokens=300_001),
+            "old": params(model="claude-haiku-4-5", max_tokens=100_000)}
+    requests = [{"custom_id": k, "params": p} for k, p in asks.items()]
+    with_beta = client.beta.messages.batches.create(requests=requests, betas=[EXTENDED])
+    client.beta.messages.batches.retrieve(with_beta.id, betas=[EXTENDED])
+    got = {r.custom_id: r.result for r in client.beta.messages.batches.results(with_beta.id, betas=[EXTENDED])}
+    assert got["big"].type == "succeeded"
+    assert got["over"].type == "errored" and "300001 > 300000" in got["over"].error.error.message
+    assert got["old"].type == "errored" and "100000 > 64000" in got["old"].error.error.message
+    plain = client.messages.batches.create(requests=requests[:1])
+    client.messages.batches.retrieve(plain.id)
+    refused = results(client, plain.id)["big"]
+    assert refused.type == "errored" and "300000 > 128000" in refused.error.error.message
+    with pytest.raises(anthropic.BadRequestError, match="in a Message Batch only"):
+        client.beta.messages.create(betas=[EXTENDED], stream=True, **params(model=CURRENT, max_tokens=300_000))
+    assert len(emu.calls) == 1
