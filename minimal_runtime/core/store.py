@@ -205,7 +205,8 @@ class RunStore(EventLog):
         """Take the exclusive lock, or say who holds it. The holder's pid is kept in ``events.pid``."""
         try:
             fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            pid = _open_in(folder, self.directory, "events.pid", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+            pid = _open_in(folder, self.directory, "events.pid", os.O_WRONLY | os.O_CREAT)  # emptied once checked
+            os.ftruncate(pid, 0)
         except BlockingIOError:
             self.close()
             try:
@@ -275,14 +276,20 @@ class RunStore(EventLog):
 
 
 def _open_in(folder: int, directory: Path, name: str, flags: int) -> int:
-    """``name`` opened in ``folder`` (a handle on ``directory``) with O_NOFOLLOW: a link is refused."""
+    """``name`` opened in ``folder`` (a handle on ``directory``) with O_NOFOLLOW: a link is refused, and
+    so is a file with another name (a hard link planted there shares the file outside)."""
     try:
-        return os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=folder)
+        fd = os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=folder)
     except OSError as e:
         if e.errno == errno.ELOOP:
             raise PermissionError(f"{directory / name} is a link: refused, not followed (the run record "
                                   "writes only its own files)") from None
         raise
+    if os.fstat(fd).st_nlink > 1:
+        os.close(fd)
+        raise PermissionError(f"{directory / name} has another name (a hard link): refused, not written (the run "
+                              "record writes only its own files)")
+    return fd
 
 
 class _Reader(EventLog):

@@ -138,6 +138,9 @@ def append_inside(root: Path, relative_path: str, line: bytes) -> None:
         fd = _open(folder, name, os.O_RDWR | os.O_APPEND | os.O_CREAT, relative_path, relative_path)
     finally:
         os.close(folder)
+    if os.fstat(fd).st_nlink > 1:  # a hard link planted at the name: appending would write the file outside
+        os.close(fd)
+        raise PermissionError(f"{relative_path!r} has another name (a hard link): refused, not written")
     try:
         size = os.fstat(fd).st_size
         if size and os.pread(fd, 1, size - 1) != b"\n":  # a line cut by a kill: start a fresh one

@@ -123,3 +123,29 @@ def test_the_store_refuses_an_events_pid_linked_outside_and_releases_its_lock(tm
     with RunStore(run) as store:  # refused, not locked: the next opener gets in
         store.write({"type": "status", "status": "running"})
     assert (run / "events.pid").read_text() == f"{os.getpid()}\n"
+
+
+@pytest.mark.parametrize("name", ["events.jsonl", "events.pid"])
+def test_the_store_refuses_a_hard_link_planted_at_its_files_and_leaves_the_file_outside_whole(tmp_path, name):
+    """O_NOFOLLOW stops a symbolic link, not a second name of a file outside: the store appends to
+    events.jsonl and empties events.pid, so either would write the outside file through it."""
+    run, outside = tmp_path / "run", tmp_path / "precious.txt"
+    run.mkdir()
+    outside.write_bytes(b"a whole line\na line without its end")
+    os.link(outside, run / name)
+    with pytest.raises(PermissionError, match=rf"{name.replace('.', '[.]')} has another name \(a hard link\)"):
+        RunStore(run)
+    assert outside.read_bytes() == b"a whole line\na line without its end"
+
+
+def test_the_offload_record_is_not_appended_through_a_hard_link(tmp_path):
+    from minimal_runtime.features.filesystem import RECORD
+    outside = tmp_path / "precious.txt"
+    outside.write_text("someone else's file\n")
+    workspace = tmp_path / "ws"
+    (workspace / RECORD).parent.mkdir(parents=True, exist_ok=True)
+    os.link(outside, workspace / RECORD)
+    offloader = Offloader(workspace, threshold=10)
+    kept = offloader({"id": "toolu_1"}, {"type": "tool_result", "tool_use_id": "toolu_1", "content": BIG})
+    assert outside.read_text() == "someone else's file\n"
+    assert kept.get("is_error") and "has another name (a hard link)" in kept["content"], kept
