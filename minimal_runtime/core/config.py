@@ -54,7 +54,10 @@ class AgentConfig(BaseModel):
     model: str = Field(description="the model id sent with every request; its facts come from the model table")
     system: str | list[dict] = Field(default="", description="the system prompt: built once, resent byte-identical")
     max_steps: int = Field(default=50, description="model calls allowed for one user message (one run)")
-    max_tokens: int = Field(default=4096, description="the per-call output cap sent to the API")
+    # Thinking counts toward it, and current models think adaptively at high effort by default: at 4,096
+    # the reasoning alone can fill it and the turn ends with no answer (a client's bug report, openclaw
+    # #97176). 16,000 stays under what the SDK sends without streaming (STREAM_ABOVE in agent.py).
+    max_tokens: int = Field(default=16_000, description="the per-call output cap sent to the API")
     max_tool_output: int = Field(default=100_000, description="characters of one tool output the history keeps; "
                                  "the rest is cut with a note (the store keeps it whole; an offloader does better)")
     tool_choice: dict | None = Field(default=None, description="sent as is; changing it mid-run invalidates the "

@@ -257,7 +257,7 @@ def test_a_resume_with_another_system_prompt_is_refused_in_one_line_or_goes_on_a
         first = refused["start"]
         segment = fork.run_at(url, script, str(tmp_path / "run"), "You add, carefully.", "new")
     assert segment["status"] == "done", segment["error"]  # no 400 for thinking bound to the old prompt
-    assert first["model"] == MODEL and first["options"] == {"max_tokens": 4096, "betas": []}
+    assert first["model"] == MODEL and first["options"] == {"max_tokens": 16_000, "betas": []}  # the default
     assert segment["start"]["system"] != first["system"] and segment["start"]["tools"] == first["tools"]
 
 
