@@ -56,26 +56,22 @@ def main(argv: list[str] | None = None) -> None:
         view_main(args)
 
 
-def positive(text: str) -> int:
-    """A count of 1 or more (``demo --turns 0`` ran the ordinary demo, ``-1`` one call, neither saying so)."""
-    try:
-        number = int(text)
-    except ValueError:
-        number = 0
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of turns: 1 or more")
-    return number
+def bounded(low: int, high: int, what: str):
+    """An argparse type: a whole number from ``low`` to ``high``, else its one-line usage error (not a
+    socket's traceback for a port, nor ``demo --turns 0`` running the ordinary demo without a word)."""
+    def parse(text: str) -> int:
+        try:
+            number = int(text)
+        except ValueError:
+            number = low - 1
+        if not low <= number <= high:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}")
+        return number
+    return parse
 
 
-def port(text: str) -> int:
-    """A TCP port, 0 to 65535 (0: any free one); else argparse's one-line usage error, not the socket's traceback."""
-    try:
-        number = int(text)
-    except ValueError:
-        number = -1
-    if not 0 <= number <= 65535:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port: a number from 0 to 65535 (0: any free port)")
-    return number
+positive = bounded(1, 10**9, "a number of turns: 1 or more")
+port = bounded(0, 65535, "a port: a number from 0 to 65535 (0: any free port)")
 
 
 def add_serve(commands) -> None:
@@ -147,10 +143,10 @@ def _replay_command(args) -> None:
         raise SystemExit(f"unknown strategy {', '.join(unknown)}; known: {', '.join(STRATEGIES)}")
     if Path(args.path).expanduser().is_dir():
         return replay_folder_command(args, names)
-    folder_only = [f"--{o}" for o in ("csv", "jobs", "scheduler") if getattr(args, o) is not None]
-    if folder_only or args.engine != "processes":
-        print(f"note: {', '.join(folder_only + ['--engine'] * (args.engine != 'processes'))} "
-              f"{'is' if len(folder_only) + (args.engine != 'processes') == 1 else 'are'} for a folder; "
+    folder_only = [f"--{o}" for o in ("csv", "jobs", "scheduler") if getattr(args, o) is not None] + \
+        ["--engine"] * (args.engine != "processes")
+    if folder_only:
+        print(f"note: {', '.join(folder_only)} {'is' if len(folder_only) == 1 else 'are'} for a folder; "
               f"{args.path} is one file, replayed here", file=sys.stderr)
     if args.plot and args.plot != "none" and not Path(args.plot).expanduser().parent.is_dir():  # before the work
         raise SystemExit(f"replay: cannot write the plot {args.plot}: no folder {Path(args.plot).expanduser().parent}")

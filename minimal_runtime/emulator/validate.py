@@ -65,10 +65,10 @@ def validate(request: Any, spec: ModelSpec, betas: set[str], *, needs_max_tokens
             raise bad_request("max_tokens: Field required (an integer, 0 or more)")
         if max_tokens == 0 and request.get("stream"):
             raise bad_request("max_tokens: must be at least 1 when streaming")
-        limit = extended_output(spec, betas) if batch else spec.max_output
+        extended = extended_output(spec, betas)
+        limit = extended if batch else spec.max_output
         if limit is not None and max_tokens > limit:
-            only = (f" ({EXTENDED_OUTPUT_BETA} raises it in a Message Batch only)"
-                    if not batch and EXTENDED_OUTPUT_BETA in betas and spec.id in EXTENDED_OUTPUT_MODELS else "")
+            only = f" ({EXTENDED_OUTPUT_BETA} raises it in a Message Batch only)" if extended != limit else ""
             raise bad_request(f"max_tokens: {max_tokens} > {limit}, which is the maximum allowed number of "
                               f"output tokens for {spec.id}{only}")
     messages = request.get("messages")
