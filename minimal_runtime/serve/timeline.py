@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from ..core.context import unmarked
 from ..provider.cost import CallRecord
 from ..view.call import placed
 from .report import BatchResults, Conversations, answer_of, diagnose, is_results, thread_note
@@ -192,7 +193,7 @@ class Timeline:
         answer = {"role": "assistant", "content": (before.response or {}).get("content") or []}
         # held without the breakpoints of the turns that sent them, as the emulator holds them
         # (emulator/threads.py: an inference from the SDK's replay, API-2026 §11.5)
-        held = [*(_unmarked(m) for m in before.request.get("messages", [])), answer]
+        held = [*unmarked(before.request.get("messages", [])), answer]
         rebuilt = {k: v for k, v in sent.items() if k not in ("system", "tools")}
         for key in ("system", "tools"):  # a continue leaves them out: the thread keeps the create's
             if key in before.request:
@@ -301,14 +302,6 @@ def first_difference(before: dict, after: dict, edit: str | None) -> str | None:
 def _first_unequal(old: list, new: list) -> int:
     strip = lambda b: {k: v for k, v in b.items() if k != "cache_control"} if isinstance(b, dict) else b  # noqa: E731
     return next((i for i, (x, y) in enumerate(zip(old, new)) if strip(x) != strip(y)), min(len(old), len(new)))
-
-
-def _unmarked(message: dict) -> dict:
-    content = message.get("content")
-    if not isinstance(content, list) or not any(isinstance(b, dict) and "cache_control" in b for b in content):
-        return message
-    return {**message, "content": [{k: v for k, v in b.items() if k != "cache_control"} if isinstance(b, dict) else b
-                                   for b in content]}
 
 
 def _listed(value: Any) -> list:
