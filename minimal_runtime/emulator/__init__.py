@@ -40,6 +40,7 @@ from .prompt import Render, flatten, render_block
 from .server import body_limit
 from .streaming import sse
 from .tokens import estimate_tokens
+from .validate import drop_null_markers
 
 __all__ = ["Emulator", "ApiError", "Policy", "Turn", "ScriptedPolicy", "text", "tool_use"]
 
@@ -183,6 +184,7 @@ class Emulator:
     def _count_tokens(self, body: bytes, betas: set[str], version: str = versions.V2026) -> dict:
         request = _json(body)
         spec = self._spec(request)
+        drop_null_markers(request)
         threads.refuse_in_count_tokens(request)
         prepared = pipeline.prepare(self, request, betas, spec, counting=True, version=version)
         result: dict[str, Any] = {"input_tokens": prepared.prompt.total}
@@ -207,6 +209,7 @@ class Emulator:
             except (ValueError, UnicodeDecodeError) as e:
                 raise bad_request(f"request body is not valid JSON: {e}") from None
             spec = self._spec(parsed.request)
+            drop_null_markers(parsed.request, shared)
             # A thread continue is answered as the full request it stands for (see threads.py).
             parsed, earlier, shared, spec = thread.open(parsed, earlier, shared, betas, spec)
             request = parsed.request

@@ -42,6 +42,38 @@ EXTENDED_OUTPUT_MODELS = frozenset({"claude-opus-5-5", "claude-opus-5", "claude-
                                     "claude-haiku-5-5"})
 
 
+def drop_null_markers(request: Any, shared: int = 0) -> None:
+    """``"cache_control": null`` on a block, a system block or a tool is no breakpoint: the key is
+    dropped, in place, before any check reads it (a top-level null was already no marker).
+    [INFERRED] The SDKs type the field nullable on every block (anthropic-python 2.16
+    ``types/text_block_param.py`` and ``tool_param.py``: ``cache_control: Optional[CacheControlEphemeralParam]``,
+    as on the image, document, tool_use and tool_result params; the Ruby SDK's ``CacheControlEphemeral?``);
+    the docs do not say what the API does with a null. Public notes disagree (issue 51 counts two that
+    say it is accepted, one that says refused), so we follow the SDK's type. mirascope clears its earlier
+    breakpoint this way. Messages before ``shared`` are the earlier body's objects, already cleaned."""
+    if not isinstance(request, dict):
+        return
+    for key in ("system", "tools"):
+        blocks = request.get(key)
+        if isinstance(blocks, list):
+            _drop_null(blocks)
+    messages = request.get("messages")
+    if isinstance(messages, list):
+        for message in messages[shared:]:
+            content = message.get("content") if isinstance(message, dict) else None
+            if isinstance(content, list):
+                _drop_null(content)
+                for block in content:
+                    if isinstance(block, dict) and isinstance(block.get("content"), list):
+                        _drop_null(block["content"])  # the blocks of a tool_result
+
+
+def _drop_null(blocks: list) -> None:
+    for block in blocks:
+        if isinstance(block, dict) and "cache_control" in block and block["cache_control"] is None:
+            del block["cache_control"]
+
+
 def extended_output(spec: ModelSpec, betas: set[str]) -> int | None:
     """The most a batch request may ask to write: 300,000 with the beta on the models that take it."""
     return EXTENDED_OUTPUT if EXTENDED_OUTPUT_BETA in betas and spec.id in EXTENDED_OUTPUT_MODELS else spec.max_output
