@@ -22,7 +22,9 @@ Two generations of the same idea, chosen from the model's facts (``layout_for``)
 - ``tail_layout`` (models without system messages: 4.x, Sonnet 5, local servers; 2025): the batch
   rides as extra blocks at the end of the final user turn, in this call's *copy* of that turn, and
   is gone on the next call. On a model that binds thinking to its prefix that removal is an edit:
-  never use it there. Older models that accept a trailing assistant message take the batch as one.
+  never use it there. Older models that accept a trailing assistant message (Haiku 4.5, Opus 4.5)
+  take the batch as one, all but its untrusted part: a prefill is the model's own words, so that
+  part stays user text, at the end of the user turn before it (``append_batch``).
 
 And a third, the same request carried differently: ``threaded_layout`` sends the turn-scoped request
 on a message thread ([MT], the sources' keys in ``provider/models.py``). The server holds the conversation under each response's id,
@@ -176,14 +178,17 @@ def _markable(block: dict) -> bool:
 
 
 def append_batch(messages: list[dict], batch: list[Injection], prefill_ok: bool) -> list[dict]:
-    """The call's messages: ``messages`` with the batch at the tail. Never modifies ``messages``."""
-    if not batch:
-        return messages
-    blocks = [injection.block() for injection in batch]
-    if prefill_ok:
-        return [*messages, {"role": "assistant", "content": blocks}]
-    last = messages[-1]
-    return [*messages[:-1], {**last, "content": [*blocks_of(last), *blocks]}]
+    """The call's messages: ``messages`` with the batch at the tail, at the end of a copy of the final
+    user turn, or, where the model takes a prefill, as a trailing assistant message. A prefill is the
+    model's own words (it goes on from them as if it had written them), so the batch's untrusted
+    part never goes there: it stays text of the user turn, just before the prefill. Never modifies
+    ``messages``."""
+    in_user = [i.block() for i in batch if i.untrusted or not prefill_ok]
+    prefill = [i.block() for i in batch if prefill_ok and not i.untrusted]
+    if in_user:
+        last = messages[-1]
+        messages = [*messages[:-1], {**last, "content": [*blocks_of(last), *in_user]}]
+    return [*messages, {"role": "assistant", "content": prefill}] if prefill else messages
 
 
 def system_with_breakpoint(system: list[dict]) -> list[dict]:
@@ -439,10 +444,11 @@ def batch_of(request: dict[str, Any], size: int | None = None) -> list[dict]:
     """This call's batch in a request, wherever the layout put it (its ``size`` blocks, when known):
     on the 2026 layout the turn-scoped system entry at the end and the untrusted notes in the
     message before it; on the 2025 layout the last blocks of the final message (the user turn's
-    copy, or a trailing assistant message). Found by place, so durable text that merely starts with
-    a marker (a tool result) is never taken for it; without ``size`` the trailing marked blocks of
-    the message before the system entries are taken, which a forged marker in a steer can fool (a
-    reader of the prompt, like a model, has nothing better)."""
+    copy, or a trailing assistant message and the end of the user turn's copy before it). Found by
+    place, so durable text that merely starts with a marker (a tool result) is never taken for it;
+    without ``size`` the trailing marked blocks of the message before the system entries are taken,
+    which a forged marker in a steer can fool (a reader of the prompt, like a model, has nothing
+    better)."""
     messages = request.get("messages") or []
     k, entry = len(messages), []
     while k and messages[k - 1].get("role") == "system":  # this call's, not the cleared ones
@@ -453,15 +459,24 @@ def batch_of(request: dict[str, Any], size: int | None = None) -> list[dict]:
         size -= len(entry)
     if not k or (size is not None and size <= 0):
         return entry
-    content = messages[k - 1].get("content") if isinstance(messages[k - 1].get("content"), list) else []
-    if size is not None:
-        return [*content[len(content) - size:], *entry]
-    tail = []
-    for block in reversed(content):
-        if not injected_source(block):
-            break
-        tail.append(block)
-    return [*tail[::-1], *entry]
+    found = entry
+    while k:  # the 2025 batch: a prefill's blocks, then (its untrusted part) the end of the user turn before it
+        content = messages[k - 1].get("content") if isinstance(messages[k - 1].get("content"), list) else []
+        if size is not None:
+            tail = content[max(0, len(content) - size):]
+            size -= len(tail)
+        else:
+            tail = []
+            for block in reversed(content):
+                if not injected_source(block):
+                    break
+                tail.insert(0, block)
+        found = [*tail, *found]
+        whole = len(tail) == len(content) if size is None else size > 0
+        if messages[k - 1].get("role") != "assistant" or not whole:
+            return found
+        k -= 1
+    return found
 
 
 def rendered(messages: list[dict]) -> list[dict]:

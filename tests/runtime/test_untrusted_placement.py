@@ -114,3 +114,84 @@ def test_outside_notes_reach_the_model_in_the_user_turn_on_every_later_call():
     assert [m["role"] for m in sent if "The page moved" in json.dumps(m)] == ["user"] * 4  # one per call, all kept
     assert not any("The page moved" in json.dumps(m) for m in sent if m["role"] == "system")
     assert agent.edits == [] and first_edit(agent.last_request, agent.last_request) is None
+
+
+# Issue 52, item 1: untrusted text is user text on every layout and every model. A prefill is the
+# model's own words: where a layout puts the batch in one, the untrusted part goes in the user turn
+# before it.
+
+OUTSIDE = "- The page moved."
+
+
+def _speakers(request: dict, text: str) -> list[str]:
+    """Who says ``text`` in a request: the role of each message carrying it, and "system" for the
+    request's system prompt."""
+    where = ["system"] if text in json.dumps(request.get("system") or []) else []
+    return where + [m["role"] for m in request["messages"] if text in json.dumps(m)]
+
+
+def _all_layouts():
+    from minimal_runtime.core.context import tail_layout, threaded_layout
+    from minimal_runtime.example import layouts as example
+    return [tail_layout, turn_scoped_layout, threaded_layout, example.naive_layout, example.batch_on_breakpoint_layout,
+            example.automatic_caching_layout, example.batch_after_system_layout, example.batch_before_last_user_layout]
+
+
+def test_on_every_layout_with_or_without_a_prefill_the_untrusted_part_is_user_text():
+    for layout in _all_layouts():
+        for prefill_ok in (False, True):
+            request = layout(CallParts(system=[], tools=[], durable=HISTORY, batch=_batch(), prefill_ok=prefill_ok))
+            request = request.sent() if hasattr(request, "sent") else request
+            assert _speakers(request, "Acme is next") == ["user"], (layout.__name__, prefill_ok)
+            assert _speakers(request, "Step 2 of 3") and _speakers(request, "Half the window"), layout.__name__
+
+
+def test_a_prefill_keeps_the_runtime_s_own_notes_and_the_untrusted_part_ends_the_user_turn_before_it():
+    from minimal_runtime.core.context import tail_layout
+    plan = tail_layout(CallParts(system=[], tools=[], durable=HISTORY, batch=_batch(), prefill_ok=True))
+    last_user, prefill = plan["messages"][-2:]
+    assert prefill["role"] == "assistant" and [injected_source(b) for b in prefill["content"]] == ["plan", "budget"]
+    assert last_user["content"][0]["type"] == "tool_result"  # the tool result, then the note: the user's turn
+    assert [injected_source(b) for b in last_user["content"][1:]] == ["notes"]
+    assert HISTORY[-1] == RESULTS and len(RESULTS["content"]) == 1  # a copy: the history is untouched
+    assert [injected_source(b) for b in batch_of(plan)] == ["notes", "plan", "budget"]  # found in both places
+    assert [injected_source(b) for b in batch_of(plan, size=3)] == ["notes", "plan", "budget"]
+    assert [injected_source(b) for b in batch_of(plan, size=2)] == ["plan", "budget"]
+    alone = tail_layout(CallParts(system=[], tools=[], durable=HISTORY, prefill_ok=True,
+                                  batch=[Injection(source="notes", text=OUTSIDE, untrusted=True)]))
+    assert alone["messages"][-1]["role"] == "user"  # nothing the runtime wrote: no prefill at all
+
+
+def test_on_every_model_of_the_table_an_outside_note_reaches_the_model_as_user_text_on_every_call():
+    from minimal_runtime.provider.models import MODELS
+    from minimal_runtime.core.context import layout_for
+    import warnings
+    unknown = "a-local-model-of-issue-52"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for model in [*MODELS, unknown]:
+            seen: list[dict] = []
+            hooks = HookRegistry()
+            hooks.register(Point.PRE_LLM_CALL, lambda e: e.agent.inject_turn_scoped("plan", "Step 1 of 4."))
+            hooks.register(Point.PRE_LLM_CALL, lambda e: e.agent.inject_untrusted("notes", OUTSIDE))
+            hooks.register(Point.POST_LLM_CALL, lambda e: seen.append(e.request))
+            policy = ScriptedPolicy([tool_use("fetch", {"url": "https://a.example"}), "done"])
+            client, _ = make_client(policy, model=model)
+            agent = Agent(client, model=model, tools=[_fetch()], hooks=hooks)
+            assert agent.run("Read the page.").status == "done", model
+            assert len(seen) == 2, model
+            for request in seen:
+                assert set(_speakers(request, "The page moved")) == {"user"}, (model, layout_for(model_spec(model))[0])
+            if model_spec(model).supports_prefill:  # the runtime's own note still rides as the prefill
+                assert seen[-1]["messages"][-1]["role"] == "assistant", model
+                assert "Step 1 of 4" in json.dumps(seen[-1]["messages"][-1]), model
+
+
+def _fetch():
+    from pydantic import BaseModel
+
+    from minimal_runtime.core.tools import FunctionTool
+
+    class Url(BaseModel):
+        url: str
+    return FunctionTool("fetch", "Fetch a URL.", Url, lambda args: f"<p>Page at {args.url}</p>")
