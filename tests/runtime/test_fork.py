@@ -34,8 +34,8 @@ COURSE_WORDS = re.compile(r"\b(course|chapters?|exercises?|notebooks?|solutions|
 
 
 def fork_snippet() -> tuple[str, str]:
-    """The README's fork section: its shell line and its Python snippet."""
-    section = (ROOT / "README.md").read_text().split("### Forking the runtime", 1)[1]
+    """The fork section of docs/runtime-and-fork.md: its shell line and its Python snippet."""
+    section = (ROOT / "docs" / "runtime-and-fork.md").read_text().split("## Forking the runtime", 1)[1]
     shell = re.search(r"```sh\n(.*?)```", section, re.S).group(1)
     python = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     return shell, python
