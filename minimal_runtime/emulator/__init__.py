@@ -144,7 +144,7 @@ class Emulator:
                 return status, {**headers, **extra}, payload
             if path.endswith("count_tokens"):
                 return 200, headers, json.dumps(self._count_tokens(body, betas, version)).encode()
-            result, streaming = self._messages(body, betas, version)
+            result, streaming = self._messages(body, betas, version, owner=threads.credential(request_headers))
             if streaming:
                 return 200, {**headers, "content-type": "text/event-stream"}, sse(result)
             return 200, headers, json.dumps(result).encode()
@@ -193,9 +193,10 @@ class Emulator:
         return result
 
     def _messages(self, body: bytes, betas: set[str], version: str = versions.V2026,
-                  wave: batches.Wave | None = None) -> tuple[dict, bool]:
-        """One ``POST /v1/messages``; or one request of a batch, sent in ``wave`` (see batches.py)."""
-        thread = self.threads.visit()
+                  wave: batches.Wave | None = None, owner: str = "") -> tuple[dict, bool]:
+        """One ``POST /v1/messages`` sent with the credential ``owner`` (``threads.credential``: a
+        thread answers only its creator); or one request of a batch, sent in ``wave`` (see batches.py)."""
+        thread = self.threads.visit(owner)
         try:
             return self._answer(body, betas, version, wave, thread)
         finally:

@@ -21,6 +21,16 @@ Sources (API-2026.md §11): [MT] the message-threads page (its opening; read 202
 - Each response can be continued once, by one request at a time; ``output_config`` must stay as
   the thread was created [CAP: a changed effort gave ``thread_fingerprint_mismatch``]. A thread
   expires ``ttl`` seconds (5 minutes [MT]) after its last response, on the emulator's clock.
+- A thread answers only the credential that created it: a continue sent with another ``x-api-key``
+  or bearer token gets the 404 of a thread it cannot see, ``thread_not_found`` ("bound to the
+  upstream account that creates them ... thread_not_found" [CAP, API-2026 §11.6]). Whether the API
+  binds per organization, workspace or key is [UNCERTAIN]; the emulator binds to the credential, the
+  strictest reading (one secret, sent as ``x-api-key`` or as a bearer token, is one credential).
+- What is held is bounded per credential and in all, in count and in bytes (``PER_CREDENTIAL``,
+  ``CREDENTIAL_BYTES``, ``HELD_BYTES``): past its own bounds a credential's oldest responses go first;
+  past the bound in all a new response is simply not held (its continue gets the 404, and the SDKs
+  replay), so one client's creates never evict another's live thread. "A thread is best-effort" and
+  "no response tells you whether the API stored the turn" [MT]; the figures are the emulator's.
 - Claude Code's continues carry a ``system`` of its billing-header block alone [CAP], which the API
   evidently accepts: it is ignored. Any other ``system``, or any ``tools``, on a continue is a 400
   [PY: "fields the server takes from the thread on a continue and rejects if the request repeats
@@ -29,6 +39,8 @@ Sources (API-2026.md §11): [MT] the message-threads page (its opening; read 202
 
 from __future__ import annotations
 
+import hashlib
+import json
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -42,7 +54,10 @@ FIXED_FIELDS = ("output_config", "output_format")  # at least output_config [CAP
 MAX_BLOCK_MARKERS = 3
 BILLING_HEADER = "x-anthropic-billing-header:"
 RESUMABLE = ("pause_turn", "compaction")  # a continue with messages: [] resumes these [PY]
-KEEP = 4096  # held responses at most (the oldest go first, as expired ones would)
+PER_CREDENTIAL = 4096  # held responses per credential at most (its oldest go first, as expired ones would)
+CREDENTIAL_BYTES = 48 * 2**20  # the request bytes a credential's held responses stand for, at most
+HELD_BYTES = 64 * 2**20  # the same for every credential together: past it a new response is not held
+SPENT_BYTES = 256  # what a continued response costs once its conversation has moved on (kept to say so)
 
 # The live 400 for a 4th block marker, verbatim [CAP id 71009773403, claude -p with Opus, 2026-09-30].
 TOO_MANY_MARKERS = ("thread: a maximum of 3 blocks with cache_control may be provided when thread is set -- the "
@@ -64,6 +79,8 @@ class Held:
     fixed: dict
     stop_reason: str | None
     expires: float
+    owner: str  # the credential that created the thread (a digest of it)
+    size: int  # the bytes of the request it stands for, and of the reply: what holding it costs
     continued: bool = False
     in_flight: bool = False
 
@@ -74,13 +91,17 @@ class Threads:
     def __init__(self, clock: Callable[[], float], ttl: float = THREAD_TTL_SECONDS):
         self.clock = clock
         self.ttl = ttl
-        self._held: OrderedDict[str, Held] = OrderedDict()
+        self._held: OrderedDict[str, Held] = OrderedDict()  # in the order they were stored
+        self._owned: dict[str, OrderedDict[str, None]] = {}  # credential -> its held ids, oldest first
+        self._bytes: dict[str, int] = {}  # credential -> the bytes its held responses cost
+        self.held_bytes = 0  # all of them
         self._lock = threading.Lock()
 
-    def visit(self) -> "Visit":
-        """The thread side of one ``POST /v1/messages``: ``open`` it, ``close`` it with the answer; a
-        request that fails in between leaves the thread as it was (``release``)."""
-        return Visit(self)
+    def visit(self, owner: str = "") -> "Visit":
+        """The thread side of one ``POST /v1/messages`` sent with the credential ``owner`` (see
+        ``credential``): ``open`` it, ``close`` it with the answer; a request that fails in between
+        leaves the thread as it was (``release``)."""
+        return Visit(self, owner)
 
     def request_of(self, message_id: str) -> dict | None:
         """The full request that made ``message_id``, if a thread holds it (for ``serve``'s report)."""
@@ -90,17 +111,55 @@ class Threads:
 
     def _prune(self, now: float) -> None:
         for key in [k for k, h in self._held.items() if h.expires <= now and not h.in_flight]:
-            del self._held[key]
-        while len(self._held) > KEEP:
-            self._held.popitem(last=False)
+            self._drop(key)
+
+    def _drop(self, key: str) -> None:
+        held = self._held.pop(key)
+        owned = self._owned[held.owner]
+        del owned[key]
+        self._resize(held, 0)
+        if not owned:
+            del self._owned[held.owner], self._bytes[held.owner]
+
+    def _resize(self, held: Held, size: int) -> None:
+        self._bytes[held.owner] += size - held.size
+        self.held_bytes += size - held.size
+        held.size = size
+
+    def _hold(self, key: str, held: Held, now: float) -> None:
+        """Store ``held``: within its credential's bounds its oldest go first; past the bound in all
+        it is not stored at all (the others' live threads stay)."""
+        self._prune(now)
+        owned = self._owned.setdefault(held.owner, OrderedDict())
+        self._bytes.setdefault(held.owner, 0)
+        size, held.size = held.size, 0
+        self._held[key], owned[key] = held, None
+        self._resize(held, size)
+        for old in [k for k in owned if k != key and not self._held[k].in_flight]:
+            if len(owned) <= PER_CREDENTIAL and self._bytes[held.owner] <= CREDENTIAL_BYTES:
+                break
+            self._drop(old)
+        if self.held_bytes > HELD_BYTES or self._bytes[held.owner] > CREDENTIAL_BYTES:
+            self._drop(key)
+
+
+def credential(headers: dict[str, str]) -> str:
+    """Who sent a request, for binding a thread to it: a digest (the key is not kept) of its
+    ``x-api-key``, else of its bearer token. The same secret is one credential either way it is sent:
+    the ``anthropic`` 2.15 SDK sends an ``api_key`` as ``Authorization: Bearer`` (``_client.py``)."""
+    secret = headers.get("x-api-key") or headers.get("authorization", "")[7:].strip()
+    return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @dataclass
 class Visit:
     threads: Threads
+    owner: str = ""
     kind: str | None = None  # "create", "continue", or None: no thread
     previous: Held | None = None
     new_messages: int = 0
+    previous_id: str | None = None
+    sent: int = 0  # the bytes of the request this visit stands for (a continue's: the held ones too)
     _extra: dict = field(default_factory=dict)
 
     def open(self, parsed: ParsedBody, earlier: ParsedBody | None, shared: int, betas: set[str], spec: Any
@@ -126,7 +185,7 @@ class Visit:
                            details={"error_code": "thread_unsupported_request"})
         if kind == "create":
             _check_markers(request, request.get("messages"))
-            self.kind = "create"
+            self.kind, self.sent = "create", len(parsed.text)
             return parsed, earlier, shared, spec
         previous_id = thread.get("previous_message_id")
         if not isinstance(previous_id, str) or not previous_id:
@@ -143,7 +202,7 @@ class Visit:
             now = threads.clock()
             threads._prune(now)
             held = threads._held.get(previous_id)
-            if held is None or held.expires <= now:
+            if held is None or held.expires <= now or held.owner != self.owner:  # another's: as if unknown
                 raise ApiError(404, NOT_FOUND, details={"error_code": "thread_not_found"})
             if held.in_flight:
                 raise bad_request(f"thread: another request is continuing from {previous_id}; wait for its answer "
@@ -160,7 +219,8 @@ class Visit:
             prior = held.body.request
             _check_markers(prior, new)
             held.in_flight = True
-            self.kind, self.previous, self.new_messages = "continue", held, len(new)
+            self.kind, self.previous, self.previous_id, self.new_messages = "continue", held, previous_id, len(new)
+            self.sent = held.size + len(parsed.text)  # the held conversation and what this turn adds
         full = {k: v for k, v in request.items() if k not in ("thread", "system", "tools")}
         full.update({k: prior[k] for k in ("system", "tools") if k in prior})
         full["messages"] = [*held.messages, *new]
@@ -190,10 +250,10 @@ class Visit:
         threads = self.threads
         with threads._lock:
             now = threads.clock()
+            size = self.sent + len(json.dumps(reply, default=str))
             held = Held(parsed, reply, kept, same, {f: request.get(f) for f in FIXED_FIELDS},
-                        message.get("stop_reason"), now + threads.ttl)
-            threads._held[message["id"]] = held
-            threads._prune(now)
+                        message.get("stop_reason"), now + threads.ttl, self.owner, size)
+            threads._hold(message["id"], held, now)
         self.release(continued=True)
 
     def release(self, continued: bool = False) -> None:
@@ -206,6 +266,8 @@ class Visit:
             if continued:
                 # Kept only to say so (thread_already_continued); its conversation lives on in the next one.
                 held.continued, held.body, held.messages = True, None, []
+                if self.threads._held.get(self.previous_id) is held:  # still stored: it now costs little
+                    self.threads._resize(held, SPENT_BYTES)
 
 
 def refuse_in_count_tokens(request: Any) -> None:

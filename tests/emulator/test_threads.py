@@ -319,3 +319,40 @@ def test_a_reply_cut_before_any_content_leaves_its_thread_continuable():
     assert thread.send({"role": "user", "content": "hi"}).stop_reason == "max_tokens"
     thread.update(max_tokens=200)
     assert thread.send({"role": "user", "content": "again"}).stop_reason
+
+
+# -- a thread answers its creator only, and one client cannot push out another's (issue 52 item 5) ---------
+
+GO_ON = [{"role": "assistant", "content": "ok"}, {"role": "user", "content": "go on"}]
+
+
+def test_a_continue_with_another_credential_gets_the_404_of_a_thread_it_cannot_see():
+    """§11.6: a thread is bound to what created it; the granularity is [UNCERTAIN] and the emulator
+    binds to the credential (the strictest reading): another key, sent as x-api-key or as a bearer
+    token, finds no thread (404 thread_not_found, the SDKs then replay), and the creator's thread is
+    left continuable."""
+    emu, _, _ = emulator()
+    first = create(emu.client(api_key="key-of-a"), ASK, {"type": "create"}, system="held system of a")
+    for other in (emu.client(api_key="key-of-b"), emu.client(api_key=None, auth_token="token-of-c"),
+                  emu.client(api_key=None, default_headers={"x-api-key": "key-of-d"})):
+        with pytest.raises(anthropic.NotFoundError) as e:
+            create(other, GO_ON, cont(first.id))
+        assert error_code(e.value) == "thread_not_found"
+    same = emu.client(api_key=None, default_headers={"x-api-key": "key-of-a"})  # one secret, either header
+    assert create(same, GO_ON, cont(first.id)).stop_reason
+    assert emu.calls[-1].prompt_tokens > emu.calls[0].prompt_tokens  # answered over the held conversation
+
+
+def test_another_clients_creates_never_evict_a_live_thread(monkeypatch):
+    """The cap is per credential: a client past its own count loses its own oldest responses, never
+    another client's live one within its TTL (today's 4,096 are per credential; 3 here, to stay cheap)."""
+    from minimal_runtime.emulator import threads
+    monkeypatch.setattr(threads, "PER_CREDENTIAL", 3)
+    emu, _, _ = emulator()
+    a, b = emu.client(api_key="key-of-a"), emu.client(api_key="key-of-b")
+    kept = create(a, ASK, {"type": "create"})
+    of_b = [create(b, [{"role": "user", "content": f"question {i}"}], {"type": "create"}) for i in range(10)]
+    assert create(a, GO_ON, cont(kept.id)).stop_reason
+    with pytest.raises(anthropic.NotFoundError):  # b's own oldest went first
+        create(b, GO_ON, cont(of_b[0].id))
+    assert create(b, GO_ON, cont(of_b[-1].id)).stop_reason
