@@ -60,17 +60,21 @@ FIRST_PERSON = re.compile(r"\b(I|I'm|I've|I'll|I'd|[Mm]y|[Mm]e|[Mm]ine)\b")
 PERSIST = re.compile(r"\b(files?|write|written|writing|save|saved|saving|notes?|persist\w*)\b", re.IGNORECASE)
 
 
+class FakeAgent:
+    """An agent whose last call read ``prompt_tokens``: only what record() and warn() touch."""
+
+    def __init__(self, prompt_tokens: int):
+        self.calls = [type("C", (), {"prompt_tokens": prompt_tokens})()]
+        self.injected = []
+        self.state = RunState()  # what the runtime's agent keeps across crashes (a solution may use it)
+
+    def inject_turn_scoped(self, source, text):
+        self.injected.append((source, text))
+
+
 def test_the_warning_states_the_share_and_what_to_persist_as_a_fact(impl):
     monitor = impl.BudgetMonitor(budget=100, threshold=0.8)
-
-    class FakeAgent:
-        calls = [type("C", (), {"prompt_tokens": 85})()]
-        injected = []
-        state = RunState()  # what the runtime's agent keeps across crashes (a solution may use it)
-
-        def inject_turn_scoped(self, source, text):
-            self.injected.append((source, text))
-    fake = FakeAgent()
+    fake = FakeAgent(85)
     event = type("E", (), {"agent": fake})()
     monitor.record(event)
     monitor.warn(event)
@@ -81,6 +85,17 @@ def test_the_warning_states_the_share_and_what_to_persist_as_a_fact(impl):
     assert "85%" in text, f"85 of 100 tokens: the warning should state the fill as '85%': {text!r}"
     assert PERSIST.search(text), f"the warning should say to write down what is not in a file yet: {text!r}"
     assert not FIRST_PERSON.search(text), f"a system entry states facts; it does not speak as the agent: {text!r}"
+
+
+def test_a_prompt_exactly_at_the_threshold_warns_one_under_does_not(impl):
+    for tokens, expected in ((80, 1), (79, 0)):  # 80 of 100 is exactly the 80% threshold: ">=", not ">"
+        monitor, fake = impl.BudgetMonitor(budget=100, threshold=0.8), FakeAgent(tokens)
+        event = type("E", (), {"agent": fake})()
+        monitor.record(event)
+        monitor.warn(event)
+        assert len(fake.injected) == expected, \
+            (f"a last prompt of {tokens} tokens against 0.8 * 100 should inject {expected} warning(s), not "
+             f"{len(fake.injected)}: warn when the prompt is >= threshold * budget (the crossing includes the boundary)")
 
 
 def test_a_new_user_message_gets_its_own_warning(impl, tmp_path):
