@@ -28,8 +28,9 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..core.context import first_edit, unmarked
+from ..core.context import _strip, first_edit, unmarked
 from ..emulator.binding import canon
+from ..emulator.prompt import Render, flatten
 from ..provider.cost import CallRecord
 from ..provider.models import lookup
 
@@ -50,8 +51,12 @@ class Previous:
 class Conversations:
     """Which earlier call a request continues. A conversation is the requests that begin with the
     same first message; of its recent calls, the one a request continues is the one it shares the most
-    leading messages with (on a tie one it extends whole, then the latest), so two agents or two runs
-    of one task interleaved are told apart. The report and ``serve --ui``'s page both group by it."""
+    leading messages with (cache_control markers are not content), on a tie one it extends whole (the
+    same system and tools, every message sent again, some appended), then the latest. A call that
+    holds the whole request and more (another run of the same script, its answers byte-identical, a
+    turn ahead) comes last, the nearest its length first: a request never continues a call that is
+    ahead of it while another call it extends is there. So two agents, or two runs of one script, interleaved or one after the
+    other, are told apart. The report and ``serve --ui``'s page both group by it."""
 
     def __init__(self) -> None:
         self._recent: OrderedDict[bytes, list[Previous]] = OrderedDict()
@@ -70,10 +75,13 @@ class Conversations:
             return None
         messages = request.get("messages") or []
 
-        def continued(p: Previous) -> tuple[int, bool]:  # the longest shared run, then one extended whole
+        def continued(p: Previous) -> tuple[int, bool, int]:
             before = p.request.get("messages") or []
             shared = _shared(before, messages)
-            return shared, shared == len(before)
+            if shared == len(messages) and len(before) >= len(messages):
+                return -1, False, -len(before)  # holds this whole request (of those, the nearest its length)
+            whole = shared == len(before) and all(_same(p.request.get(k), request.get(k)) for k in ("system", "tools"))
+            return shared, whole, 0
         return max(reversed(candidates), key=continued, default=None)
 
     def remember(self, request: dict, record: CallRecord, at: float, n: int = 0, answer: dict | None = None) -> None:
@@ -160,7 +168,7 @@ class Report:
         miss = diagnose(previous, request, record, x.response, self.clock())
         if miss:
             parts.append(f"miss: {miss}")
-        self.conversations.remember(request, record, self.clock(), answer=answer_of(x.response))
+        self.conversations.remember(request, record, self.clock(), self._n, answer_of(x.response))
         return " | ".join(parts)
 
     def _batch(self, x) -> str:
@@ -274,21 +282,24 @@ def answer_of(response: Any) -> dict | None:
 
 
 def diagnose(previous: Previous | None, request: dict, record: CallRecord, response: Any, now: float) -> str | None:
-    """Why this call read less from the cache than its conversation had cached (None: it did not)."""
+    """Why this call read less from the cache than its conversation had cached (None: it did not);
+    a reason found by comparing with the call it continues ends by naming it (``compared with #N``)."""
     spec = lookup(record.model)
     if previous is None:
         if record.cache_read_input_tokens == 0 and record.cache_creation_input_tokens == 0:
             return _nothing_cached(request, record, spec)
         return None
     had = previous.record.cache_read_input_tokens + previous.record.cache_creation_input_tokens
-    if record.cache_read_input_tokens >= had and (had or record.cache_creation_input_tokens):
+    if record.cache_read_input_tokens >= had and (record.cache_read_input_tokens or record.cache_creation_input_tokens):
         return None
     reasons = []
     server = ((response or {}).get("diagnostics") or {}).get("cache_miss_reason") if isinstance(response, dict) else None
     if isinstance(server, dict) and server.get("type"):
         reasons.append(f"server says {server['type']}")
+    compared = f"; compared with #{previous.n}" if previous.n else ""
     if (none := _nothing_cached(request, record, spec)) is not None:
         reasons.append(none)
+        compared = ""  # judged on this request alone
     elif previous.request.get("model") != request.get("model"):
         reasons.append(f"model changed ({previous.request.get('model')} -> {request.get('model')}): a cache is per model")
     elif edit := _edit(previous.request, request):
@@ -304,17 +315,23 @@ def diagnose(previous: Previous | None, request: dict, record: CallRecord, respo
                            f"breakpoint looks back only {LOOKBACK} blocks; add one nearer the previous end")
         else:
             reasons.append("append-only, but the breakpoints do not reach the previous call's entries")
-    return "; ".join(reasons)
+    return "; ".join(reasons) + compared
 
 
-def _shared(before: list, after: list) -> int:
-    """How many leading messages two requests have in common."""
+def _shared(before: list, after: list, exact: bool = False) -> int:
+    """How many leading messages two requests have in common (a moved breakpoint is no difference,
+    unless ``exact``)."""
     n = 0
     for old, new in zip(before, after):
-        if old != new:
+        if not (old == new if exact else _same(old, new)):
             break
         n += 1
     return n
+
+
+def _same(old: Any, new: Any) -> bool:
+    """Equal once cache_control markers are left out (markers are not content)."""
+    return old is new or old == new or _strip(old) == _strip(new)
 
 
 def _edit(previous: dict, request: dict) -> str | None:
@@ -325,12 +342,42 @@ def _edit(previous: dict, request: dict) -> str | None:
 
 
 def _nothing_cached(request: dict, record: CallRecord, spec) -> str | None:
+    """Why a call cached nothing, when it cached nothing: no breakpoint, or the longest prefix a
+    breakpoint marks shorter than the model's minimum (that prefix, not the whole prompt, is what is
+    judged [caching: "Cache limitations"]; the emulator's ``cache.apply``)."""
+    if record.cache_read_input_tokens or record.cache_creation_input_tokens:
+        return None
     if not _has_breakpoint(request):
         return "no cache_control breakpoint in the request: nothing is written or read (add a top-level cache_control)"
     minimum = spec.min_cacheable_tokens if spec else None
-    if minimum and record.prompt_tokens < minimum:
+    if not minimum:
+        return None
+    reach = breakpoint_reach(request, record, spec)
+    if reach is not None and reach[0] < minimum:
+        tokens, where = reach
+        return (f"the longest prefix a breakpoint marks (through {where}) is {tokens:,} tokens < {minimum:,}, the "
+                f"model's minimum cacheable prefix: nothing is written (mark a block further on)")
+    if reach is None and record.prompt_tokens < minimum:
         return f"prompt {record.prompt_tokens:,} tokens < {minimum:,}, the model's minimum cacheable prefix"
     return None
+
+
+def breakpoint_reach(request: dict, record: CallRecord, spec=None) -> tuple[int, str] | None:
+    """The tokens of the longest prefix a breakpoint marks and where it ends (``system.0``,
+    ``messages.3.content.1``, or the block the top-level ``cache_control`` lands on): the emulator's
+    rendering of the request, its count scaled to the call's billed prompt (exact against the
+    emulator; behind the proxy an estimate). None when the request does not render."""
+    try:
+        prompt = flatten(request, render=Render(system_messages=spec.system_messages) if spec else None)
+    except Exception:  # a request the server refused, or one the emulator cannot render: no estimate
+        return None
+    if not prompt.breakpoints or not prompt.total:
+        return None
+    last = prompt.breakpoints[-1][0]
+    where = prompt.marker_at.get(last)
+    where = (f"messages.{where[0]}.content.{where[1]}" if isinstance(where, tuple) else str(where)) if where is not None \
+        else "the block the top-level cache_control marks"
+    return round(prompt.cum[last] * record.prompt_tokens / prompt.total), where
 
 
 def _has_breakpoint(value: Any) -> bool:

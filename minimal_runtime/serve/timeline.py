@@ -35,6 +35,8 @@ from datetime import datetime
 from typing import Any
 
 from ..core.context import unmarked
+from ..emulator.prompt import render_block
+from ..emulator.tokens import block_tokens
 from ..provider.cost import CallRecord
 from ..view.call import placed
 from .report import BatchResults, Conversations, answer_of, diagnose, is_results, thread_note
@@ -144,7 +146,7 @@ class Timeline:
         # serialized again: a long run would otherwise serialize its whole history on every call)
         messages = [m for m in conversation.get("messages") or [] if isinstance(m, dict)]
         kept = previous.request["messages"] if previous is not None else []
-        shared = _shared(kept, messages)
+        shared = _shared(kept, messages, exact=True)
         conversation = {**conversation, "messages": kept[:shared] + [self._intern(m) for m in messages[shared:]]}
         for key in ("system", "tools"):  # sent again by every call: kept once too
             if key in conversation:
@@ -251,7 +253,7 @@ class Timeline:
             blocks.append({"path": b.path, "where": b.where, "region": b.region if call.record else "refused",
                            "breakpoint": "automatic" if k == automatic and not b.breakpoint else b.breakpoint,
                            "turn_scoped": b.turn_scoped, "held": held,
-                           "tokens": round(b.tokens, 1), "preview": _shorten(text, PREVIEW),
+                           "tokens": _counted(b), "preview": _shorten(text, PREVIEW),
                            "text": text[:TEXT], "chars": len(text)})
         answer = [_text(b, "") for b in (call.response or {}).get("content") or [] if isinstance(b, dict)]
         settings = {k: call.request[k] for k in ("max_tokens", "thinking", "tool_choice", "cache_control",
@@ -270,6 +272,20 @@ class Timeline:
         edit = _edit(first.request, second.request)
         return {"a": self.detail(first.n), "b": self.detail(second.n), "edit": edit,
                 "highlight": first_difference(first.request, second.request, edit), "appended": edit is None}
+
+
+def _counted(b) -> int:
+    """A block's tokens as the emulator counts its own bytes (``emulator.tokens``): the same bytes
+    get the same figure in every call, so the compare view shows only what changed. The regions are
+    still placed by the call's billed usage (``placed``); behind the proxy this figure is the
+    emulator's estimate, not the upstream's tokenizer."""
+    if b.region == "cleared":
+        return 0
+    role = b.where.split()[1] if b.path.startswith("messages.") and len(b.where.split()) > 1 else ""
+    try:
+        return block_tokens(b.block, render_block(b.block, role))
+    except (AttributeError, KeyError, TypeError, ValueError):  # a malformed block a server refused
+        return 0
 
 
 def _automatic(blocks: list) -> int | None:

@@ -188,9 +188,9 @@ def test_a_create_that_replays_a_lost_thread_says_so_on_the_page_as_on_its_line(
         emulator.threads.ttl = 0  # every held response is gone: the next runner's first continue is lost
         run_tool_runner(url, system=LONG, cache_control={"type": "ephemeral"})
         opened = [httpx.get(f"{url}/ui/api/call/{n}").json() for n in (1, 5, 6, 7)]
-    assert front.lines[6].endswith("| thread create (replays 3 messages of an earlier call)"), front.lines[6]
+    assert front.lines[6].endswith("| thread create (replays 2 messages of an earlier call)"), front.lines[6]
     assert [c["thread"] for c in opened] == ["create", "create", "continue",
-                                             "create (replays 3 messages of an earlier call)"]
+                                             "create (replays 2 messages of an earlier call)"]
     assert read_log(log).detail(7)["thread"] == opened[3]["thread"]
 
 
@@ -366,3 +366,16 @@ def test_view_names_five_lines_it_left_out_and_counts_the_rest(run):
         _, errors = process.communicate(timeout=30)
     assert errors.splitlines() == [f"view: left out line {k}: not JSON (Expecting value)" for k in range(4, 9)] + [
         "view: left out 7 more lines (named on the page)"]
+
+
+def test_the_same_bytes_get_the_same_token_figure_in_every_call(run):
+    """The per-block figure is the emulator's count of the block's own bytes, not its length scaled
+    to each call's total: an unchanged system prompt and tool result read the same in calls 2 and 3."""
+    tool_loop(run.client, turns=1)
+    two, three = (httpx.get(f"{run.url}/ui/api/call/{n}").json()["blocks"] for n in (2, 3))
+    assert two[0]["path"] == "tools.0" and len(three) > len(two)
+    for before, after in zip(two, three):
+        assert before["path"] == after["path"] and before["tokens"] == after["tokens"], before["path"]
+    assert all(isinstance(b["tokens"], int) and b["tokens"] > 0 for b in three)
+    script = (ROOT / "minimal_runtime/serve/ui/page.js").read_text()
+    assert 'el("th", { class: "tokens", textContent: "tokens"' in script and "the emulator's count" in script

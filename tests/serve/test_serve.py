@@ -102,8 +102,8 @@ def test_an_edit_is_diagnosed_and_the_prefix_check_verdict_is_shown(tmp_path):
     assert "prefix REFUSED at messages.3.content.0" in refused
     assert "edit: messages.2: edited (an earlier user message is not sent as it was)" in refused
     assert "prefix ok, dropped 2: messages.3.content.0 (prefix_binding_mismatch), messages.5.content.0" in dropped
-    assert dropped.endswith("miss: messages.2: edited (an earlier user message is not sent as it was)")
-    assert system.endswith("miss: system: changed since the previous request")
+    assert dropped.endswith("miss: messages.2: edited (an earlier user message is not sent as it was); compared with #3")
+    assert system.endswith("miss: system: changed since the previous request; compared with #6")
     assert bare.endswith("miss: no cache_control breakpoint in the request: nothing is written or read "
                          "(add a top-level cache_control)")
     assert "prefix" not in system  # claude-sonnet-4-6 does not bind thinking to its prefix
@@ -307,7 +307,8 @@ def test_two_interleaved_conversations_with_the_same_first_message_are_told_apar
         client.messages.create(model="claude-sonnet-4-6", max_tokens=200, system=SYSTEM, tools=TOOLS, messages=edited,
                                **BREAKPOINT)
     assert len(front.lines) == 7 and not any("miss:" in line for line in front.lines[:6]), "\n".join(front.lines)
-    assert front.lines[6].endswith("miss: messages.2: edited (an earlier user message is not sent as it was)")
+    assert front.lines[6].endswith("miss: messages.2: edited (an earlier user message is not sent as it was); "
+                                   "compared with #5")  # agent a's own last call
 
 
 def test_the_proxy_relays_a_stream_as_it_arrives_and_reports_it_when_it_ends():

@@ -54,7 +54,7 @@ def test_the_report_says_when_a_call_continued_a_thread_and_when_a_create_replay
     assert f"| thread continue of {replies[0].id} (+1 message, 2 held)" in lines[1]
     assert "| thread continue of" in lines[3] and "(+1 message, 6 held)" in lines[3]
     assert "404 | refused: not_found_error: No thread state was found" in lines[5]
-    assert "| thread create (replays 3 messages of an earlier call)" in lines[6]
+    assert "| thread create (replays 2 messages of an earlier call)" in lines[6]
 
 
 def test_the_python_sdk_recovers_from_lost_threads_through_the_serve_command(tmp_path):

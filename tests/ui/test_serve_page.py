@@ -329,8 +329,8 @@ def test_a_replayed_thread_and_the_requests_the_server_refused_are_said_on_the_p
         page.goto(f"{url}/ui#call=7")
         page.wait_for_selector('.callview[data-n="7"]')
         assert page.locator(".verdict", has_text="thread:").inner_text() == \
-            "thread: create (replays 3 messages of an earlier call)"
-        assert front.lines[6].endswith("| thread create (replays 3 messages of an earlier call)")
+            "thread: create (replays 2 messages of an earlier call)"
+        assert front.lines[6].endswith("| thread create (replays 2 messages of an earlier call)")
         refusals = page.locator("#refusals")
         refusals.locator("summary", has_text="2 requests refused by the server").wait_for(timeout=10_000)
         refusals.locator("summary").click()

@@ -5,6 +5,10 @@
 const POLL_MS = 1000;
 const state = { last: 0, calls: new Map(), conversations: new Map(), batches: [], refusals: [], live: true, opened: [] };
 const REFUSALS_SHOWN = 50;
+// The per-block figure is the emulator's count of the block's own bytes: the same bytes, the same figure
+// in every call. The regions are placed by the call's billed usage, so a boundary can fall inside a block.
+const TOKENS_COLUMN = "tokens: the emulator's count of the block's bytes (the same bytes, the same figure in every " +
+  "call; behind the proxy an estimate, the upstream's tokenizer differs); the call's own figures above are billed";
 
 const $ = (id) => document.getElementById(id);
 function el(tag, props = {}, ...children) {
@@ -291,11 +295,13 @@ function blocksTable(blocks, highlight, appended) {
         (b.chars > b.text.length ? `\n… (${count(b.chars - b.text.length)} more characters)` : "") }))
       : el("span", { textContent: b.preview });
     const row = el("tr", { class: region + (b.path === highlight ? " first-edit" + (appended ? " appended" : "") : ""),
-      data: { path: b.path }, title: `${b.region}, about ${count(Math.round(b.tokens))} tokens` },
-      where, el("td", { class: "tokens", textContent: count(Math.round(b.tokens)) }), el("td", {}, text));
+      data: { path: b.path }, title: `${b.region}, ${count(b.tokens)} tokens as the emulator counts these bytes` },
+      where, el("td", { class: "tokens", textContent: count(b.tokens) }), el("td", {}, text));
     body.append(row);
   }
-  return el("table", { class: "blocks" }, body);
+  const head = el("thead", {}, el("tr", {}, el("th", { class: "where", textContent: "block" }),
+    el("th", { class: "tokens", textContent: "tokens", title: TOKENS_COLUMN }), el("th", { textContent: "content" })));
+  return el("table", { class: "blocks" }, el("caption", { class: "note", textContent: TOKENS_COLUMN }), head, body);
 }
 
 poll();
