@@ -88,7 +88,9 @@ def add_serve(commands) -> None:
                         "(default: 2026-11-30)")
     s.add_argument("--policy", default="tool-then-answer", metavar="tool-then-answer|module:callable",
                    help="what the emulated model answers (SIMULATED); default: call one offered tool with a "
-                        "schema-valid input per round, then answer in text")
+                        "schema-valid input per round, then end the turn: by a terminal tool it is offered (submit, "
+                        "finish, final answer, attempt completion, exit), else in the format the prompt asks (a JSON "
+                        "schema, dspy's fields), else in text")
     s.add_argument("--tool-rounds", type=int, default=2, help="tool calls per user turn before the default policy "
                                                                "answers (default %(default)s)")
     s.add_argument("--script", default=None, metavar="FILE.jsonl",

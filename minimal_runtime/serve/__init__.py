@@ -260,7 +260,8 @@ def main(args) -> None:
         elif args.policy and args.policy != "tool-then-answer":
             chosen, name = policies.load(args.policy), args.policy
         else:
-            chosen, name = ToolThenAnswer(rounds=args.tool_rounds), f"tool-then-answer ({args.tool_rounds} rounds)"
+            chosen = ToolThenAnswer(rounds=args.tool_rounds)
+            name = chosen.describe()
         try:
             created = date.fromisoformat(args.account_created) if args.account_created else None
         except ValueError:

@@ -3,16 +3,25 @@
 The default, ``ToolThenAnswer``, behaves the way an agent's model does in shape, not in sense: on a
 new user turn it calls one of the tools the client offers (a read-only looking one first, so that
 an agent which executes it does nothing harmful), with an input built from the tool's JSON schema,
-for ``rounds`` rounds; then it answers in text. With no tools offered, or ``tool_choice: none``, it
-answers in text at once; with a structured-output format it answers with a schema-valid stand-in.
-``--script FILE`` answers from a JSONL of turns (and errors) instead, ``--policy module:callable`` with
-your own.
+for ``rounds`` rounds; then it ends the turn the way the client waits for:
+
+- a tool whose name reads as the end of a task (``TERMINAL``: submit, finish, final answer, attempt
+  completion, exit), when one is offered, is called (smolagents' ``final_answer``, Cline's
+  ``attempt_completion``): a loop that ends only by a tool ends;
+- a format the request asks for is answered in that shape: ``output_config.format`` (a stand-in
+  valid against its schema), a JSON schema written into the system prompt (instructor's JSON modes),
+  or the field markers of dspy's ``ChatAdapter`` (``[[ ## answer ## ]]`` ... ``[[ ## completed ## ]]``);
+- otherwise a line of text that says it is simulated.
+
+With no tools offered, or ``tool_choice: none``, it answers at once. ``--script FILE`` answers from a
+JSONL of turns (and errors) instead, ``--policy module:callable`` with your own.
 """
 
 from __future__ import annotations
 
 import importlib
 import json
+import re
 from pathlib import Path
 from typing import Any, Callable
 
@@ -24,13 +33,29 @@ from .faults import scripted_error
 
 # Tools whose names say they only look: tried first, so the simulated call is harmless when run.
 LOOKING = ("read", "glob", "grep", "list", "search", "view", "get", "find", "ls")
+# Tools whose names say they end the task: called once the rounds are done, never as a round. Matched on
+# the name with case and separators dropped; an "exit" only at the end (submit_and_exit, exit), so that
+# Claude Code's ExitPlanMode (which ends planning, not the task) is not one.
+TERMINAL = re.compile(r"submit|finish|finalanswer|attemptcompletion|taskcomplete|completetask|exit$")
+SIMULATED = "(simulated answer{said}: this emulated model does not read your task; see serve --policy)"
+
+
+def is_terminal(name: str) -> bool:
+    return bool(TERMINAL.search(re.sub(r"[^a-z0-9]", "", name.lower())))
 
 
 class ToolThenAnswer:
-    """Call a tool ``rounds`` times per user turn, then answer in text (SIMULATED)."""
+    """Call a tool ``rounds`` times per user turn, then end the turn: by a terminal tool when one is
+    offered, else in the format the request asks for, else in plain text (SIMULATED)."""
 
     def __init__(self, rounds: int = 2):
         self.rounds = rounds
+
+    def describe(self) -> str:
+        """What it does, as ``serve``'s banner says it."""
+        return (f"tool-then-answer ({self.rounds} round{'s' * (self.rounds != 1)}, then a terminal tool it is offered "
+                "(submit, finish, final answer, attempt completion, exit) or text in the format the prompt asks: "
+                "a JSON schema, dspy's fields)")
 
     def __call__(self, request: dict[str, Any]) -> Turn:
         fmt = ((request.get("output_config") or {}).get("format") or {})
@@ -38,15 +63,97 @@ class ToolThenAnswer:
         choice = (request.get("tool_choice") or {}).get("type", "auto")
         done = _tool_rounds_since_user_text(request.get("messages") or [])
         thinking = "Simulated reasoning: choosing the next step."  # shown only where the model thinks
-        if tools and choice != "none" and (done < self.rounds or choice in ("any", "tool")):
+        said = f" after {done} tool call{'s' * (done != 1)}" if done else ""
+        rounds = [t for t in tools if not is_terminal(t["name"])]
+        if tools and choice in ("any", "tool"):
             tool = _pick(tools, request.get("tool_choice") or {})
-            return Turn(content=[{"type": "tool_use", "name": tool["name"], "input": example(tool["input_schema"])}],
-                        thinking=thinking)
+            return Turn(content=[_use(tool, said)], thinking=thinking)
+        if rounds and choice != "none" and done < self.rounds:
+            return Turn(content=[_use(_pick(rounds, {}), said)], thinking=thinking)
+        if choice != "none" and (end := next((t for t in tools if is_terminal(t["name"])), None)):
+            return Turn(content=[_use(end, said)], thinking=thinking)
         if fmt.get("type") == "json_schema" and isinstance(fmt.get("schema"), dict):
             return Turn(content=[{"type": "text", "text": json.dumps(example(fmt["schema"]))}], thinking=thinking)
-        said = f" after {done} tool call{'s' * (done != 1)}" if done else ""
-        return Turn(content=[{"type": "text", "text": f"(simulated answer{said}: this emulated model does not "
-                                                      "read your task; see serve --policy)"}], thinking=thinking)
+        return Turn(content=[{"type": "text", "text": asked_format(request, SIMULATED.format(said=said))}],
+                    thinking=thinking)
+
+
+def _use(tool: dict, said: str) -> dict:
+    """A call of ``tool`` with an input from its schema; a terminal tool's string fields say the
+    answer is simulated (a final answer a person reads)."""
+    value = example(tool["input_schema"])
+    if is_terminal(tool["name"]) and isinstance(value, dict):
+        properties = tool["input_schema"].get("properties") or {}
+        for name, v in value.items():
+            if isinstance(v, str) and not (properties.get(name) or {}).get("enum") and "const" not in (properties.get(name) or {}):
+                value[name] = SIMULATED.format(said=said)
+    return {"type": "tool_use", "name": tool["name"], "input": value}
+
+
+# -- a format asked for in the prompt's words ------------------------------------------------------
+
+DSPY_OUTPUTS = re.compile(r"Your output fields are:\n(.*?)(?:\n\s*\n|\nAll interactions|$)", re.S)
+DSPY_FIELD = re.compile(r"^\s*\d+\.\s*`(\w+)`\s*(?:\(([^)\n]*)\))?", re.M)
+
+
+def asked_format(request: dict, text: str) -> str:
+    """``text`` in the shape the prompt asks for: dspy's field markers, each output field filled with
+    a value its type parses as; or an instance of a JSON schema the prompt quotes; else ``text``."""
+    prompt = _prompt_text(request)
+    if (fields := DSPY_OUTPUTS.search(prompt)) and "[[ ## " in prompt:
+        names = DSPY_FIELD.findall(fields[1])
+        if names:
+            return "\n\n".join([*(f"[[ ## {name} ## ]]\n{_dspy_value(kind, text)}" for name, kind in names),
+                                 "[[ ## completed ## ]]"])
+    if (schema := quoted_schema(prompt)) is not None:
+        return json.dumps(example(schema))
+    return text
+
+
+def _dspy_value(kind: str, text: str) -> str:
+    """A value dspy's parser reads as ``kind`` (the annotation it printed: str, int, bool, list[str],
+    Literal['a', 'b'] ...)."""
+    kind = kind.strip()
+    if literal := re.match(r"Literal\[\s*(['\"])(.*?)\1", kind):
+        return literal[2]
+    simple = {"int": "1", "float": "1.0", "bool": "True", "dict": "{}"}
+    base = kind.split("[")[0].lower()
+    if base in simple:
+        return simple[base]
+    if base in ("list", "tuple", "set"):
+        return "[]"
+    return text
+
+
+def quoted_schema(prompt: str) -> dict | None:
+    """The largest JSON object in ``prompt`` that reads as a JSON schema (an object with
+    ``properties``), where the prompt speaks of a schema or JSON at all."""
+    if not re.search(r"schema|json", prompt, re.I):
+        return None
+    decoder, best = json.JSONDecoder(), None
+    for start in [m.start() for m in re.finditer(r"\{\s*\"", prompt)][:64]:  # bounded: a long prompt has many
+        try:
+            value, _ = decoder.raw_decode(prompt, start)
+        except ValueError:
+            continue
+        if isinstance(value, dict) and isinstance(value.get("properties"), dict) and (
+                best is None or len(json.dumps(value)) > len(json.dumps(best))):
+            best = value
+    return best
+
+
+def _prompt_text(request: dict) -> str:
+    """The system prompt and the last user message, as text (where a client writes its format)."""
+    parts = []
+    system = request.get("system")
+    parts += [system] if isinstance(system, str) else [b.get("text", "") for b in system or [] if isinstance(b, dict)]
+    for message in reversed(request.get("messages") or []):
+        if isinstance(message, dict) and message.get("role") == "user":
+            content = message.get("content")
+            parts += [content] if isinstance(content, str) else [
+                b.get("text", "") for b in content or [] if isinstance(b, dict) and isinstance(b.get("text"), str)]
+            break
+    return "\n".join(p for p in parts if isinstance(p, str))
 
 
 def _tool_rounds_since_user_text(messages: list) -> int:
