@@ -186,8 +186,8 @@ def _replay_command(args) -> None:
                 # not write (the table above is printed)
                 raise SystemExit(f"replay: cannot write the plot {target}: {getattr(e, 'strerror', None) or e}")
             print(f"plot: {target}")
-        stopped += [r for r in results if not r.finished]
-    if stopped and len(names) == 1:  # the one strategy asked for could not replay the run: say so by the status
+        stopped += [r for r in results if r.crashed or not r.finished and len(names) == 1]
+    if stopped:  # the replay itself broke, or the one strategy asked for could not run: said by the status
         raise SystemExit(1)
 
 

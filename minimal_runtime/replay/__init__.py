@@ -7,7 +7,7 @@ on them. Offline always: nothing from a log leaves the machine.
 """
 
 from .driver import STRATEGIES, Replay, Strategy, calibrate, replay, replay_all
-from .importers import load
+from .formats import load
 from .recorded import RecordedCall, RecordedRun, RecordedUsage, TrajectoryError
 from .report import per_call, plot, rows, table
 

@@ -49,8 +49,8 @@ def mirror_tail(layout: Layout, run: RecordedRun, call: Callable[[], int]) -> La
         messages = plan.request["messages"]
         new_from, seen["messages"] = seen["messages"], len(messages)
         k = call()
-        if not 0 < k < len(run.calls) or not run.calls[k - 1].usage:
-            return plan
+        if not 0 < k < len(run.calls) or not run.calls[k - 1].usage or not run.calls[k].usage:
+            return plan  # a call the log has no usage for (a cancelled request, say) mirrors nothing
         usage, before = run.calls[k].usage, run.calls[k - 1].usage
         tail, added = uncached(usage), usage.prompt_tokens - before.prompt_tokens
         if tail < MIRRORED_TAIL or added <= 0:

@@ -225,10 +225,12 @@ class Replay:
     unlogged: list[CallRecord] = field(default_factory=list)  # calls the log counts but does not show, as counted
     sizes: Sizes | None = None  # what the log does not show, as this replay sized it
     raw: list[CallRecord] = field(default_factory=list)  # the calls in the emulator's own tokens, before calibration
+    crashed: bool = False  # stopped by an error of the replay itself (a log shape nothing here foresaw), not the API's
 
     @property
     def finished(self) -> bool:
         return self.stopped is None
+
 
     @property
     def prompt_tokens(self) -> int:
@@ -365,7 +367,7 @@ def _in_log_tokens(run: RecordedRun, strategy: Strategy, raw: Replay, calibratio
     unlogged, why = unlogged_calls(run, raw.model)
     notes += [why] if why else []
     return Replay(raw.strategy, raw.model, calls, raw.seconds, raw.hidden_tokens, notes, raw.stopped, raw.layout,
-                  not calibration.identity, unlogged, raw.sizes, raw.calls)
+                  not calibration.identity, unlogged, raw.sizes, raw.calls, raw.crashed)
 
 
 def replay_all(run: RecordedRun, names: list[str], *, model: str | None = None,
@@ -511,13 +513,13 @@ def _replay_in(workdir: Path, run: RecordedRun, strategy: Strategy, model: str,
     hooks.register(Point.POST_LLM_CALL, after_call)
     task = _text(run.task) + (_filler("the prompt, not in the log", prompt_hidden) if prompt_hidden else "")
     start = time.perf_counter()
-    stopped = None
+    stopped, crashed = None, False
     while len(agent.calls) < len(run.calls):
         before = len(agent.calls)
         try:
             result = agent.run(task)
         except Exception as e:  # a log shape nothing here foresaw: the row says where, the rest still replays
-            result = RunResult(status="error", error=f"{type(e).__name__}: {e}")
+            result, crashed = RunResult(status="error", error=f"{type(e).__name__}: {e}"), True
         if result.status == "error":
             stopped = f"stopped at call {len(agent.calls) + 1}: {first_line(result.error or 'an error')}"
             notes.append(f"stopped at call {len(agent.calls) + 1}: {result.error}")
@@ -528,7 +530,7 @@ def _replay_in(workdir: Path, run: RecordedRun, strategy: Strategy, model: str,
     if stopped is None and len(agent.calls) < len(run.calls):
         stopped = f"stopped at call {len(agent.calls) + 1}: the replayed run ended before the recording did"
     return Replay(strategy.name, model, list(agent.calls[:len(run.calls)]), time.perf_counter() - start,
-                  hidden + prompt_hidden, notes, stopped, where, sizes=sizes)
+                  hidden + prompt_hidden, notes, stopped, where, sizes=sizes, crashed=crashed)
 
 
 def _thinking_note(run: RecordedRun, policy: _ReplayPolicy, spec: ModelSpec) -> str:

@@ -52,7 +52,7 @@ def replay_file(path: str, strategies: list[str], model: str | None) -> tuple[st
 
 def _replay_file(path: str, strategies: list[str], model: str | None) -> list[dict] | str:
     from .driver import replay_all
-    from .importers import load
+    from .formats import load
     from .recorded import TrajectoryError
     from .report import rows as report_rows
     try:

@@ -62,12 +62,19 @@ def spread(calls: list[RecordedCall], total: int) -> bool:
     return True
 
 
-def estimate(run: RecordedRun) -> None:
-    """No totals in the log: each call's output is what it wrote, at least what it logged."""
-    for call in run.calls:
-        if call.usage:
-            call.usage.output_recovered = max(call.usage.output_tokens or 0, written_tokens(call))
-    if any(c.usage for c in run.calls):
+def estimate(run: RecordedRun, totals: ModelTotals | None = None) -> None:
+    """No per-model totals in the log: each call's output is what it wrote, at least what it logged;
+    where an older log's result event has ``usage`` (the main thread's own calls, no ``modelUsage``),
+    its output is spread over the calls instead."""
+    calls = [c for c in run.calls if c.usage]
+    if totals is not None and totals.output_tokens and calls and spread(calls, totals.output_tokens):
+        run.output_from = "result.usage"
+        run.notes.append("output tokens from the result event's usage (this log has no modelUsage), spread over the "
+                         "calls by what each wrote (the log's per-call counts are streaming placeholders)")
+        return
+    for call in calls:
+        call.usage.output_recovered = max(call.usage.output_tokens or 0, written_tokens(call))
+    if calls:
         run.output_from = ESTIMATED
         run.notes.append("output tokens estimated from what each call wrote (text, tool inputs, thinking; "
                          "the log's own counts are streaming placeholders and it has no totals)")

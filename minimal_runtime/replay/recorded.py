@@ -7,10 +7,6 @@ import math
 from pydantic import BaseModel, Field
 
 
-ACCEPTED = ("a Claude Code session .jsonl or headless stream-json log, a mini-swe-agent .traj.json, "
-            "an OpenHands output.jsonl, or a Cline task's api_conversation_history.json")
-
-
 class TrajectoryError(ValueError):
     """Input that is malformed or not a trajectory, naming the file and, where there is one, the
     line (1-based) where it went wrong."""
@@ -80,10 +76,11 @@ class RecordedCall(BaseModel):
     usage: RecordedUsage | None = None
     compacted_before: str | None = None  # a compaction summary that replaced the history before this call
     at: float | None = None  # when the call was made, seconds since the epoch, if the log says
+    model: str | None = None  # the call's own model, where the log names it per call (a session may switch)
 
 
 class RecordedRun(BaseModel):
-    source: str  # claude-code | claude-code-stream | mini-swe-agent | openhands | cline
+    source: str  # the format's name: claude-code, claude-code-stream, mini-swe-agent, openhands, cline, ...
     path: str
     model: str | None = None
     system: str = ""
@@ -94,6 +91,7 @@ class RecordedRun(BaseModel):
     notes: list[str] = Field(default_factory=list)  # what the import had to assume, for the report
     prompt_missing: bool = False  # the log has no prompt line (headless): ``task`` is a placeholder
     cost_usd: float | None = None  # what the log says its calls cost, when it says: never billed from
+    cost_from: str = "total_cost_usd"  # where in the log ``cost_usd`` comes from, as the report names it
     session_cost_usd: float | None = None  # a resumed session's total since it began, where it differs (Claude Code)
     model_usage: dict[str, ModelTotals] = Field(default_factory=dict)  # the log's totals per model, where it has them
     unlogged: dict[str, ModelTotals] = Field(default_factory=dict)  # per model: calls the log counts but does not show

@@ -44,7 +44,7 @@ def own_cost_line(run: RecordedRun, replays: list[Replay]) -> str | None:
     if run.cost_usd is None:
         return None
     recorded = next((r for r in replays if r.strategy == "recorded" and r.calls), None)
-    line = f"the log's own total_cost_usd: ${run.cost_usd:.4f}"
+    line = f"the log's own {run.cost_from}: ${run.cost_usd:.4f}"
     session = run.session_cost_usd
     if session is not None and abs(session - run.cost_usd) > 0.005 * max(session, run.cost_usd):
         line = (f"the log's own cost of its calls: ${run.cost_usd:.4f} (model_usage_since_last_result; its "

@@ -58,7 +58,7 @@ def write_samples(directory: str | Path) -> dict[str, Path]:
     # usage of the run *as logged*, which is what replaying it with its own layout measures.
     from .calibration import Calibration
     from .driver import replay
-    from .importers import load
+    from .formats import load
     for fmt in ("claude-code", "mini-swe-agent"):  # in the emulator's own tokens: no calibration to the first draft
         writers[fmt](replay(load(paths[fmt])[0], "recorded", calibration=Calibration()).calls)
     return paths

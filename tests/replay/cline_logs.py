@@ -41,7 +41,7 @@ def write_cline(directory: Path, model: str = "claude-sonnet-4-6", native_tools:
         if message["role"] == "assistant":
             usage = run.calls[k]
             cost = CallRecord.from_usage(usage, model).cost
-            ui.append({"ts": ts - 1500, "type": "say", "say": "api_req_started", "conversationHistoryIndex": index - 1,
+            ui.append({"ts": ts - 1500, "type": "say", "say": "api_req_started", "conversationHistoryIndex": index - 2,
                        "modelInfo": {"modelId": model, "providerId": "anthropic", "mode": "act"},
                        "text": json.dumps({"request": "[the request Cline built]", "tokensIn": usage["input_tokens"],
                                            "tokensOut": usage["output_tokens"],

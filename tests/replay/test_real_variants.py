@@ -176,7 +176,7 @@ def test_openhands_recall_and_error_observations_reach_the_model(tmp_path):
 
 UNSUPPORTED = {
     "codex.jsonl": ('{"type":"thread.started","thread_id":"t1"}\n{"type":"item.completed","item":{"id":"i0"}}\n',
-                    "a Codex `exec --json` log"),
+                    "read as codex, but it holds no model calls (1 item/None)"),
     "empty.jsonl": ("", "an empty file"),
     "blank.jsonl": ("\n\n  \n", "an empty file"),
     "resolver.json": ('{"issue": {"number": 3}, "base_commit": "abc", "git_patch": "", "success": false}',

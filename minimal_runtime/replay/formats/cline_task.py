@@ -13,8 +13,10 @@ The shapes, as Cline's own source defines them (``src/shared/messages/content.ts
   say, text, conversationHistoryIndex, modelInfo, ...}``. One ``say: "api_req_started"`` per model
   request; its ``text`` is JSON with the request's usage once it finished: ``tokensIn`` (uncached
   input, for Anthropic), ``tokensOut``, ``cacheWrites``, ``cacheReads``, ``cost``, and a
-  ``cancelReason`` where it did not. Its ``conversationHistoryIndex`` is the last history message
-  sent, so the answer is the assistant message after it.
+  ``cancelReason`` where it did not. Its ``conversationHistoryIndex`` is
+  ``apiConversationHistory.length - 1`` when it was said (``src/core/task/index.ts``), which is
+  before the request's own user message joins the history: the request answered by the assistant
+  message at history index ``i`` says ``i - 2`` (-1 for the first, then 1, 3, ...).
 
 The usage and the cost therefore sit in the UI file, beside the conversation: both are read. A
 history without its UI file replays with the emulator's estimates, and says so. ``cost`` is summed
@@ -26,12 +28,25 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .recorded import RecordedRun, RecordedUsage, TrajectoryError
+from ..build import BadNumber, Builder, at_line, blocks, count, dollars, seconds, usage_of
+from ..recorded import RecordedRun, TrajectoryError
+from ..source import Source
 
+NAME = "a Cline task's api_conversation_history.json"
 HISTORY = "api_conversation_history.json"
 UI = "ui_messages.json"
 METADATA = "task_metadata.json"
 PART_OF_A_TASK = f"part of a Cline task folder: read with the {HISTORY} beside it"
+
+
+def recognise(source: Source) -> bool:
+    return is_history(source.head) or is_part(source.head)
+
+
+def read(source: Source) -> list[RecordedRun]:
+    if is_part(source.head):
+        raise TrajectoryError(str(source.path), None, PART_OF_A_TASK)
+    return [_task(source.path, source.head)]
 
 
 def is_history(document) -> bool:
@@ -40,34 +55,37 @@ def is_history(document) -> bool:
         isinstance(m, dict) and m.get("role") in ("user", "assistant") and "content" in m for m in document)
 
 
-def is_ui_log(document) -> bool:
+def is_part(document) -> bool:
+    """The task's UI log or its metadata: read beside the history, never alone."""
     return isinstance(document, list) and bool(document) and all(
-        isinstance(m, dict) and m.get("type") in ("say", "ask") and "ts" in m for m in document)
+        isinstance(m, dict) and m.get("type") in ("say", "ask") and "ts" in m for m in document) or \
+        isinstance(document, dict) and bool({"files_in_context", "model_usage"} & set(document))
 
 
-def _requests(path: Path) -> dict[int, dict]:
-    """The finished requests of the UI file beside ``path``: {index of the history message it
-    answered after: usage}. An unreadable UI file is the task's fault, said with its own path."""
-    from .importers import BadNumber, count, dollars
+def _requests(path: Path) -> tuple[dict[int, dict], list[dict]]:
+    """The finished requests of the UI file beside ``path``: ({conversationHistoryIndex: usage},
+    [usage of those without an index, in order]). An unreadable UI file is the task's fault, said
+    with its own path."""
     ui = path.with_name(UI)
     if not ui.is_file():
-        return {}
+        return {}, []
     try:
         messages = json.loads(ui.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
         raise TrajectoryError(str(ui), getattr(e, "lineno", None), f"not the UI log of a Cline task: {e}") from None
-    if not is_ui_log(messages):
+    if not (isinstance(messages, list) and messages and all(isinstance(m, dict) and m.get("type") in ("say", "ask")
+                                                          for m in messages)):
         raise TrajectoryError(str(ui), None, "not the UI log of a Cline task (an array of say/ask messages)")
-    out: dict[int, dict] = {}
-    order = 0
+    indexed: dict[int, dict] = {}
+    unindexed: list[dict] = []
     for k, m in enumerate(messages, start=1):
         if m.get("say") != "api_req_started":
             continue
+        where = f"ui message {k} (api_req_started)"
         try:
             info = json.loads(m.get("text") or "{}")
             if not isinstance(info, dict):
                 raise ValueError("not an object")
-            where = f"ui message {k} (api_req_started)"
             usage = {name: count(info.get(name), f"{where}.{name}") for name in ("tokensIn", "tokensOut", "cacheWrites",
                                                                                   "cacheReads")}
             usage["cost"] = dollars(info.get("cost"), f"{where}.cost")
@@ -76,21 +94,23 @@ def _requests(path: Path) -> dict[int, dict]:
         except (ValueError, TypeError) as e:
             raise TrajectoryError(str(ui), None, f"ui message {k}: an api_req_started whose text is not its usage "
                                   f"({e})") from None
-        index = m.get("conversationHistoryIndex")
-        usage["at"] = m["ts"] / 1000 if isinstance(m.get("ts"), (int, float)) else None
+        usage["at"] = seconds(m.get("ts"))
         usage["model"] = (m.get("modelInfo") or {}).get("modelId")
         usage["cancelled"] = info.get("cancelReason")
-        out[index if isinstance(index, int) else -1 - order] = usage
-        order += 1
-    return out
+        index = m.get("conversationHistoryIndex")
+        if isinstance(index, int) and not isinstance(index, bool):
+            indexed[index] = usage
+        else:
+            unindexed.append(usage)
+    return indexed, unindexed
 
 
-def _model(path: Path, history: list[dict], requests: dict[int, dict]) -> str | None:
+def _model(path: Path, history: list[dict], requests: list[dict]) -> str | None:
     for m in history:
         model = (m.get("modelInfo") or {}).get("modelId")
         if isinstance(model, str):
             return model
-    model = next((r["model"] for r in requests.values() if isinstance(r.get("model"), str)), None)
+    model = next((r["model"] for r in requests if isinstance(r.get("model"), str)), None)
     if model:
         return model
     metadata = path.with_name(METADATA)
@@ -102,35 +122,36 @@ def _model(path: Path, history: list[dict], requests: dict[int, dict]) -> str | 
         return None
 
 
-def cline(path: Path, history: list[dict]) -> RecordedRun:
+def _task(path: Path, history: list[dict]) -> RecordedRun:
     """One Cline task: its conversation, priced by the requests its UI file logged."""
-    from .importers import _blocks, _Builder, _line
-    requests = _requests(path)
-    run = RecordedRun(source="cline", path=str(path), model=_model(path, history, requests))
-    build = _Builder(run)
-    by_order = [u for i, u in sorted(requests.items()) if i < 0][::-1]
+    indexed, unindexed = _requests(path)
+    every = [*indexed.values(), *unindexed]
+    run = RecordedRun(source="cline", path=str(path), model=_model(path, history, every))
+    build = Builder(run)
     answered = 0
     for index, m in enumerate(history):
-        with _line(path, index + 1, f"{m.get('role')} message"):  # the message's position in the array
-            blocks = _blocks(m.get("content"))
+        with at_line(path, index + 1, f"{m.get('role')} message"):  # the message's position in the array
+            content = blocks(m.get("content"))
             if m["role"] == "user":
-                build.user(blocks, index + 1)
+                build.user(content, index + 1)
                 continue
-            u = requests.get(index - 1) or (by_order[answered] if answered < len(by_order) else None)
+            u = indexed.get(index - 2) if indexed else (unindexed[answered] if answered < len(unindexed) else None)
             answered += 1
             usage = None
             if u and not (u["cancelled"] and u["tokensIn"] is None):
-                fresh, written, read = u["tokensIn"] or 0, u["cacheWrites"] or 0, u["cacheReads"] or 0
-                usage = RecordedUsage(prompt_tokens=fresh + written + read, cache_read=read, cache_write=written,
-                                      output_tokens=u["tokensOut"])
-            at = m["ts"] / 1000 if isinstance(m.get("ts"), (int, float)) else (u or {}).get("at")
-            build.assistant(m.get("id") or f"cline-{index}", blocks, usage, index + 1, at)
-    costs = [u["cost"] for u in requests.values() if u["cost"] is not None]
+                usage = usage_of(u["tokensIn"], u["cacheReads"] or 0, u["cacheWrites"] or 0, u["tokensOut"])
+            model = (m.get("modelInfo") or {}).get("modelId") or (u or {}).get("model")
+            at = seconds(m.get("ts")) if isinstance(m.get("ts"), (int, float)) else (u or {}).get("at")
+            build.assistant(m.get("id") or f"cline-{index}", content, usage, index + 1, at,
+                            model=model if isinstance(model, str) else None)
+    costs = [u["cost"] for u in every if u["cost"] is not None]
     run.cost_usd = sum(costs) if costs else None
-    if not requests:
+    if every:
+        run.cost_from = "cost (its api_req_started costs, summed)"
+    if not every:
         run.notes.append(f"no {UI} beside the conversation: no usage to calibrate to, so the replay's tokens "
                          "are the emulator's estimates")
-    if any(u["cancelled"] for u in requests.values()):
+    if any(u["cancelled"] for u in every):
         run.notes.append("some requests were cancelled or failed (cancelReason in the UI log): billed as far as "
                          "their usage goes")
     return run

@@ -1,0 +1,53 @@
+"""The formats ``replay`` reads: one module each, all with the same two functions.
+
+    recognise(source: Source) -> bool       # is this file mine? (by its content, never its name)
+    read(source: Source) -> list[RecordedRun]
+
+and a ``NAME`` saying what the format's files are. ``load`` opens the file once (``source.py``
+checks what every file must be), asks each format in ``FORMATS`` in turn, and the first that
+recognises the file reads it over the shared builder (``build.py``). A new format is one module
+here and one line in ``FORMATS``. A format that is recognised only to be refused (no usage to
+price, say) is a module too: its ``read`` says why, by name.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..recorded import RecordedRun, TrajectoryError
+from ..source import NOT_ONE, Source
+from . import claude_code, cline_task, codex, mini_swe_agent, openhands, serve_log
+
+FORMATS = [serve_log, claude_code, codex, mini_swe_agent, openhands, cline_task]
+ACCEPTED = ", ".join(f.NAME for f in FORMATS if not getattr(f, "REFUSED", False))
+
+
+def load(path: str | Path) -> list[RecordedRun]:
+    """Every run in the file at ``path`` (a file may hold several: OpenHands, sub-agents, appended
+    sessions). Anything else is refused with a ``TrajectoryError`` that says what was recognised."""
+    path = Path(path).expanduser()
+    source = Source.open(path, f"expected {ACCEPTED}")
+    fmt = next((f for f in FORMATS if f.recognise(source)), None)
+    if fmt is None:
+        raise TrajectoryError(str(path), _where(source), _unknown(source))
+    runs = fmt.read(source)
+    if not any(r.calls for r in runs):
+        what = runs[0].source if runs else fmt.__name__.rsplit(".", 1)[-1].replace("_", "-")
+        skipped = ", ".join(f"{n} {k}" for k, n in runs[0].skipped.items()) if runs and runs[0].skipped else \
+            "no conversation"
+        raise TrajectoryError(str(path), None, f"read as {what}, but it holds no model calls ({skipped}); "
+                              f"expected {ACCEPTED}")
+    return [r for r in runs if r.calls]
+
+
+def _where(source: Source) -> int | None:
+    return None if source.document is not NOT_ONE and not source.one_line else source.first_number
+
+
+def _unknown(source: Source) -> str:
+    head = source.head
+    one = source.document is not NOT_ONE
+    if not isinstance(head, dict):
+        return f"a JSON {type(head).__name__}, not a trajectory; expected {ACCEPTED}"
+    keys = ", ".join(sorted(head)[:6]) or "none"
+    return f"not a trajectory I know (keys: {keys}{'' if one else ', on its first line'}); expected {ACCEPTED}"
