@@ -4,10 +4,14 @@ For ``serve`` (``Emulator.serve()``, the same HTTP layer as ``python -m minimal_
 the steering server: the median time of a plain request (``GET /v1/models``, a ``POST /steer``)
 with no other client, then with 32 connections trickling a byte every 100 ms (half stopped in their
 headers, half in a declared body), printed with the ratio of the two. Then ``serve``'s start and
-stop, and the resident growth while 64 MB follow a chunk size of ``-1``. Everything on loopback, in
-this process; absolute times depend on the machine, the ratios are what to compare.
+stop, and the resident growth while 64 MB follow a chunk size of ``-1``. Then (issue 52 item 4) a
+plain ``POST /v1/messages`` and ``GET /v1/models`` through ``serve``'s front with nothing else running,
+then while a 20,000-request Message Batch is processed, with the ratio, and what the batch added to
+``--log``. Everything on loopback, in this process; absolute times depend on the machine, the ratios
+are what to compare.
 
-    .venv/bin/python benchmarks/hostile_clients.py
+    .venv/bin/python benchmarks/hostile_clients.py          # all of it
+    .venv/bin/python benchmarks/hostile_clients.py batch    # the batch beside other clients only
 """
 
 from __future__ import annotations
@@ -85,6 +89,56 @@ def compare(name: str, url: str, request, openings: tuple[bytes, bytes]) -> None
           f"({crowded / alone:.2f}x)")
 
 
+BATCH = 20_000
+PLAIN = json.dumps({"model": "claude-sonnet-5-5", "max_tokens": 64,
+                    "messages": [{"role": "user", "content": "what is the capital of France?"}]}).encode()
+API = {"x-api-key": "bench", "anthropic-version": "2023-06-01", "content-type": "application/json"}
+
+
+def batch_beside() -> None:
+    """Another client's plain call during a 20,000-request batch, against the same call alone."""
+    import tempfile
+
+    from minimal_runtime.serve import started
+    with tempfile.TemporaryDirectory() as folder:
+        log = Path(folder) / "calls.jsonl"
+        emulator = Emulator(model="claude-sonnet-5-5")
+        with started(emulator, log=str(log)) as (url, _):
+            call = lambda: timed(url, "POST", "/v1/messages", PLAIN, API)  # noqa: E731
+            models = lambda: timed(url, "GET", "/v1/models", None, API)  # noqa: E731
+            alone, alone_models = statistics.median(call() for _ in range(TRIES)), \
+                statistics.median(models() for _ in range(TRIES))
+            before = log.stat().st_size
+            items = [{"custom_id": f"r{i}", "params": {**json.loads(PLAIN), "messages": [
+                {"role": "user", "content": f"question {i}: what is the capital of France?"}]}} for i in range(BATCH)]
+            began = time.perf_counter()
+            connection = http.client.HTTPConnection(*address(url), timeout=600)
+            connection.request("POST", "/v1/messages/batches", json.dumps({"requests": items}), API)
+            batch = json.loads(connection.getresponse().read())
+            created = time.perf_counter() - began
+            sent = sum(c.batch for c in emulator.calls)
+            during = statistics.median(call() for _ in range(TRIES))
+            during_models = statistics.median(models() for _ in range(TRIES))
+            sent = f"{sent:,} to {sum(c.batch for c in emulator.calls):,}"
+            # With serve's default --batch-delay 0 the batch ends at its creation on the clock: this
+            # poll waits for the processor to finish it (a poll of a batch in progress would not).
+            connection.request("GET", f"/v1/messages/batches/{batch['id']}", headers=API)
+            assert json.loads(connection.getresponse().read())["processing_status"] == "ended"
+            ended = time.perf_counter() - began
+            connection.request("GET", f"/v1/messages/batches/{batch['id']}/results", headers=API)
+            results = connection.getresponse().read()
+            connection.close()
+            grown = log.stat().st_size - before
+    print(f"{'serve: POST /v1/messages':<34} alone {alone * 1000:7.2f} ms   during a {BATCH:,}-request batch "
+          f"{during * 1000:7.2f} ms   ({during / alone:.2f}x)")
+    print(f"{'serve: GET /v1/models':<34} alone {alone_models * 1000:7.2f} ms   during the batch "
+          f"{during_models * 1000:7.2f} ms   ({during_models / alone_models:.2f}x)")
+    print(f"{'serve: the batch':<34} created in {created:.2f} s, {sent} of its requests sent while the calls "
+          f"above were timed, ended after "
+          f"{ended:.1f} s; results {len(results) / 2**20:.1f} MB, --log grew {grown / 2**20:.1f} MB "
+          f"({grown / BATCH:.0f} bytes a request)")
+
+
 def rss() -> int:
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * 4096
@@ -141,4 +195,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["batch"]:
+        batch_beside()
+    else:
+        main()
+        batch_beside()

@@ -124,8 +124,14 @@ class Emulator:
         headers = {"content-type": "application/json", "request-id": request_id, **ratelimit_headers()}
         path, _, query = path.partition("?")
         batch = path == batches.PATH or path.startswith(batches.PATH + "/")
+        # A batch is processed beside this request, never inside it (batches.py): the processor is
+        # handed the clock's reading first, and sends nothing while a direct call is being answered.
+        with contextlib.nullcontext() if batch else self.batches.direct():
+            return self._handle(method, path, query, body, request_headers, betas, request_id, headers, batch)
+
+    def _handle(self, method, path, query, body, request_headers, betas, request_id, headers, batch):
         try:
-            self.batches.catch_up()  # first, what the batches have done by now on the clock
+            self.batches.catch_up()
             if method in ("GET", "HEAD") and catalog.is_models_path(path):
                 return 200, headers, catalog.answer(path, query)
             if not batch and (method != "POST" or path not in ("/v1/messages", "/v1/messages/count_tokens")):

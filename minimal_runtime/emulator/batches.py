@@ -34,20 +34,28 @@ decides a cache hit):
   ones wrote if the entry is still alive at their time. So 100 requests sharing a cached prefix read
   it 90 times (the first wave writes it 10 times), 20 requests 10 times; with 5-minute entries and
   waves more than 5 minutes apart, never, which is why BP advises the 1-hour TTL.
-- Nothing runs in the background: the emulator sends the waves whose time has come at the start of
-  every request it handles, each at its own time on the clock (so a direct call sees the cache as
-  the batch left it). In-process tests move the clock instead of sleeping.
+- A batch is processed beside the other clients' requests, never inside one nor under a lock they
+  wait on: on the emulator's batch processor (a thread, alive while a batch is open), which yields
+  to direct calls (it sends no request of a batch while one is being answered). Every request the
+  emulator handles hands it the clock's reading and goes on; the processor sends the waves whose
+  time has come by then, each at its own time on the clock, and reads no clock itself. A poll that
+  depends on the processor's progress (a batch that has ended by now on the clock, a cancel, a
+  delete) waits for it to reach the poll's reading, so what it answers is deterministic on the
+  clock; a poll of a batch still in progress answers at once. In-process tests move the clock
+  instead of sleeping. (A direct call during a batch sees the cache as the batch has left it so far:
+  best effort, as BP says of caching in a batch.)
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterator
 
 from . import paging
 from .errors import ApiError, bad_request
@@ -95,6 +103,7 @@ class _Batch:
     profile: str | None  # the anthropic-user-profile-id header
     results: list[dict | None]
     sent: int = 0  # requests sent so far, whole waves
+    sending: int = 0  # the end of the wave in flight (a cancel cancels what comes after it)
     status: str = "in_progress"
     cancel_at: float | None = None
     ended: float | None = None
@@ -109,36 +118,87 @@ class Batches:
         self.emu, self.delay = emulator, float(delay)
         self._batches: dict[str, _Batch] = {}  # in creation order
         self._open: dict[str, _Batch] = {}  # the ones not ended yet (without any, the clock is not even read)
-        self._lock = threading.RLock()
+        # Guards the bookkeeping only: never held while a request of a batch is answered.
+        self._lock = threading.Condition()
         self._ids = 0
         self._epoch: datetime | None = None  # the wall time at clock reading 0, fixed at the first batch
-        self._sending = False  # a policy that calls this emulator while a wave is sent must not resend it
+        self._due = -math.inf  # the latest clock reading handed to the processor
+        self._asked = self._done = 0  # readings handed in, and how many of them the processor has finished
+        self._worker: threading.Thread | None = None  # the processor, while a batch is open
+        self._quiet = threading.Condition()  # direct calls being answered: the processor waits for none
+        self._direct = 0
 
     # -- time ---------------------------------------------------------------------------------------
 
-    def catch_up(self, now: float | None = None) -> None:
-        """Send the waves whose time has come (by ``now``, else the clock's reading) and end the
-        batches that are done. Every request the emulator handles calls this first."""
+    def catch_up(self, now: float | None = None) -> int:
+        """Hand the processor the clock's reading (``now``, else read here): it sends the waves whose
+        time has come by then and ends the batches that are done, on its own thread. Returns at once,
+        with the reading's number (``settle`` waits for it). Every request the emulator handles calls
+        this first."""
         if not self._open:
-            return
+            return self._asked
+        now = self.emu.clock() if now is None else now
         with self._lock:
-            if self._sending:
-                return
-            self._sending = True
-            try:
-                now = self.emu.clock() if now is None else now
-                for batch in list(self._open.values()):
-                    self._advance(batch, now)
+            return self._hand_in(now)
+
+    def _hand_in(self, now: float) -> int:  # the lock held
+        self._due, self._asked = max(self._due, now), self._asked + 1
+        if self._worker is None and self._open:
+            self._worker = threading.Thread(target=self._process, daemon=True, name="emulator-batches")
+            self._worker.start()
+        self._lock.notify_all()
+        return self._asked
+
+    def _settle(self, asked: int) -> None:
+        """Wait (the lock held, released while waiting) until the processor has finished the reading
+        numbered ``asked``: what a batch endpoint answers is what the batches had done by its time.
+        Not on the processor itself (a policy calling a batch endpoint from inside a batch)."""
+        if threading.current_thread() is self._worker:
+            return
+        self._lock.wait_for(lambda: self._done >= asked or not self._open)
+
+    @contextlib.contextmanager
+    def direct(self) -> Iterator[None]:
+        """Around a request that is not a batch's (a Messages call, count_tokens, the model listing):
+        the processor sends no request of a batch while one is being answered."""
+        with self._quiet:
+            self._direct += 1
+        try:
+            yield
+        finally:
+            with self._quiet:
+                self._direct -= 1
+                self._quiet.notify_all()
+
+    def _process(self) -> None:
+        """The processor's thread: a batch is processed beside the other clients' requests, never
+        inside one and never under a lock they wait on. It yields to them: between two requests of a
+        batch it waits while a direct call is being answered (the emulator's choice, SIMULATED: batch
+        usage does not count against the Messages rate limits [BP FAQ], so it is other capacity). It
+        reads no clock (a chapter's clock steps at every reading), and ends once no batch is open."""
+        while True:
+            with self._lock:
+                self._lock.wait_for(lambda: self._done < self._asked or not self._open)
+                if not self._open:
+                    self._worker = None
+                    self._lock.notify_all()
+                    return
+                now, asked, batches = self._due, self._asked, list(self._open.values())
+            for batch in batches:
+                self._advance(batch, now)
+            with self._lock:
+                for batch in batches:
                     if batch.status == "ended":
-                        del self._open[batch.id]
-            finally:
-                self._sending = False
+                        self._open.pop(batch.id, None)
+                self._done = asked
+                self._lock.notify_all()
 
     def _advance(self, b: _Batch, now: float) -> None:
-        if b.status == "canceling":  # nothing is in flight between waves: it ends when it was canceled
-            b.status, b.ended = "ended", b.cancel_at
-        if b.status != "in_progress":
-            return
+        with self._lock:
+            if b.status == "canceling":  # it ends when it was canceled, once no wave is in flight
+                b.status, b.ended = "ended", b.cancel_at
+            if b.status != "in_progress":
+                return
         n, expires = len(b.params), b.created + EXPIRY
         waves = math.ceil(n / CONCURRENCY)
         while b.sent < n:
@@ -147,23 +207,41 @@ class Batches:
                 break  # never sent: expired
             if at > now:
                 return
-            self._send_wave(b, at)
-        end = min(b.created + b.delay, expires)
+            if not self._send_wave(b, at):
+                return  # canceled meanwhile
+        end = _end(b)
         if now < end:
             return
-        for i in range(b.sent, n):
-            b.results[i] = {"type": "expired"}
-            b.params[i] = None
-        b.status, b.ended = "ended", end
+        with self._lock:
+            for i in range(b.sent, n):
+                b.results[i] = {"type": "expired"}
+                b.params[i] = None
+            b.status, b.ended = "ended", end
 
-    def _send_wave(self, b: _Batch, at: float) -> None:
-        wave = Wave(now=at)
-        upto = min(b.sent + CONCURRENCY, len(b.params))
+    def _send_wave(self, b: _Batch, at: float) -> bool:
+        """Send the next wave (at ``at`` on the clock); False if the batch was canceled before it."""
+        with self._lock:
+            if b.status != "in_progress":
+                self._advance_canceled(b)
+                return False
+            upto = b.sending = min(b.sent + CONCURRENCY, len(b.params))
+        wave, results = Wave(now=at), []
         for i in range(b.sent, upto):
-            b.results[i] = self._run(b, b.params[i], wave)
-            b.params[i] = None
+            with self._quiet:
+                self._quiet.wait_for(lambda: self._direct == 0)
+            results.append(self._run(b, b.params[i], wave))
         self.emu._commit(wave.writes)
-        b.sent = upto
+        with self._lock:
+            for i, result in zip(range(b.sent, upto), results):
+                b.results[i], b.params[i] = result, None
+            b.sent = upto
+            self._advance_canceled(b)
+        return True
+
+    @staticmethod
+    def _advance_canceled(b: _Batch) -> None:
+        if b.status == "canceling":  # the wave in flight has finished: the batch has ended
+            b.status, b.ended = "ended", b.cancel_at
 
     def _run(self, b: _Batch, params: dict, wave: Wave) -> dict:
         """One request, as a direct call runs it: its result (succeeded or errored)."""
@@ -196,11 +274,21 @@ class Batches:
         """One request under ``/v1/messages/batches`` (auth, version and size already checked)."""
         parts = route[len(PATH):].strip("/").split("/") if route.rstrip("/") != PATH else []
         host = headers.get("host") or "emulator.invalid"
+        now = self.emu.clock()
+        items = _items(body) if not parts and method == "POST" else None  # parsed before the lock is taken
         with self._lock:
-            now = self.emu.clock()
-            self.catch_up(now)  # to this very reading: a cancel cancels only what was not sent by now
-            if not parts and method == "POST":
-                return self._json(self._view(self._create(body, headers, betas, version, now), host, now))
+            asked = self._hand_in(now) if self._open else self._asked
+            # A cancel cancels only what was not sent by this very reading, a delete and a poll of a
+            # batch that has ended by now on the clock (or was canceled) see it ended: those wait for
+            # the processor to reach it. A poll of batches still in progress (every request
+            # "processing" until the end) answers at once.
+            if parts[1:] == ["cancel"] or method == "DELETE" or any(
+                    _end(b) <= now or b.status == "canceling" for b in self._open.values()):
+                self._settle(asked)
+            if items is not None:
+                batch = self._create(items, headers, betas, version, now)
+                self._hand_in(now)  # its first waves are due at once: the processor starts on them now
+                return self._json(self._view(batch, host, now))
             if not parts and method == "GET":
                 return self._json(self._list(query, host, now))
             batch = self._find(parts[0]) if parts else None
@@ -224,38 +312,10 @@ class Batches:
             raise ApiError(404, f"message_batch_id: no batch {ident!r} (never created, or deleted)")
         return batch
 
-    def _create(self, body: bytes, headers: dict[str, str], betas: set[str], version: str, now: float) -> _Batch:
-        try:
-            request = json.loads(body)
-        except (ValueError, UnicodeDecodeError) as e:
-            raise bad_request(f"request body is not valid JSON: {e}") from None
-        if not isinstance(request, dict):
-            raise bad_request("request body must be a JSON object")
-        for key in request:
-            if key != "requests":
-                raise bad_request(f"{key}: Extra inputs are not permitted")
-        items = request.get("requests")
-        if not isinstance(items, list) or not items:
-            raise bad_request("requests: a list of at least 1 request is required")
-        if len(items) > MAX_REQUESTS:
-            raise bad_request(f"requests: at most {MAX_REQUESTS:,} requests per batch, got {len(items):,}")
-        seen: dict[str, int] = {}
-        for i, item in enumerate(items):
-            if not isinstance(item, dict):
-                raise bad_request(f"requests.{i}: must be an object with custom_id and params")
-            ident = item.get("custom_id")
-            if not isinstance(ident, str) or not CUSTOM_ID.match(ident):
-                raise bad_request(f"requests.{i}.custom_id: must be 1 to 64 characters of letters, digits, '_' "
-                                  f"and '-' (^[a-zA-Z0-9_-]{{1,64}}$)")
-            if ident in seen:
-                raise bad_request(f"requests.{i}.custom_id: {ident!r} is also the custom_id of requests.{seen[ident]}; "
-                                  f"each must be unique within the batch")
-            seen[ident] = i
-            if not isinstance(item.get("params"), dict):
-                raise bad_request(f"requests.{i}.params: must be an object (the body of a Messages API request)")
+    def _create(self, items: list, headers: dict[str, str], betas: set[str], version: str, now: float) -> _Batch:
         self._ids += 1
-        batch = _Batch(id=f"msgbatch_emu_{self._ids:012d}", custom_ids=list(seen), created=now, delay=self.delay,
-                       params=[item["params"] for item in items], betas=set(betas), version=version,
+        batch = _Batch(id=f"msgbatch_emu_{self._ids:012d}", custom_ids=[item["custom_id"] for item in items],
+                       created=now, delay=self.delay, params=[item["params"] for item in items], betas=set(betas), version=version,
                        profile=headers.get("anthropic-user-profile-id"), results=[None] * len(items))
         self._batches[batch.id] = self._open[batch.id] = batch
         return batch
@@ -264,7 +324,7 @@ class Batches:
         if b.status == "ended":  # wording ours [INFERRED]
             raise bad_request(f"{b.id} has already ended (processing_status 'ended'): there is nothing to cancel")
         if b.status == "in_progress":  # "any time before processing ends" [BAPI cancel]
-            for i in range(b.sent, len(b.params)):
+            for i in range(max(b.sent, b.sending), len(b.params)):
                 b.results[i] = {"type": "canceled"}
                 b.params[i] = None
             b.status, b.cancel_at = "canceling", now
@@ -327,3 +387,42 @@ def _refuse(params: dict, profile: str | None) -> None:
     own = params.get("user_profile_id")
     if own is not None and profile is not None and own != profile:  # [PY types/messages/batch_create_params.py]
         raise bad_request(f"user_profile_id: {own!r} conflicts with the batch's anthropic-user-profile-id {profile!r}")
+
+
+def _end(b: _Batch) -> float:
+    """When a batch ends on the clock: once its delay has passed, or when it expires."""
+    return min(b.created + b.delay, b.created + EXPIRY)
+
+
+def _items(body: bytes) -> list:
+    """A create's ``requests``, checked as the API checks them at create time (the params are checked
+    when each request is sent: an ``errored`` result, not a 400)."""
+    try:
+        request = json.loads(body)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise bad_request(f"request body is not valid JSON: {e}") from None
+    if not isinstance(request, dict):
+        raise bad_request("request body must be a JSON object")
+    for key in request:
+        if key != "requests":
+            raise bad_request(f"{key}: Extra inputs are not permitted")
+    items = request.get("requests")
+    if not isinstance(items, list) or not items:
+        raise bad_request("requests: a list of at least 1 request is required")
+    if len(items) > MAX_REQUESTS:
+        raise bad_request(f"requests: at most {MAX_REQUESTS:,} requests per batch, got {len(items):,}")
+    seen: dict[str, int] = {}
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise bad_request(f"requests.{i}: must be an object with custom_id and params")
+        ident = item.get("custom_id")
+        if not isinstance(ident, str) or not CUSTOM_ID.match(ident):
+            raise bad_request(f"requests.{i}.custom_id: must be 1 to 64 characters of letters, digits, '_' "
+                              f"and '-' (^[a-zA-Z0-9_-]{{1,64}}$)")
+        if ident in seen:
+            raise bad_request(f"requests.{i}.custom_id: {ident!r} is also the custom_id of requests.{seen[ident]}; "
+                              f"each must be unique within the batch")
+        seen[ident] = i
+        if not isinstance(item.get("params"), dict):
+            raise bad_request(f"requests.{i}.params: must be an object (the body of a Messages API request)")
+    return items

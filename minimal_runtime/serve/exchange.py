@@ -22,6 +22,10 @@ sent: a continue's new messages only), ``line`` the line ``serve`` printed. Ever
 key, token, secret, auth or cookie (``x-api-key``, ``authorization``, ``x-goog-api-key``,
 ``anthropic-admin-key``, ``x-auth-token``, ``set-cookie`` ...) is written as ``"[redacted]"``: a
 log can be shared. A lone surrogate (a JSON ``\\ud800`` a client sent) is kept, escaped.
+
+A Message Batch is logged bounded, about 500 bytes a request however long its requests and answers:
+its create with its first ``BATCH_KEPT`` requests (``request_omitted`` says how many more), its results
+with each message's id, model, stop reason and usage but not its content (``response_trimmed``).
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+BATCHES = "/v1/messages/batches"
+BATCH_KEPT = 10  # requests of a batch's create the log keeps: a batch costs the log about 500 bytes a request
 SECRET_NAME = re.compile(r"key|token|secret|auth|cookie|passw", re.IGNORECASE)  # what a secret's name says
 
 
@@ -97,14 +103,23 @@ class Exchange:
         return (self.response_text or "")[:200]
 
     def record(self, n: int, line: str | None = None) -> dict:
+        request, response_text, said = self.request, self.response_text, {}
+        if self.path == BATCHES and isinstance(request, dict) and isinstance(request.get("requests"), list) \
+                and len(request["requests"]) > BATCH_KEPT:
+            request = {**request, "requests": request["requests"][:BATCH_KEPT]}
+            said["request_omitted"] = f"{len(self.request['requests']) - BATCH_KEPT:,} more requests of the batch " \
+                                      f"(a batch's create is logged with its first {BATCH_KEPT})"
+        if response_text is not None and self.path.startswith(BATCHES + "/") and self.path.endswith("/results"):
+            response_text = "".join(_counted(line) + "\n" for line in response_text.splitlines() if line.strip())
+            said["response_trimmed"] = "each result's message without its content: what the report counts"
         out: dict[str, Any] = {"n": n, "time": self.time, "method": self.method, "path": self.path,
-                               "request_headers": redact(self.request_headers), "request": self.request}
+                               "request_headers": redact(self.request_headers), "request": request, **said}
         if self.request_text is not None:
             out["request_text"] = self.request_text
         out.update(status=self.status, response_headers=redact(self.response_headers), response=self.response,
                    stream=self.stream)
-        if self.response_text is not None:
-            out["response_text"] = self.response_text
+        if response_text is not None:
+            out["response_text"] = response_text
         predicted = self.predicted.get("usage") if isinstance(self.predicted, dict) else None
         out.update(model=self.model, usage=self.usage, predicted_usage=predicted, upstream=self.upstream,
                    prefix=self.prefix, thread=self.thread, line=line)
@@ -135,6 +150,18 @@ class Log:
     def close(self) -> None:
         with self._lock:
             self._file.close()
+
+
+def _counted(line: str) -> str:
+    """One line of a batch's results as the log keeps it: a succeeded message without its content
+    (its id, model, stop reason and usage: what the report and the page count); others as they are."""
+    try:
+        item = json.loads(line)
+        message = item["result"]["message"]
+        trimmed = {k: message[k] for k in ("id", "type", "model", "stop_reason", "usage") if k in message}
+        return json.dumps({**item, "result": {**item["result"], "message": trimmed}}, separators=(",", ":"))
+    except (ValueError, KeyError, TypeError, RecursionError):
+        return line
 
 
 def _json_or_text(body: bytes) -> tuple[Any, str | None]:

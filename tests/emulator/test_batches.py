@@ -9,6 +9,7 @@ SDK's batch helpers and moves the emulator's clock instead of sleeping.
 from __future__ import annotations
 
 import json
+import threading
 from datetime import date, timedelta
 
 import anthropic
@@ -65,10 +66,10 @@ def test_a_batch_is_processed_on_the_emulators_clock():
     clock.advance(599)
     polled = client.messages.batches.retrieve(batch.id)
     assert polled.processing_status == "in_progress" and polled.request_counts.processing == 25
-    assert len(emu.calls) == 25  # the three waves (at 0, 200 and 400 s) have been sent
     clock.advance(1)
     ended = client.messages.batches.retrieve(batch.id)
     assert ended.processing_status == "ended" and ended.request_counts.succeeded == 25
+    assert len(emu.calls) == 25  # the three waves, at 0, 200 and 400 s
     assert ended.ended_at - ended.created_at == timedelta(seconds=600)
     assert ended.results_url == f"http://emulator.invalid/v1/messages/batches/{batch.id}/results"
 
@@ -422,10 +423,12 @@ def test_waves_spread_over_an_hour_read_a_1h_entry_but_not_a_5m_one():
 
 
 def test_a_direct_call_after_the_batch_reads_what_the_batch_wrote():
-    """The batch runs on the same cache as direct calls (the account's), at its own times."""
+    """The batch runs on the same cache as direct calls (the account's), at its own times; a direct
+    call after the batch has ended (as a poll says: it is processed beside direct calls) reads it."""
     emu, clock, client = make(delay=60)
-    client.messages.batches.create(requests=[cached_item(0)])
+    batch = client.messages.batches.create(requests=[cached_item(0)])
     clock.advance(120)  # the batch ran at 0 s; its 5-minute entry is alive at 120 s
+    assert client.messages.batches.retrieve(batch.id).processing_status == "ended"
     answer = client.messages.create(**{**params("another question"), "system": system()})
     assert answer.usage.cache_read_input_tokens > 0 and answer.usage.service_tier == "standard"
 
@@ -493,3 +496,31 @@ def test_the_300k_output_beta_raises_max_tokens_in_a_batch_only_and_on_the_model
     with pytest.raises(anthropic.BadRequestError, match="in a Message Batch only"):
         client.beta.messages.create(betas=[EXTENDED], stream=True, **params(model=CURRENT, max_tokens=300_000))
     assert len(emu.calls) == 1
+
+
+def test_a_batch_is_processed_beside_the_other_clients_requests_never_inside_them():
+    """Issue 52 item 4: a batch's requests run on the emulator's own batch processor, not inside the
+    next request any client makes nor under a lock it waits on. Here the batch's first request is held
+    up in its policy; meanwhile another client's call and the model listing are answered, and a poll
+    says in_progress without waiting for it; let go, the batch ends."""
+    entered, leave = threading.Event(), threading.Event()
+
+    def policy(request):
+        if request["messages"][0]["content"].startswith("question"):
+            entered.set()
+            leave.wait(10)
+        return "ok"
+    emu, clock, client = make(delay=60, policy=policy)
+    batch = client.messages.batches.create(requests=[item(i) for i in range(3)])
+    try:
+        assert entered.wait(10), "the batch was not processed until another request came"
+        assert client.messages.create(**params("a direct call")).content[0].text == "ok"
+        assert client.models.list().data
+        clock.advance(30)
+        assert client.messages.batches.retrieve(batch.id).processing_status == "in_progress"
+    finally:
+        leave.set()
+    clock.advance(30)
+    ended = client.messages.batches.retrieve(batch.id)
+    assert ended.processing_status == "ended" and ended.request_counts.succeeded == 3
+    assert [c.batch for c in emu.calls] == [False, True, True, True]
