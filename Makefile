@@ -68,12 +68,14 @@ online: $(STAMP)  ## the demo and every notebook on the online path (COURSE_BACK
 # the same depth as chapters/, so a notebook finds ../shared/ from either. As root (a container),
 # JupyterLab refuses to start without --allow-root.
 WORKBOOK := workbook
-lab: $(STAMP)  ## open your copies of the notebooks (workbook/; the first run installs JupyterLab)
+lab: $(STAMP)  ## open your copies of the notebooks (workbook/; the first run installs JupyterLab; ARGS="--port 8890 ..." to JupyterLab)
 	@$(BIN)/python -c 'import jupyterlab' 2>/dev/null || $(BIN)/uv pip install --python $(BIN)/python -e '.[course,lab]'
 	@mkdir -p $(WORKBOOK)
 	@for notebook in chapters/*.ipynb; do [ -e $(WORKBOOK)/$${notebook#chapters/} ] || cp $$notebook $(WORKBOOK)/; done
 	@echo "$(WORKBOOK)/ holds your copies of the chapters: your runs and saves change them, never chapters/ (delete a copy to get it fresh)"
-	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) $(WORKBOOK)/
+	@# your own Claude Code sessions in the real-log cells (COURSE_OWN_LOGS=0 make lab keeps them out);
+	@# make test, nbval and CI never set it
+	COURSE_OWN_LOGS=$${COURSE_OWN_LOGS:-1} $(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) $(ARGS) $(WORKBOOK)/
 
 # make ui-test: the pages in a real browser, Debian's chromium driven by Playwright (tests/ui/; not part
 # of make test). Playwright cannot fetch its own browser here, so the system's is used, installed with
@@ -93,8 +95,9 @@ notebooks: $(STAMP)  ## re-execute every notebook in place (outputs are committe
 	$(BIN)/jupyter nbconvert --to notebook --execute --inplace chapters/*.ipynb
 	$(BIN)/nbstripout --keep-output --keep-count chapters/*.ipynb
 
-bench: $(STAMP)  ## speed and cost ratios measured in one run
-	for b in benchmarks/emulator_overhead.py benchmarks/runtime_overhead.py benchmarks/replay_real.py benchmarks/thread_300.py; do \
+bench: $(STAMP)  ## speed and cost ratios measured in one run; chapter 09's 500-page table (benchmarks/compaction_long.json, minutes)
+	for b in benchmarks/emulator_overhead.py benchmarks/runtime_overhead.py benchmarks/replay_real.py benchmarks/thread_300.py \
+	  benchmarks/compaction_long.py; do \
 	  $(BIN)/python $$b || exit 1; done
 
 times: $(STAMP)  ## make test's steps on a fresh clone (and its suites, stub check and notebooks each alone), then the README's chapter table (about twenty minutes)

@@ -331,11 +331,23 @@ def show(table: dict[str, dict], base: float) -> None:
         back, dropped = f["restorable"]
         share = f"{back / dropped:.0%}" if dropped else "-"
         summary = " sim" if any(s in name for s in SERVER_SUMMARY) else ""
+        # a run that stopped did not do the work: its smaller bill is no saving
+        against = "stopped" if f["status"] != "done" else f"{f['cost'] / base - 1:>+7.0%}"
         print(f"{name:<27} {f['status']:<5} {f['calls']:>5} {f['peak']:>4.0%} {f['read']:>6.1%} ${f['cost']:>6.2f} "
-              f"{f['cost'] / base - 1:>+7.0%} {share:>10} {f['recalled']:>2}/{f['codes']} "
+              f"{against:>7} {share:>10} {f['recalled']:>2}/{f['codes']} "
               f"{f['gone']:>5} of {f['thinking']:>4} {f['stripped']:>8}{summary}")
     if any(s in name for name in table for s in SERVER_SUMMARY):
         print("sim: the summary is the server's; offline, the emulator's SIMULATED summary, not the provider's")
+    if any(f["status"] != "done" for f in table.values()):
+        print("stopped: the run ended before its work was done, so its cost is not compared")
     for name, f in table.items():
         if f["error"]:
-            print(textwrap.fill(f"{name}: {f['error'][:150]}", 100, subsequent_indent="  "))  # a notebook's width
+            print(textwrap.fill(f"{name}: {first_sentences(f['error'])}", 100, subsequent_indent="  "))  # a notebook's width
+
+
+def first_sentences(error: str, limit: int = 200) -> str:
+    """The error's whole sentences within ``limit`` characters (at least its first sentence)."""
+    if len(error) <= limit:
+        return error
+    cut = error.rfind(". ", 0, limit)
+    return error[:cut + 1] if cut > 0 else error[:error.find(". ") + 1 or limit]

@@ -1,0 +1,45 @@
+"""A figure a chapter reads from a kept file is the benchmark's own output: chapter 09's 500-page
+table (``benchmarks/compaction_long.json``, written by ``benchmarks/compaction_long.py``, which
+``make bench`` runs)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def benchmark():
+    spec = importlib.util.spec_from_file_location("compaction_long", ROOT / "benchmarks" / "compaction_long.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def shape(data: dict) -> dict:
+    """The file's keys at every level, without its figures."""
+    return {"top": sorted(data), "rows": list(data["rows"]), "paired": list(data["paired"]),
+            "columns": sorted({tuple(sorted(row)) for row in [*data["rows"].values(), *data["paired"].values()]})}
+
+
+def test_the_kept_500_page_table_is_what_the_benchmark_writes():
+    bench = benchmark()
+    assert bench.KEPT.is_file(), f"{bench.KEPT.name} is missing: run `.venv/bin/python benchmarks/compaction_long.py` (make bench)"
+    kept = bench.KEPT.read_text()
+    data = json.loads(kept)
+    assert kept == bench.text(data), f"{bench.KEPT.name} is not as the benchmark writes it (edited by hand?): rerun make bench"
+    assert (data["pages"], data["limit"]) == (bench.PAGES, bench.LIMIT), "the kept run's length or limit is not the benchmark's"
+    short = bench.measure(pages=6)  # the benchmark's own code, at a length make test affords
+    assert shape(short) == shape(data), \
+        f"the benchmark now writes other rows or columns than {bench.KEPT.name} holds: rerun make bench"
+
+
+@pytest.mark.slow
+def test_a_rerun_of_the_benchmark_writes_the_kept_figures():
+    """Minutes: the whole 500-page benchmark again (``-m slow``). No rule in it draws a coin."""
+    bench = benchmark()
+    assert bench.measure() == json.loads(bench.KEPT.read_text()), "the runtime or the emulator moved the 500-page figures: rerun make bench"
