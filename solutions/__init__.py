@@ -57,8 +57,10 @@ def _one_line_for_unfinished_stubs() -> None:
             return None
         name = str(error).partition(": ")[2] or str(error)
         where = stub.relative_to(ROOT) if stub.is_relative_to(ROOT) else stub
-        said = (f"{name} is not written yet: write it in {where}, check it with "
-                f"`.venv/bin/pytest tests/{stub.stem} --impl exercises`, then restart the kernel and run again")
+        # the command on a line of its own: a long line wraps where the page ends, inside the command too
+        said = (f"{name} is not written yet: write it in {where}, check it with\n"
+                f"    `.venv/bin/pytest tests/{stub.stem} --impl exercises`\n"
+                f"then restart the kernel and run again")
         # an error output, not printed text: JupyterLab shows it as an error and Run All stops at it
         shell._showtraceback(kind, error, [f"\x1b[0;31mNotImplementedError\x1b[0m: {said}"])
         return None

@@ -240,6 +240,8 @@ def test_an_unwritten_stub_stops_a_notebook_with_an_error_naming_its_file_and_th
     said = "\n".join(stopped[0].traceback)
     assert len(stopped[0].traceback) == 1 and "tail_layout is not written yet" in said, said
     assert "exercises/ch02_tail_placement.py" in said and "`.venv/bin/pytest tests/ch02_tail_placement --impl exercises`" in said
+    assert "\n    `.venv/bin/pytest tests/ch02_tail_placement --impl exercises`\n" in said, \
+        f"the command on a line of its own, so the page never wraps inside it: {said!r}"
 
 
 FAKE_JUPYTER = """#!/bin/sh
