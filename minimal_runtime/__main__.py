@@ -11,11 +11,13 @@ def main(argv: list[str] | None = None) -> None:
     commands = parser.add_subparsers(dest="command", required=True)
     demo = commands.add_parser("demo", help="the running example, call by call (offline unless ANTHROPIC_API_KEY is set)")
     demo.add_argument("--turns", type=positive, default=None, help="instead: a long synthetic run of N tool calls")
-    rep = commands.add_parser("replay", help="replay a recorded run (Claude Code, mini-swe-agent, OpenHands, Cline) "
-                                             "offline")
-    rep.add_argument("path", help="a session .jsonl, a stream-json log, a .traj.json, an OpenHands output.jsonl, "
-                                  "a Cline api_conversation_history.json, or a folder (every file under it is read "
-                                  "by its content, whatever its name)")
+    rep = commands.add_parser("replay", help="replay a recorded run (serve --log, Claude Code, Cline, opencode/kilo, pi, "
+                                             "Codex, mini-swe-agent, OpenHands) offline")
+    rep.add_argument("path", help="a serve --log file, a Claude Code session .jsonl or stream-json log, a Cline task's "
+                                  "api_conversation_history.json or CLI 3 <id>.messages.json, an opencode/kilo export, "
+                                  "a pi session .jsonl, a codex exec --json log, a .traj.json, an OpenHands "
+                                  "output.jsonl, or a folder (every file under it is read by its content, whatever "
+                                  "its name)")
     rep.add_argument("--strategy", action="append", help="one of the strategies (repeatable; default: all)")
     rep.add_argument("--jobs", type=int, default=None, help="a folder: worker processes (default: one per core)")
     rep.add_argument("--csv", default=None, help="a folder: stream one row per run and strategy to this file; run "

@@ -1,5 +1,6 @@
-"""Replay recorded agent runs (Claude Code, mini-swe-agent, OpenHands) and price context strategies
-on them. Offline always: nothing from a log leaves the machine.
+"""Replay recorded agent runs (``serve --log``, Claude Code, Cline, opencode/kilo, pi, Codex, mini-swe-agent,
+OpenHands: one module each in ``formats/``) and price context strategies on them. Offline always:
+nothing from a log leaves the machine.
 
     runs = load("~/.claude/projects/my-project/session.jsonl")
     results = [replay(runs[0], name) for name in STRATEGIES]

@@ -32,6 +32,7 @@ class Source:
     first: Any = None  # the first non-blank line, parsed (None where it is not JSON on its own)
     first_number: int = 0
     one_line: bool = False  # nothing but blanks after the first line
+    text_head: str = ""  # the file's first 8 KB as text (a format that is not JSON is recognised by it)
     _document: Any = field(default=NOT_ONE, repr=False)
     _parsed: bool = field(default=False, repr=False)
 
@@ -64,7 +65,8 @@ class Source:
             else:
                 raise TrajectoryError(str(path), None, f"an empty file; expected {accepted}")
             rest = any(line.strip() for line in f)  # another non-blank line? (stops at the first)
-        source = cls(path, info.st_size, first_number=number, one_line=not rest)
+        source = cls(path, info.st_size, first_number=number, one_line=not rest,
+                     text_head=head.decode("utf-8", "replace"))
         try:
             source.first = json.loads(raw.decode("utf-8"))
         except UnicodeDecodeError:

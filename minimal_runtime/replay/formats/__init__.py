@@ -16,9 +16,9 @@ from pathlib import Path
 
 from ..recorded import RecordedRun, TrajectoryError
 from ..source import NOT_ONE, Source
-from . import claude_code, cline_task, codex, mini_swe_agent, openhands, serve_log
+from . import aider, claude_code, cline_cli, cline_task, codex, mini_swe_agent, openhands, opencode, pi, serve_log
 
-FORMATS = [serve_log, claude_code, codex, mini_swe_agent, openhands, cline_task]
+FORMATS = [aider, serve_log, claude_code, pi, codex, openhands, opencode, cline_cli, mini_swe_agent, cline_task]
 ACCEPTED = ", ".join(f.NAME for f in FORMATS if not getattr(f, "REFUSED", False))
 
 

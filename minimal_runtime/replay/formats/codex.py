@@ -68,8 +68,8 @@ def read(source: Source) -> list[RecordedRun]:
                 if texts:  # the turn's answer
                     build.assistant(f"codex-{number}", texts, None, number)
                     texts = []
-            elif kind == "thread.started":
-                run.notes.append(f"Codex thread {d.get('thread_id')}")
+            elif kind in ("thread.started", "turn.started"):
+                continue
             else:
                 build.skip(str(kind))
     if texts:

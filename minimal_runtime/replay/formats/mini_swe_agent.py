@@ -15,7 +15,8 @@ NAME = "a mini-swe-agent .traj.json"
 
 def recognise(source: Source) -> bool:
     d = source.head
-    return isinstance(d, dict) and isinstance(d.get("messages"), list) and ("trajectory_format" in d or "info" in d)
+    return isinstance(d, dict) and isinstance(d.get("messages"), list) and ("trajectory_format" in d or "info" in d) \
+        and all(isinstance(m, dict) and "role" in m for m in d["messages"][:3])  # chat messages (not opencode's)
 
 
 def read(source: Source) -> list[RecordedRun]:

@@ -1,0 +1,166 @@
+"""Logs of the coding-agent CLIs, made at test time: the runtime's agent on the emulator does the
+course's small coding task (``replay.current.run_current``), and the run is written in the shape
+each CLI's own source gives its files (the format modules say where each is defined). Every text is
+ours; nothing is copied from a CLI's log. Each writer returns (path, the usage per call it wrote)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from minimal_runtime.provider.cost import CallRecord
+from minimal_runtime.replay.current import run_current
+
+MODEL = "claude-sonnet-4-6"
+
+
+def _run(model: str, rounds: int):
+    return run_current(model, rounds=rounds, compact_at=10**6)
+
+
+def _blocks(message: dict) -> list[dict]:
+    content = message["content"]
+    return content if isinstance(content, list) else [{"type": "text", "text": content}]
+
+
+def _cost(usage: dict, model: str) -> float:
+    return CallRecord.from_usage(usage, model).cost
+
+
+def write_cline_cli(directory: Path, model: str = MODEL, rounds: int = 5) -> Path:
+    """``data/sessions/<id>/<id>.messages.json`` of the Cline CLI 3."""
+    run, k, messages = _run(model, rounds), 0, []
+    for index, message in enumerate(run.messages):
+        entry = {"id": f"msg_{index}", "role": message["role"], "content": _blocks(message), "ts": 1_796_000_000_000 + index}
+        if message["role"] == "assistant":
+            u = run.calls[k]
+            entry.update(modelInfo={"id": model, "provider": "anthropic"},
+                         metrics={"inputTokens": u["input_tokens"], "outputTokens": u["output_tokens"],
+                                  "cacheReadTokens": u["cache_read_input_tokens"],
+                                  "cacheWriteTokens": u["cache_creation_input_tokens"], "cost": _cost(u, model)})
+            k += 1
+        messages.append(entry)
+    session = "1796000000000_ab12c"
+    path = Path(directory) / "sessions" / session / f"{session}.messages.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"version": 1, "updated_at": "2026-12-01T09:00:00.000Z", "agent": "lead",
+                                "sessionId": session, "origin": {"source": "cli", "mode": "user", "sessionId": session,
+                                                                 "version": "3.0.65"}, "messages": messages}, indent=2))
+    return path
+
+
+def write_opencode(directory: Path, model: str = MODEL, rounds: int = 5, steps_per_message: int = 1) -> Path:
+    """``opencode export <session>``: each model request a step of an assistant message (with
+    ``steps_per_message`` > 1, several requests share one message, as opencode's loop does)."""
+    run = _run(model, rounds)
+    messages, k, assistant = [], 0, None
+    results = {b["tool_use_id"]: b for m in run.messages if m["role"] == "user" for b in _blocks(m)
+               if b.get("type") == "tool_result"}
+    for index, message in enumerate(run.messages):
+        if message["role"] == "user":
+            texts = [b for b in _blocks(message) if b.get("type") == "text"]
+            if texts or assistant is None or k % steps_per_message == 0:
+                assistant = None
+            if texts:
+                messages.append({"info": {"id": f"msg_u{index}", "role": "user", "time": {"created": 1_796_000_000_000}},
+                                 "parts": [{"type": "text", "text": b["text"]} for b in texts]})
+            continue
+        u = run.calls[k]
+        tokens = {"input": u["input_tokens"], "output": u["output_tokens"], "reasoning": 0,
+                  "cache": {"read": u["cache_read_input_tokens"], "write": u["cache_creation_input_tokens"]}}
+        parts = [{"type": "step-start"}]
+        for b in _blocks(message):
+            if b.get("type") == "text":
+                parts.append({"type": "text", "text": b["text"]})
+            elif b.get("type") == "tool_use":
+                result = results[b["id"]]["content"]
+                parts.append({"type": "tool", "callID": b["id"], "tool": b["name"],
+                              "state": {"status": "completed", "input": b["input"],
+                                        "output": result if isinstance(result, str) else json.dumps(result)}})
+        parts.append({"type": "step-finish", "tokens": tokens, "cost": _cost(u, model)})
+        if assistant is None:
+            assistant = {"info": {"id": f"msg_a{index}", "role": "assistant", "modelID": model, "providerID": "anthropic",
+                                  "time": {"created": 1_796_000_000_000 + index}, "cost": 0.0, "tokens": tokens},
+                         "parts": []}
+            messages.append(assistant)
+        assistant["parts"] += parts
+        assistant["info"]["cost"] += _cost(u, model)
+        k += 1
+    path = Path(directory) / "session-export.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"info": {"id": "ses_1", "title": "billing", "version": "1.18.33"}, "messages": messages},
+                               indent=2))
+    return path
+
+
+def write_pi(directory: Path, model: str = MODEL, rounds: int = 5, branch: bool = False) -> Path:
+    """``~/.pi/agent/sessions/--cwd--/<timestamp>_<uuid>.jsonl`` (version 3: a tree of entries);
+    ``branch`` adds an abandoned branch off the first answer, which the replay must leave out."""
+    run, k, lines = _run(model, rounds), 0, [{"type": "session", "version": 3, "id": "0f5e3c1a",
+                                              "timestamp": "2026-12-01T09:00:00.000Z", "cwd": "/home/learner/billing"}]
+    parent = None
+    for index, message in enumerate(run.messages):
+        entries = []
+        if message["role"] == "assistant":
+            u = run.calls[k]
+            content = [{"type": "toolCall", "id": b["id"], "name": b["name"], "arguments": b["input"]}
+                       if b.get("type") == "tool_use" else b for b in _blocks(message) if b.get("type") in ("text", "tool_use")]
+            entries.append({"role": "assistant", "content": content, "model": model, "provider": "anthropic",
+                            "stopReason": "toolUse", "timestamp": 1_796_000_000_000 + index,
+                            "usage": {"input": u["input_tokens"], "output": u["output_tokens"],
+                                      "cacheRead": u["cache_read_input_tokens"],
+                                      "cacheWrite": u["cache_creation_input_tokens"],
+                                      "cost": {"total": _cost(u, model)}}})
+            k += 1
+        else:
+            for b in _blocks(message):
+                if b.get("type") == "tool_result":
+                    content = b["content"] if isinstance(b["content"], str) else json.dumps(b["content"])
+                    entries.append({"role": "toolResult", "toolCallId": b["tool_use_id"], "toolName": "tool",
+                                    "content": [{"type": "text", "text": content}], "isError": False})
+                elif b.get("type") == "text":
+                    entries.append({"role": "user", "content": [b]})
+        for m in entries:
+            key = f"e{len(lines)}"
+            lines.append({"type": "message", "id": key, "parentId": parent, "timestamp": "2026-12-01T09:00:01.000Z",
+                          "message": m})
+            parent = key
+        if branch and index == 1:  # an abandoned branch off the first answer
+            lines.append({"type": "message", "id": "dead", "parentId": parent, "message": {
+                "role": "user", "content": [{"type": "text", "text": "No, try something else."}]}})
+    path = Path(directory) / "--home-learner-billing--" / "20261201_090000_0f5e3c1a.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def write_codex(directory: Path, model: str = MODEL, rounds: int = 5) -> Path:
+    """``codex exec --json``: thread and turn events, each tool call a completed item with its output."""
+    run = _run(model, rounds)
+    results = {b["tool_use_id"]: b for m in run.messages if m["role"] == "user" for b in _blocks(m)
+               if b.get("type") == "tool_result"}
+    lines = [{"type": "thread.started", "thread_id": "0199a213-81c0-7800-8aa1-bbab2a035a53"}, {"type": "turn.started"}]
+    item = 0
+    for message in run.messages:
+        if message["role"] != "assistant":
+            if any(b.get("type") == "text" for b in _blocks(message)) and len(lines) > 2:
+                lines.append({"type": "turn.started"})
+            continue
+        for b in _blocks(message):
+            if b.get("type") == "text":
+                lines.append({"type": "item.completed", "item": {"id": f"item_{item}", "type": "agent_message",
+                                                                 "text": b["text"]}})
+            elif b.get("type") == "tool_use":
+                output = results[b["id"]]["content"]
+                lines.append({"type": "item.completed", "item": {
+                    "id": f"item_{item}", "type": "command_execution", "command": json.dumps(b["input"]),
+                    "aggregated_output": output if isinstance(output, str) else json.dumps(output),
+                    "exit_code": 0, "status": "completed"}})
+            item += 1
+        if not any(b.get("type") == "tool_use" for b in _blocks(message)):
+            lines.append({"type": "turn.completed", "usage": {"input_tokens": 20_000, "cached_input_tokens": 15_000,
+                                                              "output_tokens": 900}})
+    path = Path(directory) / "codex.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
