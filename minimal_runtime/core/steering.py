@@ -190,7 +190,7 @@ class _SteeringServer:
         connection.data += chunk
         if not connection.need:
             end = connection.data.find(b"\r\n\r\n")
-            if end < 0:
+            if end < 0 or end + 4 > HEAD_BYTES:  # also a head that arrived whole in one read
                 if len(connection.data) > HEAD_BYTES:
                     self._respond(connection, 431, {"error": f"the request's headers are over {HEAD_BYTES} bytes"})
                 return
@@ -212,6 +212,8 @@ class _SteeringServer:
             headers = parse_headers(BytesIO(fields))
         except HTTPException:
             return 400, {"error": "malformed headers"}
+        if len(headers.get_all("host") or []) > 1:  # RFC 9112 §3.2: "MUST respond with a 400", as serve does
+            return 400, {"error": "more than one Host header"}
         if (name := foreign_host(headers.get("host"), self.host)) is not None:
             return 403, {"error": f"Host {name!r} is not served here"}
         if parts[1] != b"/steer":

@@ -7,7 +7,8 @@ same ``handle``, so an endpoint, a header or a stream added there is served here
 The HTTP is uvicorn's, on h11 (see the README for why not aiohttp): it parses and frames every
 request (a chunked body included: a chunk size that is not hex, ``-1`` say, is a 400 before a
 byte of it is read), and its limits are settings here: ``CONNECTIONS`` open at once (past it a
-request is a 503), ``HEADER_BYTES`` of request line and headers, ``IDLE_TIMEOUT`` between requests
+request is a 503), ``HEADER_BYTES`` of request line and headers (past it a 431, however the head
+arrives: h11 measures only a head still incomplete), ``IDLE_TIMEOUT`` between requests
 on a keep-alive connection (and before the first). Connections are asyncio's, so a slow client costs
 a socket, not a thread. What this module adds on top:
 
@@ -24,7 +25,7 @@ a socket, not a thread. What this module adds on top:
   client never holds one. A payload may be an iterable of bytes (a proxied stream): it is relayed
   piece by piece as it comes, chunked. ``handle`` answers every path (``/v1/models`` too, see
   ``catalog.py``) and reads the query itself;
-- a request the server answers itself (the 400s, 403, 408 and 413 above; uvicorn's own 400 for what
+- a request the server answers itself (the 400s, 403, 408, 413 and 431 above; uvicorn's own 400 for what
   h11 cannot parse is answered as the API's JSON error too) never reaches ``handle``: an app that
   has a ``refused(refusal)`` method is told of each (a ``Refusal``, on a worker, once the answer is
   sent), so ``serve``'s front reports every request; an app without one (the emulator served
@@ -187,6 +188,8 @@ def _protocol(deadline: float, tell: Callable[[Refusal], None]) -> type:
         def send_400_response(self, msg: str) -> None:
             # uvicorn calls this inside its ``except h11.RemoteProtocolError``: h11's reason is the one raised
             reason = sys.exc_info()[1] or msg
+            if str(reason).startswith("Receive buffer too long"):  # a head past HEADER_BYTES, still arriving
+                return self._refuse(_head_too_large())
             self._refuse(ApiError(400, f"the request is not HTTP/1.1 this server can read: {reason}"))
 
         def _refuse(self, error: ApiError) -> None:
@@ -248,7 +251,7 @@ class _Asgi:
             return
         method, headers, target = scope["method"], _headers(scope), _target(scope)
         try:
-            self._check(target, headers)
+            self._check(scope, target, headers)
             limit = body_limit(target.partition("?")[0])
             body = _decode(await _read_body(receive, headers, limit), headers.get("content-encoding", "identity"), limit)
         except _BodyError as e:  # answered, then closed: what is left of the body is not read
@@ -264,7 +267,12 @@ class _Asgi:
             return await _send_bytes(send, status, out, bytes(payload))
         await _relay(send, receive, status, out, iter(payload), loop, self.pool)
 
-    def _check(self, target: str, headers: dict[str, str]) -> None:
+    def _check(self, scope, target: str, headers: dict[str, str]) -> None:
+        # h11 measures a head only while it is incomplete: one that arrived whole in a single read
+        # passes its limit, so the request line and header lines are measured here too.
+        head = len(scope["method"]) + len(target) + 12 + sum(len(k) + len(v) + 4 for k, v in scope["headers"])
+        if head > HEADER_BYTES:
+            raise _BodyError(_head_too_large())
         if not target.startswith("/"):
             raise _BodyError(ApiError(400, "the request target must be a path (origin-form, RFC 9112 §3.2.1): "
                                            "this server forwards nowhere"))
@@ -290,6 +298,10 @@ def foreign_host(header: str | None, served: str) -> str | None:
         if ipaddress.ip_address(name).is_loopback:
             return None
     return name
+
+
+def _head_too_large() -> ApiError:  # RFC 6585 §5
+    return ApiError(431, f"Request header fields exceed the maximum allowed number of bytes ({HEADER_BYTES:,}).")
 
 
 def _too_large(limit: int) -> _BodyError:

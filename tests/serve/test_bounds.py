@@ -38,3 +38,69 @@ def test_a_batch_costs_the_log_its_first_requests_and_each_results_usage_not_its
     assert len(downloaded["response_text"]) < 30 * 600  # each result a few hundred bytes, whatever its answer
     counted = front.timeline.batches[batch.id]
     assert counted.results.count == 30 and len(counted.results.records) == 30
+
+
+# -- item 13: a head past 64 KB, and two Host headers on the steering server -------------------------------
+
+def _raw(url: str, data: bytes, pieces: int = 1) -> bytes:
+    """Send ``data`` on a fresh connection (in ``pieces`` writes) and read the answer until it closes."""
+    import socket
+    import time
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as s:
+        step = -(-len(data) // pieces)
+        for k in range(0, len(data), step):
+            s.sendall(data[k:k + step])
+            if pieces > 1:
+                time.sleep(0.01)  # each piece its own read: h11 sees the head incomplete
+        answer = b""  # every request here ends the connection: its answer is read until the server closes
+        while chunk := s.recv(65536):
+            answer += chunk
+    return answer
+
+
+def _models_request(pad: int) -> bytes:
+    return (b"GET /v1/models HTTP/1.1\r\nhost: 127.0.0.1\r\nx-api-key: offline\r\nanthropic-version: 2023-06-01\r\n"
+            b"x-pad: " + b"a" * pad + b"\r\nconnection: close\r\n\r\n")
+
+
+def test_a_header_line_past_64_kb_is_refused_however_it_arrives(tmp_path):
+    """The README promises 64 KB of headers: h11 measures a head only while it is incomplete, so a
+    70 KB header line that arrived in one read was answered 200. Now 431 (RFC 6585 §5) whole or in
+    pieces, logged as the server's refusal; 60 KB still passes."""
+    log = tmp_path / "calls.jsonl"
+    with started(Emulator(model=MODEL), log=str(log)) as (url, front):
+        fits, whole, pieces = (_raw(url, _models_request(60_000)), _raw(url, _models_request(70_000)),
+                               _raw(url, _models_request(70_000), pieces=4))
+    assert fits.startswith(b"HTTP/1.1 200 "), fits[:100]
+    for answer in (whole, pieces):
+        assert answer.startswith(b"HTTP/1.1 431 "), answer[:200]
+        assert b"Request header fields exceed the maximum allowed number of bytes (65,536)" in answer
+    assert sum(" 431 | refused by the server" in line for line in front.lines) == 2
+
+
+def test_the_steering_server_refuses_two_host_headers_as_serve_does():
+    """RFC 9112 §3.2: a request with more than one Host line is a 400 (serve answers 400): loopback
+    first, then a foreign name, no longer passes the Host check (the token was right)."""
+    from minimal_runtime.core.steering import steering_server
+
+    class Agent:
+        steered: list = []
+
+        def steer(self, text: str) -> bool:
+            self.steered.append(text)
+            return True
+    body = json.dumps({"text": "go"}).encode()
+    with steering_server(Agent(), "tok") as url:
+        port = url.rsplit(":", 1)[1]
+        two = _raw(url, f"POST /steer HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\nhost: rebound.example\r\n"
+                        f"authorization: Bearer tok\r\ncontent-length: {len(body)}\r\n\r\n".encode() + body)
+        big = _raw(url, f"POST /steer HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\nx-pad: {'a' * 10_000}\r\n"
+                        f"authorization: Bearer tok\r\ncontent-length: {len(body)}\r\n\r\n".encode() + body)
+        with started(Emulator(model=MODEL)) as (served, _):
+            serve_two = _raw(served, b"GET /v1/models HTTP/1.1\r\nhost: 127.0.0.1\r\nhost: rebound.example\r\n"
+                                     b"x-api-key: k\r\nconnection: close\r\n\r\n")
+    assert serve_two.startswith(b"HTTP/1.1 400 "), serve_two[:100]
+    assert two.startswith(b"HTTP/1.1 400 ") and b"more than one Host header" in two, two[:200]
+    assert big.startswith(b"HTTP/1.1 431 "), big[:200]  # past the steering server's 8 KB, arrived whole
+    assert Agent.steered == []
