@@ -12,6 +12,7 @@ are what to compare.
 
     .venv/bin/python benchmarks/hostile_clients.py          # all of it
     .venv/bin/python benchmarks/hostile_clients.py batch    # the batch beside other clients only
+    .venv/bin/python benchmarks/hostile_clients.py memory   # what serve keeps of 26 MB calls only
 """
 
 from __future__ import annotations
@@ -139,6 +140,60 @@ def batch_beside() -> None:
           f"({grown / BATCH:.0f} bytes a request)")
 
 
+CALLS, MB = 30, 26
+
+
+def noise_png(side: int = 1000) -> str:
+    """A ``side`` x ``side`` PNG of random pixels, stored uncompressed (about 3 MB), as base64."""
+    import base64
+    import os
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    rows = b"".join(b"\0" + os.urandom(side * 3) for _ in range(side))
+    png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", side, side, 8, 2, 0, 0, 0)) + \
+        chunk(b"IDAT", zlib.compress(rows, 0)) + chunk(b"IEND", b"")
+    return base64.b64encode(png).decode()
+
+
+def big_call(i: int, thread: bool = False) -> bytes:
+    """A distinct call of about ``MB`` MB that the emulator answers: 6 random 1000 x 1000 images
+    (about 4 MB of base64 each; an image is counted by its pixels, so the prompt stays in the
+    context window) and a text of the rest, its first message its own."""
+    images = [{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": noise_png()}}
+              for _ in range(6)]
+    rest = MB * 2**20 - sum(len(b["source"]["data"]) for b in images)
+    messages = [{"role": "user", "content": [{"type": "text", "text": f"call {i}: " + "x" * rest}, *images]}]
+    return json.dumps({"model": "claude-sonnet-5-5", "max_tokens": 64, "messages": messages,
+                       **({"thread": {"type": "create"}} if thread else {})}).encode()
+
+
+def retention() -> None:
+    """Issue 52 item 3: serve's resident memory after 30 distinct calls of 26 MB, then 30 thread
+    creates of 26 MB (``--ui`` on: the report, the page and the held threads all keep what they may)."""
+    import gc
+
+    from minimal_runtime.serve import started
+    threads = {**API, "anthropic-beta": "message-threads-2026-08-12"}
+    with started(Emulator(model="claude-sonnet-5-5"), ui=True) as (url, _):
+        timed(url, "POST", "/v1/messages", PLAIN, API)
+        gc.collect()
+        start, sent = rss(), 0
+        for phase, headers in (("calls", API), ("thread creates", threads)):
+            began = time.perf_counter()
+            for i in range(CALLS):
+                body = big_call(i + (CALLS if headers is threads else 0), thread=headers is threads)
+                sent += len(body)
+                timed(url, "POST", "/v1/messages", body, headers)
+                del body
+            gc.collect()
+            grown = rss() - start
+            print(f"{'serve: ' + str(CALLS) + ' ' + phase + ' of 26 MB':<34} resident {grown / 2**20:+7.1f} MB after "
+                  f"{sent / 2**20:,.0f} MB sent ({grown / sent:.3f} MB per MB; {time.perf_counter() - began:.1f} s)")
+
+
 def rss() -> int:
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * 4096
@@ -197,6 +252,9 @@ def main() -> None:
 if __name__ == "__main__":
     if sys.argv[1:] == ["batch"]:
         batch_beside()
+    elif sys.argv[1:] == ["memory"]:
+        retention()
     else:
         main()
         batch_beside()
+        retention()
