@@ -91,6 +91,37 @@ ui-test: $(STAMP)  ## in Chromium: chapters 01, 02 and 09 in JupyterLab in both 
 	  echo "ui-test: skipped: no $(BROWSER), and apt-get could not install chromium"; exit 0; fi; \
 	  $(BROWSER) --version 2>/dev/null; UI_TEST=1 UI_BROWSER=$(BROWSER) $(BIN)/python -m pytest -q -p no:xdist tests/ui
 
+# make book: the course as a static site in _build/html/ (Sphinx with MyST-NB and the book theme, from the
+# committed notebooks and docs/, never re-executed; settings in docs/book/conf.py). Its builder is installed
+# once into .book/venv from the pins in docs/book/requirements.txt, as make interop installs its clients;
+# a failed install fails. Jupyter Book 2's mystmd is not used: it downloads its theme from outside the
+# registries at build time. -W: a broken link or reference fails the build.
+BOOK      := .book
+BOOK_SITE := _build/html
+.PHONY: book book-test
+$(BOOK)/venv/.pins: docs/book/requirements.txt | $(STAMP)
+	@echo "installing make book's site builder into $(BOOK)/venv (pinned in docs/book/requirements.txt)"
+	rm -rf $(BOOK)/venv
+	$(BIN)/uv venv -q $(BOOK)/venv --python $(BIN)/python
+	$(BIN)/uv pip install -q --python $(BOOK)/venv/bin/python -r docs/book/requirements.txt
+	cp docs/book/requirements.txt $@
+
+book: $(BOOK)/venv/.pins  ## the course as a website in _build/html/: the notebooks as committed and docs/ (no re-execution)
+	rm -rf $(BOOK_SITE)
+	$(BOOK)/venv/bin/sphinx-build -q -W --keep-going -c docs/book . $(BOOK_SITE)
+	@echo "the site: $(BOOK_SITE)/README.html (or serve it: python3 -m http.server -d $(BOOK_SITE))"
+
+# make book-test: every page of the site in Chromium (as make ui-test: Debian's, installed when missing; in
+# CI a failed install fails), in both themes at 1,366 px; screenshots in .ui-artifacts/book/.
+book-test: book  ## the site's pages in Chromium: no maths or raw LaTeX, every plot loaded, no sideways scroll, every link resolves
+	@$(BIN)/python -c 'import playwright' 2>/dev/null || $(BIN)/uv pip install --python $(BIN)/python -e '.[course,ui]'
+	@[ -x $(BROWSER) ] || { echo "installing Debian's chromium (apt-get install chromium)"; \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >/dev/null 2>&1; } || true
+	@if [ ! -x $(BROWSER) ]; then \
+	  if [ -n "$$CI" ]; then echo "book-test: Debian's chromium could not be installed"; exit 1; fi; \
+	  echo "book-test: skipped: no $(BROWSER), and apt-get could not install chromium"; exit 0; fi; \
+	  UI_TEST=1 UI_BROWSER=$(BROWSER) BOOK_SITE=$(BOOK_SITE) $(BIN)/python -m pytest -q -p no:xdist tests/ui/test_book.py
+
 notebooks: $(STAMP)  ## re-execute every notebook in place (outputs are committed)
 	$(BIN)/jupyter nbconvert --to notebook --execute --inplace chapters/*.ipynb
 	$(BIN)/nbstripout --keep-output --keep-count chapters/*.ipynb
@@ -121,4 +152,4 @@ interop: $(STAMP)  ## pinned real clients (Claude Code, TS SDK, pydantic-ai, Lan
 	INTEROP=1 $(BIN)/python -m pytest -q -rs -p no:xdist tests/interop tests/replay/test_claude_code_logs.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache mutants .interop
+	rm -rf $(VENV) .pytest_cache mutants .interop $(BOOK) _build
