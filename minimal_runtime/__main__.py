@@ -77,9 +77,9 @@ port = bounded(0, 65535, "a port: a number from 0 to 65535 (0: any free port)")
 
 
 def add_serve(commands) -> None:
-    from .serve import DEFAULT_PORT
+    from .serve import DEFAULT_PORT, bounds
     s = commands.add_parser("serve", help="the emulator on loopback for any client (Claude Code, SDKs, your agent), "
-                                          "one line per call; or a recording proxy with --upstream")
+                                          "one line per call; or a recording proxy with --upstream", epilog=bounds())
     s.add_argument("--model", default="claude-sonnet-5-5",
                    help="the model a request naming one the table does not know is served as (default %(default)s); "
                         "a request naming a known model gets that model")

@@ -53,8 +53,13 @@ class ParsedBody:
         return lo
 
 
+KEPT_BYTES = 16 * 2**20  # the text of the bodies kept for reuse, at most (a bigger body is parsed, not kept)
+
+
 class BodyParser:
-    """Parses bodies, reusing the messages they share with one of the last ``keep`` bodies."""
+    """Parses bodies, reusing the messages they share with one of the last ``keep`` bodies (as many
+    of them as fit in ``KEPT_BYTES`` of text: a client's big bodies cannot make the emulator keep
+    eight of them; one past it is parsed whole each time, which it costs anyway)."""
 
     def __init__(self, keep: int = 8):
         self.recent: deque[ParsedBody] = deque(maxlen=keep)  # several agents may share an emulator
@@ -74,7 +79,11 @@ class BodyParser:
         except (ValueError, IndexError, TypeError):
             parsed = ParsedBody(text, json.loads(text))  # unusual shape: plain parse, no reuse
             best, shared = None, 0
-        self.recent.append(parsed)
+        if len(text) <= KEPT_BYTES:
+            self.recent.append(parsed)
+        kept = sum(len(b.text) for b in self.recent)
+        while kept > KEPT_BYTES:
+            kept -= len(self.recent.popleft().text)
         return parsed, best, shared
 
 

@@ -55,8 +55,8 @@ MAX_BLOCK_MARKERS = 3
 BILLING_HEADER = "x-anthropic-billing-header:"
 RESUMABLE = ("pause_turn", "compaction")  # a continue with messages: [] resumes these [PY]
 PER_CREDENTIAL = 4096  # held responses per credential at most (its oldest go first, as expired ones would)
-CREDENTIAL_BYTES = 48 * 2**20  # the request bytes a credential's held responses stand for, at most
-HELD_BYTES = 64 * 2**20  # the same for every credential together: past it a new response is not held
+CREDENTIAL_BYTES = 24 * 2**20  # the request bytes a credential's held responses stand for, at most
+HELD_BYTES = 32 * 2**20  # the same for every credential together: past it a new response is not held
 SPENT_BYTES = 256  # what a continued response costs once its conversation has moved on (kept to say so)
 
 # The live 400 for a 4th block marker, verbatim [CAP id 71009773403, claude -p with Opus, 2026-09-30].
@@ -108,6 +108,12 @@ class Threads:
         with self._lock:
             held = self._held.get(message_id)
             return held.body.request if held is not None and held.body is not None else None
+
+    def size_of(self, message_id: str) -> int:
+        """The bytes the request that made ``message_id`` stands for, if a thread holds it."""
+        with self._lock:
+            held = self._held.get(message_id)
+            return held.size if held is not None else 0
 
     def _prune(self, now: float) -> None:
         for key in [k for k, h in self._held.items() if h.expires <= now and not h.in_flight]:

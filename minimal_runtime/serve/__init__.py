@@ -134,6 +134,8 @@ class Front:
         if isinstance(exchange.request, dict) and isinstance(exchange.request.get("model"), str):
             exchange.asked = exchange.request["model"]
         exchange.thread, exchange.conversation = thread_of(self.emulator, exchange)
+        if exchange.conversation is not None:  # what keeping it costs: the held conversation too
+            exchange.size += self.emulator.threads.size_of(exchange.response["id"])
         if self.upstream is not None and status < 400:
             exchange.predicted = predict(self.emulator, path, exchange.request, headers)
         exchange.prefix = prefix_verdict(self.emulator, exchange, headers)
@@ -226,6 +228,25 @@ def started(emulator: Emulator, host: str = "127.0.0.1", port: int = 0, *, upstr
             yield base_url, front
     finally:
         front.close()
+
+
+def bounds() -> str:
+    """What ``serve`` keeps of what clients send, at most (``serve --help`` says it)."""
+    from ..emulator import body, threads
+    from ..emulator.server import HEADER_BYTES, MAX_REQUEST_BYTES
+    from . import exchange, report, timeline
+    mb = lambda n: f"{n / 2**20:g} MB"  # noqa: E731
+    return (f"What serve keeps is bounded in bytes, whatever clients send: the report compares each call with "
+            f"earlier ones it keeps, {mb(report.KEPT_BYTES)} of their requests at most (the least recent go first); "
+            f"the --ui page keeps every call's figures but the prompts of {mb(timeline.KEPT_BYTES)} of messages at "
+            f"most, forgetting the least recent conversations' first; message threads hold "
+            f"{mb(threads.CREDENTIAL_BYTES)} of requests per credential (and {threads.PER_CREDENTIAL:,} responses; "
+            f"its own oldest go first) and {mb(threads.HELD_BYTES)} in all (past it a new response is not held: its "
+            f"continue gets the 404 the SDKs replay after, and no client's live thread is evicted); the emulator "
+            f"reuses the parse of recent bodies up to {mb(body.KEPT_BYTES)}. A request is at most "
+            f"{mb(MAX_REQUEST_BYTES)} (256 MB for a Message Batch) and its head {HEADER_BYTES // 1024} KB (a 431 past "
+            f"it); --log writes every request whole but a batch's, about 500 bytes a request (its create's first "
+            f"{exchange.BATCH_KEPT} requests, its results without their content).")
 
 
 def banner(base_url: str, emulator: Emulator, policy_name: str, upstream: str | None, extras: str = "") -> str:

@@ -68,6 +68,7 @@ class Exchange:
     thread: str | None = None  # what a message thread did: "continue ...", "create", "create (replays ...)"
     conversation: Any = None  # a thread continue: the full request it stood for (``request`` is what was sent)
     refused_by_server: bool = False  # answered by the HTTP server before the front saw it: no body was read
+    size: int = 0  # the bytes the request stands for (its body's; a thread continue's, the held ones too)
     time: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="milliseconds")
                       .replace("+00:00", "Z"))
 
@@ -78,6 +79,7 @@ class Exchange:
         kind = {k.lower(): v for k, v in response_headers.items()}.get("content-type", "")
         stream = kind.startswith("text/event-stream")
         response, response_text = (assemble(payload), None) if stream else _json_or_text(payload)
+        extra.setdefault("size", len(body))
         return cls(method, path, request_headers, request, status, response_headers, response, stream,
                    request_text, response_text, **extra)
 
@@ -150,6 +152,64 @@ class Log:
     def close(self) -> None:
         with self._lock:
             self._file.close()
+
+
+FIGURE = 10**15  # no count a record carries (a call's number, a status, a token count) comes near it
+
+
+def flaw(record: dict) -> str | None:
+    """What makes ``record`` one ``serve`` never writes, in a few words (None: none): a figure that is
+    not a whole number under ``FIGURE`` (``Infinity``, ``1e400``, 400 digits), a verdict or a line that
+    is not text, a request whose ``system``, ``tools`` or ``messages`` is not what the API takes. A log
+    is shared: ``view`` leaves such a line out and names it, as it does a line that is not JSON."""
+    for name in ("n", "status"):
+        if not _whole(record.get(name), allow_none=name == "n"):
+            return f"{name}: {_shown(record.get(name))} is not a whole number"
+    for name in ("usage", "predicted_usage"):
+        usage = record.get(name)
+        if usage is not None and not isinstance(usage, dict):
+            return f"{name}: not an object"
+        for key, value in (usage or {}).items():
+            if key.endswith("tokens") and not _whole(value, allow_none=True):
+                return f"{name}.{key}: {_shown(value)} is not a whole number of tokens"
+            if isinstance(value, dict) and not all(_whole(v, allow_none=True) for v in value.values()
+                                                   if not isinstance(v, str)):
+                return f"{name}.{key}: a figure that is not a whole number"
+    for name in ("method", "path", "time", "model", "prefix", "thread", "line", "upstream"):
+        if record.get(name) is not None and not isinstance(record[name], str):
+            return f"{name}: a JSON {type(record[name]).__name__}, not text"
+    return request_flaw(record.get("request"))
+
+
+def request_flaw(request: Any) -> str | None:
+    """What makes a logged request one the page cannot draw (its ``system``, ``tools`` or ``messages``
+    not what the API takes: a request a server refused, or a hostile log's); None: none."""
+    if not isinstance(request, dict):
+        return None
+    system, tools, messages = request.get("system"), request.get("tools"), request.get("messages")
+    if system is not None and not isinstance(system, str) and not _objects(system):
+        return f"request.system: a JSON {type(system).__name__}, not text or a list of blocks"
+    if tools is not None and not _objects(tools):
+        return "request.tools: not a list of tools"
+    if messages is not None and not (_objects(messages) and all(
+            isinstance(m.get("content"), str) or _objects(m.get("content")) for m in messages)):
+        return "request.messages: not a list of messages with text or blocks"
+    return None
+
+
+def _whole(value: Any, allow_none: bool = False) -> bool:
+    if value is None:
+        return allow_none
+    return isinstance(value, int) and not isinstance(value, bool) and -FIGURE < value < FIGURE
+
+
+def _objects(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, dict) for v in value)
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value) if isinstance(value, (int, float, str, bool)) or value is None else type(value).__name__
+    return text if len(text) <= 24 else f"{text[:20]}... ({len(text)} characters)"
 
 
 def _counted(line: str) -> str:

@@ -26,6 +26,7 @@ import re
 import sys
 from pathlib import Path
 
+from .exchange import flaw
 from .timeline import Timeline
 
 UI = Path(__file__).with_name("ui")
@@ -91,13 +92,19 @@ def read_log(path: Path) -> Timeline:
             except ValueError as e:
                 timeline.skipped.append(f"line {k}: not JSON ({e.msg})")
                 continue
+            except RecursionError:
+                timeline.skipped.append(f"line {k}: not JSON this reader takes (nested too deeply)")
+                continue
             if not isinstance(record, dict):
                 timeline.skipped.append(f"line {k}: not a record (a JSON {type(record).__name__})")
                 continue
+            if (wrong := flaw(record)) is not None:  # a shared log may be hostile: never a 500 or a page error
+                timeline.skipped.append(f"line {k}: not a serve record ({wrong})")
+                continue
             try:
                 timeline.add(record)
-            except (TypeError, ValueError, AttributeError, KeyError) as e:  # a record of the wrong shape
-                timeline.skipped.append(f"line {k}: not a serve record ({type(e).__name__}: {e})")
+            except (TypeError, ValueError, AttributeError, KeyError, OverflowError, RecursionError) as e:
+                timeline.skipped.append(f"line {k}: not a serve record ({type(e).__name__}: {str(e)[:200]})")
     return timeline
 
 

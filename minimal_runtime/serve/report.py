@@ -37,6 +37,7 @@ from ..provider.models import lookup
 TTL_SECONDS = 300  # the default cache entry lives 5 minutes [caching]
 LOOKBACK = 20  # a read looks back at most 20 blocks from each breakpoint [caching]
 CANDIDATES = 8  # recent calls kept per first message, to find the one a call continues
+KEPT_BYTES = 32 * 2**20  # the request bytes of the calls kept to compare with: past it the oldest go
 
 
 @dataclass
@@ -46,6 +47,7 @@ class Previous:
     at: float
     n: int = 0  # the call's number, where the caller numbers calls (the page does)
     answer: dict | None = None  # its reply as a message: what a thread held after it, and a replay resends
+    size: int = 0  # the bytes its request was sent as (what keeping it costs; 0: counted by the caller)
 
 
 class Conversations:
@@ -60,6 +62,7 @@ class Conversations:
 
     def __init__(self) -> None:
         self._recent: OrderedDict[bytes, list[Previous]] = OrderedDict()
+        self.kept_bytes = 0  # the ``size`` of every call kept
 
     @staticmethod
     def key(request: dict) -> bytes:
@@ -84,17 +87,37 @@ class Conversations:
             return shared, whole, 0
         return max(reversed(candidates), key=continued, default=None)
 
-    def remember(self, request: dict, record: CallRecord, at: float, n: int = 0, answer: dict | None = None) -> None:
+    def remember(self, request: dict, record: CallRecord, at: float, n: int = 0, answer: dict | None = None,
+                 size: int = 0) -> None:
+        """Keep a call to compare later ones with: ``CANDIDATES`` a conversation, 256 conversations,
+        and ``KEPT_BYTES`` of requests (by ``size``) in all, the least recent going first (never the
+        call just kept: a call past the bound is compared with the next one only)."""
         try:
             key = self.key(request)
         except (TypeError, ValueError):
             return
         recent = self._recent.setdefault(key, [])
-        recent.append(Previous(request, record, at, n, answer))
+        recent.append(Previous(request, record, at, n, answer, size))
+        self.kept_bytes += size
+        for gone in recent[:-CANDIDATES]:
+            self.kept_bytes -= gone.size
         del recent[:-CANDIDATES]
         self._recent.move_to_end(key)
         while len(self._recent) > 256:
-            self._recent.popitem(last=False)
+            self.kept_bytes -= sum(p.size for p in self._recent.popitem(last=False)[1])
+        while self.kept_bytes > KEPT_BYTES and (len(self._recent) > 1 or len(recent) > 1):
+            oldest = next(iter(self._recent))
+            self.kept_bytes -= self._recent[oldest].pop(0).size
+            if not self._recent[oldest]:
+                del self._recent[oldest]
+
+    def forget_key(self, key: bytes, keep: int | None = None) -> None:
+        """Keep no call of the conversation ``key`` (but the one numbered ``keep``)."""
+        recent = self._recent.pop(key, [])
+        kept = [p for p in recent if p.n == keep]
+        self.kept_bytes -= sum(p.size for p in recent) - sum(p.size for p in kept)
+        if kept:
+            self._recent[key] = kept
 
 
 @dataclass
@@ -168,7 +191,7 @@ class Report:
         miss = diagnose(previous, request, record, x.response, self.clock())
         if miss:
             parts.append(f"miss: {miss}")
-        self.conversations.remember(request, record, self.clock(), self._n, answer_of(x.response))
+        self.conversations.remember(request, record, self.clock(), self._n, answer_of(x.response), x.size)
         return " | ".join(parts)
 
     def _batch(self, x) -> str:

@@ -39,9 +39,12 @@ from ..emulator.prompt import render_block
 from ..emulator.tokens import block_tokens
 from ..provider.cost import CallRecord
 from ..view.call import placed
+from .exchange import request_flaw
 from .report import BatchResults, Conversations, answer_of, diagnose, is_results, thread_note
 from .report import _edit, _priced, _shared
 
+KEPT_BYTES = 32 * 2**20  # the messages (their JSON) the page keeps the prompts of calls in
+FORGOTTEN: list = []  # the messages of a call whose prompt the page no longer keeps (past KEPT_BYTES)
 PREVIEW = 160  # characters of a block shown in its row
 TEXT = 4000  # characters of a block sent when a call is opened
 
@@ -111,7 +114,10 @@ class Timeline:
         self._ids: dict[bytes, int] = {}  # conversation key -> its number
         self._labels: dict[int, str] = {}
         self._answered: dict[str, Call] = {}  # response id -> the call, for a thread continue
-        self._messages: dict[bytes, dict] = {}  # each distinct message once
+        self._messages: dict[int, dict[bytes, tuple[Any, int]]] = {}  # each distinct message once a conversation
+        self.kept_bytes = 0  # their JSON bytes
+        self._of: dict[int, list[Call]] = {}  # conversation -> its calls whose prompts are kept
+        self._used: dict[int, bytes] = {}  # conversation -> its key, the least recently used first
         self._lock = threading.Lock()
 
     def add(self, record: dict) -> Call | None:
@@ -134,7 +140,7 @@ class Timeline:
         if record.get("method") != "POST" or path != "/v1/messages":
             return None
         request = record.get("request")
-        if not isinstance(request, dict):
+        if not isinstance(request, dict) or request_flaw(request):  # a refused request the page cannot draw
             request = {}
         with self._lock:
             return self._add(record, request)
@@ -142,15 +148,23 @@ class Timeline:
     def _add(self, record: dict, sent: dict) -> Call:
         conversation, held = self._rebuilt(sent)
         previous = self._conversations.previous(conversation)
+        try:
+            key = Conversations.key(conversation)
+        except (TypeError, ValueError):
+            key = b""
+        if key not in self._ids:
+            self._ids[key] = len(self._ids) + 1
+            self._labels[self._ids[key]] = _label(conversation)
+        number = self._ids[key]
         # Kept once: the messages it shares with the call it continues are that call's (compared, not
         # serialized again: a long run would otherwise serialize its whole history on every call)
         messages = [m for m in conversation.get("messages") or [] if isinstance(m, dict)]
         kept = previous.request["messages"] if previous is not None else []
         shared = _shared(kept, messages, exact=True)
-        conversation = {**conversation, "messages": kept[:shared] + [self._intern(m) for m in messages[shared:]]}
-        for key in ("system", "tools"):  # sent again by every call: kept once too
-            if key in conversation:
-                conversation[key] = self._intern(conversation[key])
+        conversation = {**conversation, "messages": kept[:shared] + [self._intern(m, number) for m in messages[shared:]]}
+        for name in ("system", "tools"):  # sent again by every call: kept once too
+            if name in conversation:
+                conversation[name] = self._intern(conversation[name], number)
         response = record.get("response") if isinstance(record.get("response"), dict) else None
         status = int(record.get("status") or 0)
         usage = record.get("usage") if isinstance(record.get("usage"), dict) else None
@@ -163,26 +177,54 @@ class Timeline:
         else:
             call_record = CallRecord.from_usage(usage, _priced(model))
             miss = diagnose(previous, conversation, call_record, response, at)
-        try:
-            key = Conversations.key(conversation)
-        except (TypeError, ValueError):
-            key = b""
-        if key not in self._ids:
-            self._ids[key] = len(self._ids) + 1
-            self._labels[self._ids[key]] = _label(conversation)
         thread = sent.get("thread").get("type") if isinstance(sent.get("thread"), dict) else None
         if thread is not None:  # a create that replays a lost thread says so, as serve's line does
             thread = thread_note(thread, conversation, previous)
         call = Call(int(record.get("n") or len(self.calls) + 1), at, model, status, conversation,
-                    len(sent.get("messages") or []), held, call_record, response, self._ids[key],
+                    len(sent.get("messages") or []), held, call_record, response, number,
                     previous.n if previous is not None else None, miss, edit, record.get("prefix"), error, thread,
                     _predicted(record.get("predicted_usage")))
         self.calls.append(call)
+        self._of.setdefault(number, []).append(call)
+        self._used.pop(number, None)
+        self._used[number] = key
         if call_record is not None:
             self._conversations.remember(conversation, call_record, at, call.n, answer_of(response))
             if response is not None and isinstance(response.get("id"), str):
                 self._answered[response["id"]] = call
+        self._bound(call)
         return call
+
+    def _bound(self, newest: Call) -> None:
+        """Past ``KEPT_BYTES`` of messages the page forgets the prompts of the conversations used
+        least recently (their calls' figures stay: only the blocks of an opened call are gone); a
+        conversation past it by itself keeps its latest call's prompt alone."""
+        while self.kept_bytes > KEPT_BYTES:
+            oldest = next((c for c in self._used if c != newest.conversation), None)
+            if oldest is None:
+                return self._trim(newest)
+            self._forget(oldest, self._of.pop(oldest, []))
+            self._conversations.forget_key(self._used.pop(oldest))
+
+    def _forget(self, number: int, calls: list, keep: Call | None = None) -> None:
+        for call in calls:
+            if call is not keep and call.request.get("messages") is not FORGOTTEN:
+                call.request = {"model": call.request.get("model"), "messages": FORGOTTEN}
+                if call.response is not None:
+                    self._answered.pop(call.response.get("id"), None)
+        table = self._messages.pop(number, {})
+        if keep is not None:  # what the kept call's prompt is made of stays
+            made_of = {id(v) for v in [*(keep.request.get("messages") or []), keep.request.get("system"),
+                                        keep.request.get("tools")]}
+            self._messages[number] = {d: e for d, e in table.items() if id(e[0]) in made_of}
+        self.kept_bytes -= sum(size for _, size in table.values()) - \
+            sum(size for _, size in self._messages.get(number, {}).values())
+
+    def _trim(self, newest: Call) -> None:
+        number = newest.conversation
+        self._forget(number, self._of.get(number, []), keep=newest)
+        self._of[number] = [newest]
+        self._conversations.forget_key(self._used[number], keep=newest.n)
 
     def _rebuilt(self, sent: dict) -> tuple[dict, int | None]:
         """The conversation a request stands for, and how many of its messages a thread held."""
@@ -203,12 +245,19 @@ class Timeline:
         rebuilt["messages"] = held + list(sent.get("messages") or [])
         return rebuilt, len(held)
 
-    def _intern(self, value: Any) -> Any:
+    def _intern(self, value: Any, conversation: int) -> Any:
+        """``value`` kept once in its conversation (each keeps its own: a conversation forgotten frees
+        exactly what it kept), its bytes counted."""
         try:
             exact = json.dumps(value, sort_keys=True, ensure_ascii=False).encode("utf-8", "surrogatepass")
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, RecursionError):
             return value
-        return self._messages.setdefault(hashlib.blake2b(exact, digest_size=16).digest(), value)  # cache_control too
+        table = self._messages.setdefault(conversation, {})
+        digest = hashlib.blake2b(exact, digest_size=16).digest()  # cache_control too
+        if digest not in table:
+            table[digest] = (value, len(exact))
+            self.kept_bytes += len(exact)
+        return table[digest][0]
 
     # -- what the page asks for ------------------------------------------------------------------
 
@@ -351,7 +400,7 @@ def _label(request: dict) -> str:
     """A conversation's name on the page: the start of its first user message, past the reminders a
     client puts before the task (Claude Code opens with ``<system-reminder>`` blocks)."""
     for message in request.get("messages") or []:
-        if message.get("role") == "user":
+        if isinstance(message, dict) and message.get("role") == "user":
             content = _listed(message.get("content"))
             texts = [b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str) and b["text"].strip()]
             told = [t for t in texts if not t.lstrip().startswith("<system-reminder>")] or texts

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 import anthropic
+import pytest
 
 from minimal_runtime.emulator import Emulator
 from minimal_runtime.serve import started
@@ -104,3 +105,73 @@ def test_the_steering_server_refuses_two_host_headers_as_serve_does():
     assert two.startswith(b"HTTP/1.1 400 ") and b"more than one Host header" in two, two[:200]
     assert big.startswith(b"HTTP/1.1 431 "), big[:200]  # past the steering server's 8 KB, arrived whole
     assert Agent.steered == []
+
+
+# -- item 3: what serve keeps is bounded in bytes, not only by count ------------------------------------
+
+BETA = "message-threads-2026-08-12"
+
+
+def _call(i: int, size: int, **extra) -> dict:
+    return {"model": MODEL, "max_tokens": 16, "messages": [{"role": "user", "content": f"call {i} " + "x" * size}],
+            **extra}
+
+
+def test_the_report_the_page_and_the_parser_keep_at_most_their_bytes(monkeypatch):
+    """30 distinct calls of 26 MB grew serve by 1.58 MB a MB sent: each part kept a count of calls
+    (256 conversations, every call on the page, 8 bodies), whatever their size. Here the bounds are
+    100 KB and the calls 40 KB: each part keeps what fits (the newest always), counted in bytes, and
+    the page keeps every call's figures while forgetting the prompts of the oldest conversations."""
+    from minimal_runtime.emulator import body
+    from minimal_runtime.serve import report, timeline
+    for module in (report, timeline, body):
+        monkeypatch.setattr(module, "KEPT_BYTES", 100_000)
+    with started(Emulator(model=MODEL), ui=True) as (url, front):
+        client = anthropic.Anthropic(base_url=url, api_key="offline", max_retries=0)
+        for i in range(12):
+            client.messages.create(**_call(i, 40_000))
+        page = front.timeline
+        kept = front.report.conversations.kept_bytes
+        parser = front.emulator._bodies.recent
+        assert 40_000 < kept <= 100_000 and kept == sum(p.size for c in front.report.conversations._recent.values()
+                                                       for p in c)
+        assert 1 <= len(parser) <= 2 and sum(len(b.text) for b in parser) <= 100_000
+        assert 40_000 < page.kept_bytes <= 100_000 and len(page.calls) == 12
+        forgotten = [c.n for c in page.calls if not c.request["messages"]]
+        assert forgotten == list(range(1, len(forgotten) + 1)) and len(forgotten) >= 9  # the oldest went first
+        assert page.detail(1)["blocks"] == [] and page.detail(1)["input"] > 0  # its figures stay
+        assert len(page.detail(12)["blocks"]) == 1
+        client.messages.create(**_call(99, 120_000))  # past the parser's bound: parsed, not kept
+        assert parser and all(len(b.text) < 100_000 for b in parser)
+        # one conversation past the bound by itself keeps its latest call's prompt alone
+        history = [{"role": "user", "content": "one long conversation"}]
+        for i in range(6):
+            history += [{"role": "assistant", "content": f"answer {i}"}, {"role": "user", "content": f"{i} " + "y" * 40_000}]
+            client.messages.create(model=MODEL, max_tokens=16, messages=history)
+        assert page.kept_bytes <= 100_000 + 6 * 40_100 and page.calls[-1].request["messages"]
+        assert not page.calls[-2].request["messages"]
+
+
+def test_held_threads_are_bounded_in_bytes_and_one_client_never_evicts_anothers(monkeypatch):
+    """Held responses are counted by the bytes their requests stand for: past its credential's bound
+    a client's oldest go; past the bound in all a new response is not held (its continue is the 404
+    the SDKs replay after), and another client's live thread stays."""
+    from minimal_runtime.emulator import threads
+    monkeypatch.setattr(threads, "CREDENTIAL_BYTES", 60_000)
+    monkeypatch.setattr(threads, "HELD_BYTES", 70_000)
+    emu = Emulator(model=MODEL)
+    a, b, c = (emu.client(api_key=k, max_retries=0) for k in ("key-a", "key-b", "key-c"))
+    create = lambda client, i: client.beta.messages.create(**_call(i, 20_000, thread={"type": "create"}),  # noqa: E731
+                                                            betas=[BETA])
+    go_on = lambda client, first: client.beta.messages.create(  # noqa: E731
+        model=MODEL, max_tokens=16, betas=[BETA], messages=[{"role": "user", "content": "go on"}],
+        thread={"type": "continue", "previous_message_id": first.id})
+    kept = create(a, 0)
+    of_b = [create(b, i) for i in range(1, 6)]
+    assert emu.threads.held_bytes <= 70_000 and emu.threads._bytes[threads.credential({"x-api-key": "key-b"})] <= 60_000
+    of_c = create(c, 9)  # a and b hold 20 KB and 40 KB: c's 20 KB would pass the bound in all
+    with pytest.raises(anthropic.NotFoundError):
+        go_on(c, of_c)
+    with pytest.raises(anthropic.NotFoundError):
+        go_on(b, of_b[0])  # b's own oldest went first
+    assert go_on(b, of_b[-1]).stop_reason and go_on(a, kept).stop_reason
