@@ -197,7 +197,7 @@ def replay_folder_command(args, names: list[str]) -> None:
     import sys
     from pathlib import Path
     from .replay.folder import find_logs, folder_table, run_folder
-    directory = Path(args.path).expanduser()
+    directory = Path(args.path).expanduser().resolve()  # rows name each file by its resolved path (resume matches it)
     paths = find_logs(directory)
     if not paths:
         raise SystemExit(f"cannot import: {directory}: no files under it")

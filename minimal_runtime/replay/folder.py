@@ -31,13 +31,18 @@ FIELDS = ["run", "source", "model", "strategy", "calls", "logged_calls", "prompt
 
 
 def find_logs(directory: Path) -> list[Path]:
-    """Every regular file under ``directory`` (symbolic links not followed), in a stable order."""
-    found = []
-    for root, dirs, files in os.walk(directory):
+    """Every file under ``directory`` that is not a folder or a symbolic link (not followed), in a
+    stable order: FIFOs, sockets and devices too, and every sub-folder that cannot be read, so each
+    is listed as not replayed with its reason (the worker says what it is, without opening it)."""
+    found: list[Path] = []
+
+    def unreadable(error: OSError) -> None:
+        if error.filename and Path(error.filename) != directory:
+            found.append(Path(error.filename))
+    for root, dirs, files in os.walk(directory, onerror=unreadable):
         dirs.sort()
-        found += [Path(root) / name for name in sorted(files) if (Path(root) / name).is_file()
-                  and not (Path(root) / name).is_symlink()]
-    return found
+        found += [Path(root) / name for name in sorted(files) if not (Path(root) / name).is_symlink()]
+    return sorted(found, key=lambda p: str(p).encode("utf-8", "surrogateescape"))
 
 
 def replay_file(path: str, strategies: list[str], model: str | None) -> tuple[str, list[dict] | str]:
@@ -55,10 +60,15 @@ def _replay_file(path: str, strategies: list[str], model: str | None) -> list[di
     from .formats import load
     from .recorded import TrajectoryError
     from .report import rows as report_rows
+    if os.path.isdir(path):  # a sub-folder find_logs could not read
+        try:
+            os.listdir(path)
+        except OSError as e:
+            return f"a folder that cannot be read ({e.strerror or e}): nothing under it was replayed"
     try:
         runs = load(path)
     except TrajectoryError as e:
-        return e.problem
+        return f"line {e.line}: {e.problem}" if e.line else e.problem  # the line the file mode names too
     except OSError as e:
         return f"{type(e).__name__}: {e.strerror or e}"
     rows = []
@@ -93,11 +103,39 @@ def _in_process(paths: list[str], strategies: list[str], model: str | None) -> I
         yield replay_file(path, strategies, model)
 
 
+def _die_with_parent(parent: int) -> None:
+    """A worker's initializer: it ends when the replay that started it does, however that ends (a
+    kill -9 leaves no chance to shut the pool down). Linux's PR_SET_PDEATHSIG signals it at once;
+    elsewhere a thread notices that the parent is gone."""
+    import signal
+    import threading
+    try:
+        import ctypes
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:  # the parent died before the signal was armed
+        os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+    threading.Thread(target=watch, daemon=True, name="die-with-parent").start()
+
+
+def _size(path: str) -> int:
+    try:
+        return os.lstat(path).st_size
+    except OSError:
+        return 0
+
+
 def _in_workers(paths: list[str], strategies: list[str], model: str | None, jobs: int) -> Iterator[Result]:
     """Files in ``jobs`` processes, biggest first (a big log started last runs alone), at most a few
     per worker in flight: the parent never holds the futures of a whole folder."""
-    queue = iter(sorted(paths, key=lambda p: -os.path.getsize(p)))
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    queue = iter(sorted(paths, key=lambda p: -_size(p)))
+    with ProcessPoolExecutor(max_workers=jobs, initializer=_die_with_parent, initargs=(os.getpid(),)) as pool:
         pending = {pool.submit(replay_file, p, strategies, model) for p in _take(queue, 4 * jobs)}
         while pending:
             done, pending = wait(pending, return_when=FIRST_COMPLETED)
@@ -115,6 +153,8 @@ def _on_dask(paths: list[str], strategies: list[str], model: str | None, jobs: i
     """The same per-file work on a Dask cluster (the optional ``dask`` extra): the scheduler at
     ``scheduler``, or a ``LocalCluster`` of ``jobs`` single-threaded worker processes. At most a few
     files per worker are in flight, as with ``--jobs``."""
+    if scheduler:
+        _reachable(scheduler)
     try:
         from dask.distributed import Client, LocalCluster, as_completed
     except ImportError:
@@ -125,7 +165,7 @@ def _on_dask(paths: list[str], strategies: list[str], model: str | None, jobs: i
                                                       dashboard_address=None)
         with Client(scheduler or cluster) as client:
             workers = max(1, len(client.scheduler_info().get("workers", {})) or jobs)
-            queue = iter(sorted(paths, key=lambda p: -os.path.getsize(p)))
+            queue = iter(sorted(paths, key=lambda p: -_size(p)))
             futures = as_completed([client.submit(replay_file, p, strategies, model, pure=False)
                                     for p in _take(queue, 4 * workers)])
             for future in futures:
@@ -135,6 +175,22 @@ def _on_dask(paths: list[str], strategies: list[str], model: str | None, jobs: i
                     futures.add(client.submit(replay_file, p, strategies, model, pure=False))
         if cluster is not None:
             cluster.close()
+
+
+def _reachable(scheduler: str, seconds: float = 3.0) -> None:
+    """A scheduler address that answers nothing is one line now, not Dask's traceback 30 s later."""
+    import socket
+    from urllib.parse import urlsplit
+    where = urlsplit(scheduler if "://" in scheduler else f"tcp://{scheduler}")
+    try:
+        host, port = where.hostname, where.port or 8786
+    except ValueError:
+        raise SystemExit(f"--scheduler {scheduler}: not an address (tcp://HOST:PORT)") from None
+    try:
+        socket.create_connection((host, port), timeout=seconds).close()
+    except OSError as e:
+        raise SystemExit(f"--scheduler {scheduler}: no Dask scheduler answered at {host}:{port} "
+                         f"({e.strerror or type(e).__name__})") from None
 
 
 # -- the streaming summary: running totals, the CSV, progress ---------------------------------------
@@ -199,13 +255,13 @@ def resume(path: Path, totals: Totals) -> set[str]:
         with open(path, "r+b") as f:
             f.truncate(raw.rfind(b"\n") + 1)
     done = set()
-    with open(path, newline="", encoding="utf-8") as f:
+    with open(path, newline="", encoding="utf-8", errors="surrogateescape") as f:  # file names as the OS gave them
         reader = csv.DictReader(f)
         if reader.fieldnames != FIELDS:
             raise SystemExit(f"{path}: its columns are not this version's ({', '.join(FIELDS)}): give another --csv")
         for row in reader:
             totals.add(_typed(row))
-            done.add(row["run"].split("#")[0])
+            done.add(os.path.realpath(row["run"].split("#")[0]))
     totals.resumed = len(done)
     return done
 
@@ -237,9 +293,9 @@ def run_folder(paths: Iterable[Path], strategies: list[str], model: str | None =
     already holds are skipped) and into the totals the table is made of; ``each`` sees every result."""
     totals = Totals()
     paths = [str(p) for p in paths]
-    if csv_path is not None:
+    if csv_path is not None:  # matched on the resolved path: the same folder spelled another way resumes too
         done = resume(csv_path, totals)
-        paths = [p for p in paths if p not in done]
+        paths = [p for p in paths if os.path.realpath(p) not in done]
     jobs = jobs or os.cpu_count() or 1
     results = _on_dask(paths, strategies, model, jobs, scheduler) if engine == "dask" else \
         _in_process(paths, strategies, model) if jobs == 1 else _in_workers(paths, strategies, model, jobs)
@@ -248,7 +304,7 @@ def run_folder(paths: Iterable[Path], strategies: list[str], model: str | None =
     try:
         if csv_path is not None:
             fresh = not csv_path.exists() or csv_path.stat().st_size == 0
-            out = open(csv_path, "a", newline="", encoding="utf-8")
+            out = open(csv_path, "a", newline="", encoding="utf-8", errors="surrogateescape")
             writer = csv.DictWriter(out, fieldnames=FIELDS)
             if fresh:
                 writer.writeheader()
@@ -294,8 +350,13 @@ def aggregate(rows: list[dict]) -> list[dict]:
     return totals.aggregate()
 
 
+def _shown(path: str | Path) -> str:
+    """A file name as printed: bytes that are not UTF-8 (a name the OS gave as such) as \\xNN escapes."""
+    return str(path).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def folder_table(directory: Path, totals: Totals, shown: int = 40) -> str:
-    lines = [f"{directory}: {len(totals.runs)} runs from {len(totals.files)} files, {len(totals.refused)} files not "
+    lines = [f"{_shown(directory)}: {len(totals.runs)} runs from {len(totals.files)} files, {len(totals.refused)} files not "
              f"replayed" + (f" ({totals.resumed} files read back from the --csv)" if totals.resumed else "")
              + " (replayed tokens calibrated per log where it records usage)",
              f"{'strategy':<16} {'runs':>5} {'calls':>7} {'prompt tokens':>14} {'cache read':>10} {'cost $':>10} "
@@ -305,7 +366,7 @@ def folder_table(directory: Path, totals: Totals, shown: int = 40) -> str:
         lines.append(f"{a['strategy']:<16} {a['runs']:>5} {a['calls']:>7,} {a['prompt_tokens']:>14,} "
                      f"{a['cache_read_share']:>10.1%} {a['cost']:>10.3f} {a['not_finished']:>12}{unpriced}")
     for path, why in totals.refused[:shown]:
-        lines.append(f"  not replayed: {path}: {why}")
+        lines.append(f"  not replayed: {_shown(path)}: {why}")
     if len(totals.refused) > shown:
         lines.append(f"  ... and {len(totals.refused) - shown} more (every one is in the --csv, with its reason)")
     return "\n".join(lines)

@@ -34,7 +34,7 @@ def test_a_folder_replays_every_log_under_it_into_one_table_and_a_csv(logs, tmp_
     assert recorded.split()[1:3] == ["4", str(sum(int(r["logged_calls"]) for r in rows if r["strategy"] == "recorded"))]
     assert recorded.split()[-1] == "0"  # every run finished
     assert next(line for line in out.splitlines() if line.startswith("tail-2025 ")).split()[-1] == "4"
-    assert f"not replayed: {folder / 'notes.jsonl'}: not a trajectory I know" in out
+    assert f"not replayed: {folder / 'notes.jsonl'}: line 1: not a trajectory I know" in out  # the file mode's line
     assert len(rows) == 4 * 3 + 1  # per run: the log itself, recorded, tail-2025; and the file not replayed
     assert {r["run"].split("#")[0] for r in rows if r["source"]} == {str(p) for p in paths.values()}
     assert all(r["stopped"].startswith("stopped at call 2:") for r in rows if r["strategy"] == "tail-2025")
