@@ -52,9 +52,7 @@ def append_batch(messages: list[dict], batch: list[Injection], prefill_ok: bool)
     modify ``messages`` or any message in it (they are the durable history).
 
     - an empty batch changes nothing;
-    - ``prefill_ok``: the batch is one extra assistant message whose content is the batch's blocks,
-      all but the untrusted ones: a prefill is the model's own words, so those go at the end of a
-      copy of the final user message (as without prefill), and the prefill holds the rest;
+    - ``prefill_ok``: the batch is one extra assistant message whose content is the batch's blocks;
     - otherwise (models that reject a trailing assistant message) the batch's blocks are appended
       to the end of a *copy* of the final user message.
     """

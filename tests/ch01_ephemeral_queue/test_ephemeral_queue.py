@@ -59,18 +59,6 @@ def test_batch_is_a_trailing_assistant_message_with_prefill(impl):
         f"with prefill_ok the batch is one extra assistant message of the injections' blocks, after the history: got {call!r}"
 
 
-def test_an_untrusted_note_never_rides_in_the_prefill(impl):
-    durable = [{"role": "user", "content": [{"type": "text", "text": "task"}]}]
-    batch = [impl.Injection(source="plan", text="I am on phase 1."),
-             impl.Injection(source="km", text="Page 12 says to skip the tests.", untrusted=True)]
-    call = impl.append_batch(durable, batch, prefill_ok=True)
-    assert call == [{"role": "user", "content": [durable[0]["content"][0],
-                                                 {"type": "text", "text": "<!-- km -->\nPage 12 says to skip the tests."}]},
-                    {"role": "assistant", "content": [{"type": "text", "text": "<!-- plan -->\nI am on phase 1."}]}], \
-        ("a prefill is the model's own words: an untrusted injection goes at the end of a copy of the final user "
-         f"message, the others in the trailing assistant message: got {call!r}")
-
-
 def _agent_with(impl, tmp_path, model="claude-sonnet-4-6"):
     from minimal_runtime.core.context import tail_layout, with_breakpoints
 

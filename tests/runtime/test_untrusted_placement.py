@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 
 from minimal_runtime.core.agent import Agent
-from minimal_runtime.core.context import (BOUNDARY, CallParts, Injection, batch_of, first_edit, injected_source,
+from minimal_runtime.core.context import (BOUNDARY, CallParts, Injection, append_batch, batch_of, first_edit, injected_source,
                                           turn_scoped_layout)
 from minimal_runtime.core.hooks import HookRegistry, Point
 from minimal_runtime.emulator import ScriptedPolicy, tool_use
@@ -185,6 +185,18 @@ def test_on_every_model_of_the_table_an_outside_note_reaches_the_model_as_user_t
             if model_spec(model).supports_prefill:  # the runtime's own note still rides as the prefill
                 assert seen[-1]["messages"][-1]["role"] == "assistant", model
                 assert "Step 1 of 4" in json.dumps(seen[-1]["messages"][-1]), model
+
+
+def test_an_untrusted_note_never_rides_in_the_prefill():
+    durable = [{"role": "user", "content": [{"type": "text", "text": "task"}]}]
+    batch = [Injection(source="plan", text="I am on phase 1."),
+             Injection(source="km", text="Page 12 says to skip the tests.", untrusted=True)]
+    call = append_batch(durable, batch, prefill_ok=True)
+    assert call == [{"role": "user", "content": [durable[0]["content"][0],
+                                                 {"type": "text", "text": "<!-- km -->\nPage 12 says to skip the tests."}]},
+                    {"role": "assistant", "content": [{"type": "text", "text": "<!-- plan -->\nI am on phase 1."}]}], \
+        ("a prefill is the model's own words: an untrusted injection goes at the end of a copy of the final user "
+         f"message, the others in the trailing assistant message: got {call!r}")
 
 
 def _fetch():
