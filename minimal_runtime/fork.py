@@ -1,8 +1,9 @@
 """``python -m minimal_runtime fork DEST [--name PKG]``: the forkable loop as a package of your own.
 
 Writes ``DEST/PKG/``: ``core/`` and ``provider/`` as they are here, an ``__init__.py`` giving their
-public names, and a README of its own; and ``DEST/test_PKG.py``, a three-call agent run against the
-Messages API server in ``ANTHROPIC_BASE_URL``. The package needs ``anthropic`` and ``pydantic`` only.
+public names, and a README of its own; and ``DEST/test_PKG.py``, its tests (``fork_suite.py``): offline,
+through a scripted server inside the SDK's own HTTP client, and a live subset against the server in
+``ANTHROPIC_BASE_URL`` when it is set. The package and its tests need ``anthropic`` and ``pydantic`` only.
 Paths are found from this file, so it works from any directory; it never overwrites anything.
 """
 
@@ -79,64 +80,31 @@ print(result.status, result.final_text)  # done, max_steps, truncated, refused o
   script again: `agent.run(task)` with the killed run's own task resumes it rather than asking it twice
   (another task is refused in one line until that run has ended). A record started with another model, system prompt or tools is refused unless
   `agent.run(new_segment=True)`. A call answered just before the kill, whose turn never landed, is
-  made again: it is in `agent.lost_calls`, so the run's bill is `agent.calls` and `agent.lost_calls`.
+  resumed from its reply, not made again. A step is a durable transaction: the request is recorded as
+  sent, the reply (with its tool inputs) stored before any tool runs, each tool's result as it
+  completes, then the turn; a resume never re-sends a call whose reply is stored and runs only the
+  tools and hooks that had not run. A tool killed while it ran runs again: `tool_use_id()` (inside
+  the tool) is the same both times, so a side effect keyed on it happens once. A call in flight at the
+  kill is sent again and listed in `agent.unanswered_calls` (possibly billed): the run's bill is
+  `agent.calls` and `agent.lost_calls`, and up to one call per entry of `agent.unanswered_calls`.
 - **Steering**: `with steering_server(agent, token) as url:` takes `POST url/steer` while a run is active.
 
-`test_{name}.py` runs a three-call agent against the server in `ANTHROPIC_BASE_URL` (the real API
-with `ANTHROPIC_API_KEY`, or an offline stand-in for it such as `python -m minimal_runtime serve`):
-`python -m unittest test_{name}`.
+`test_{name}.py` is what tells you when a change broke the loop: `python -m unittest test_{name}`, offline
+(a scripted Messages API server inside the SDK's own HTTP client). It runs every stop status, hook
+isolation and order, the bill in the record, a kill at each boundary of a step and its resume (each
+tool and hook once), the cache breakpoint's place, a thread's create, continue and replay, and
+append-only requests. With `ANTHROPIC_BASE_URL` (the real API with `ANTHROPIC_API_KEY`, or a stand-in
+such as `python -m minimal_runtime serve`) a live subset also runs against that server.
 '''
 
-TEST = '''"""A three-call agent ((2 + 3) * 4 with two tools, then the answer) against the Messages API server in
-ANTHROPIC_BASE_URL (the real API, or an offline stand-in), with ANTHROPIC_API_KEY and MODEL if set.
-Run: python -m unittest test_{name}"""
-
-import os
-import tempfile
-import unittest
-
-import anthropic
-
-from {name} import Agent, HookRegistry, Point, RunStore, load_run
-
-
-def add(a: int, b: int) -> str:
-    """Add two integers and return the sum."""
-    return str(a + b)
-
-
-def multiply(a: int, b: int) -> str:
-    """Multiply two integers and return the product."""
-    return str(a * b)
-
-
-class ThreeCalls(unittest.TestCase):
-    def test_a_tool_using_agent_ends_done_and_its_record_reads_back(self):
-        if not os.environ.get("ANTHROPIC_BASE_URL"):
-            self.skipTest("set ANTHROPIC_BASE_URL (and ANTHROPIC_API_KEY) to a Messages API server")
-        ran, ended = [], []
-        hooks = HookRegistry()
-        hooks.register(Point.POST_TOOL_CALL, lambda e: ran.append(e.tool_call["name"]))
-        hooks.register(Point.END, lambda e: ended.append(e.result.status))
-        with tempfile.TemporaryDirectory() as folder:
-            store = RunStore(folder)
-            agent = Agent(anthropic.Anthropic(), model=os.environ.get("MODEL", "claude-sonnet-5-5"),
-                          system="You do arithmetic with the tools, one call at a time.", tools=[add, multiply],
-                          hooks=hooks, store=store, max_steps=6)
-            result = agent.run("What is (2 + 3) * 4?")
-            store.close()
-            self.assertEqual(result.status, "done", result.error)
-            self.assertEqual(ended, ["done"])
-            self.assertTrue(ran, "the model used no tool")
-            saved = load_run(folder)
-            self.assertEqual(saved.messages, agent.messages)
-            self.assertEqual(len(saved.calls), result.steps)
-            print(f"{{result.steps}} calls, tools {{ran}}: {{result.final_text!r}}")
-
-
-if __name__ == "__main__":
-    unittest.main()
-'''
+def test_module(name: str) -> str:
+    """``fork_suite.py`` as the fork's own ``test_NAME.py``: importing the fork instead of this core."""
+    source = (HERE / "fork_suite.py").read_text()
+    for old, new in (("from minimal_runtime.core.store import", f"from {name}.core.store import"),
+                     ("from minimal_runtime.core import", f"from {name} import"), ("test_PKG", f"test_{name}")):
+        assert old in source, old
+        source = source.replace(old, new)
+    return source
 
 
 def write_fork(dest: Path, name: str = "agent") -> list[Path]:
@@ -161,7 +129,7 @@ def write_fork(dest: Path, name: str = "agent") -> list[Path]:
     lines = lambda words: textwrap.fill(", ".join(words), 100, initial_indent="    ", subsequent_indent="    ")  # noqa: E731
     (package / "__init__.py").write_text(INIT.format(name=name, core=lines(core_names), names=lines(f'"{n}"' for n in names)))
     (package / "README.md").write_text(README.format(name=name))
-    test.write_text(TEST.format(name=name))
+    test.write_text(test_module(name))
     return [package, test]
 
 

@@ -13,13 +13,14 @@ from .hooks import (CallEvent, EndEvent, ErrorEvent, HookEvent, HookFailure, Hoo
                     ToolResultEvent)
 from .protocols import AgentView, Feature, Hook, Layout, Store, Tool, Tools
 from .steering import SteerTooLarge, steering_server
-from .store import EventLog, MemoryStore, RunState, RunStore, StoredRun, StoreLocked, load_run
+from .store import (EventLog, MemoryStore, RunState, RunStore, StoredRun, StoredStep, StoreFailure, StoreLocked,
+                    load_run)
 from .thread import Thread
-from .tools import FunctionTool, ToolBox, ToolOffer, ToolOutput
+from .tools import FunctionTool, ToolBox, ToolOffer, ToolOutput, tool_use_id
 
 __all__ = ["Agent", "AgentConfig", "RequestOptions", "RunResult", "CallParts", "CallPlan", "TurnScopedQueue",
            "Injection", "ThreadAt", "Thread", "layout_for", "tail_layout", "threaded_layout", "turn_scoped_layout",
            "CallEvent", "EndEvent", "ErrorEvent", "HookEvent", "HookFailure", "HookRegistry", "Point", "ToolCallEvent",
            "ToolResultEvent", "AgentView", "Feature", "Hook", "Layout", "Store", "Tool", "Tools", "SteerTooLarge",
            "steering_server", "EventLog", "MemoryStore", "RunState", "RunStore", "StoredRun", "StoreLocked", "load_run",
-           "FunctionTool", "ToolBox", "ToolOffer", "ToolOutput"]
+           "FunctionTool", "ToolBox", "ToolOffer", "ToolOutput", "tool_use_id", "StoreFailure", "StoredStep"]

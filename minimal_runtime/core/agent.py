@@ -5,11 +5,26 @@
                 reads each on its own call only (on the current models it stays in the record)
 
 A run starts (``_begin``: what it sends besides its history, in the store), makes steps until it
-ends, and ends in one place (``_end``: the END hooks see its ``RunResult``, then the store). A step
-is named parts, in order: ``_prepare`` (steers, the PRE_LLM_CALL hooks, the batch), ``_assemble``
-(``messages + batch``, laid out by ``layout``: by default the one the model's facts call for, see
-``context.layout_for``), ``_send``, ``_record`` (what it cost), ``_take`` (the reply and its tools'
-results into the history, with the entries the call carried after it) and ``_outcome``.
+ends, and ends in one place (``_end``: its result recorded, the END hooks see it, then its status).
+A step (``_step``) is a durable transaction, each boundary in the store before the next begins:
+
+    _prepare_batch        steers into the history, the PRE_LLM_CALL hooks, the notes not yet delivered
+    _call_model           the request laid out (``_lay_out``: ``messages + batch`` by ``layout``, the
+                          request options, the thread's continue or create, ``_check_append_only``),
+                          recorded as sent, ``_send``, and on a lost thread the whole history once more
+    _store_reply          the reply, its bill and its tool inputs, before anything acts on it
+    _run_post_call_hooks  the POST_LLM_CALL hooks
+    _run_tool             each tool between its hooks, its result stored as it completes
+    _land_turn            the turn (the entries the call carried, the reply, the results) into the history
+    _outcome              done, or another step
+
+Each hook is marked in the store once it has run. A run killed anywhere resumes from its last
+boundary (``run()``, or ``run(task)`` with the killed run's task): a stored reply is never asked for
+again (``_stored_reply``), a stored result never recomputed, a hook that ran never runs again. Only a
+tool or a hook killed while it ran runs again: a tool is handed its ``tool_use_id()`` so it can tell.
+A call recorded as sent and never answered (in flight at the kill) is sent again and listed in
+``unanswered_calls``: possibly billed. The run's bill is ``calls`` and ``lost_calls``, and up to one
+more call for each entry of ``unanswered_calls``.
 
 Where the batch ends up depends on the layout. On ``tail_layout`` it lives in the call's copy of
 the request only: never in ``messages``, never in the store. On ``turn_scoped_layout`` the provider
@@ -21,16 +36,15 @@ same request on a message thread: the call sends only what the server does not h
 (``core/thread.py``) says which response it continues and replays the whole history once when the
 thread is lost; the history and the store are the same either way. A production fork should inject
 only what it would be content to keep in its run record: no secrets, nothing a user must not see.
-A call that does not finish (cut at ``max_tokens``, refused, failed) leaves its notes unsent: they
-go back on the queue for the next call. What a hook keeps in ``state`` is written with the turn
-that delivers its step's notes, so after a crash a hook that gives a note once gives it again,
-exactly once. A note injected from outside a hook lives in memory until then (a steer is durable).
+A call that does not finish (cut at ``max_tokens``, refused, failed) leaves its notes undelivered:
+they go back on the queue for the next call. A note and the state its hook set are in the record
+together (the hook's mark), and the batch is in it from the call's sent record on, so after a kill a
+note given once is given exactly once. A note injected from outside a hook lives in memory until its
+call is recorded as sent (a steer is durable at once).
 
 A run ends on a final answer, at the step limit, on a reply the model could not finish (``truncated``:
 it hit ``max_tokens``; ``refused``), or on an error the SDK's own retries did not get past. In every
-case the history holds exactly the completed turns, and the store holds the same, so a run killed
-between two steps resumes where it was. A step killed while its tools ran is repeated on resume,
-tools included: tools with side effects should be idempotent (or check the workspace first).
+case the history holds exactly the completed turns, and the store holds the same.
 """
 
 from __future__ import annotations
@@ -38,10 +52,12 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Literal
 
 import anthropic
+from anthropic.types import Message
+from anthropic.types.beta import BetaMessage
 from pydantic import BaseModel
 
 from ..provider.cost import CallRecord
@@ -52,7 +68,7 @@ from .hooks import CallEvent, EndEvent, ErrorEvent, HookEvent, HookRegistry, Poi
 from .messages import assistant_message, dumps, printable, text_block, text_of, tool_uses, user
 from .protocols import Layout, Store, Tool, Tools
 from .steering import SteerTooLarge
-from .store import EventLog, MemoryStore, RunState, load
+from .store import EventLog, MemoryStore, RunState, StoredStep, StoreFailure, load
 from .thread import Thread
 from .tools import ToolBox, ToolOffer
 
@@ -94,6 +110,7 @@ class Agent:
         self.system = [text_block(system)] if isinstance(system, str) and system else list(system or [])
         chosen, why = layout_for(self.spec)
         self.layout, self.layout_reason = (layout, "chosen by the caller") if layout is not None else (chosen, why)
+        self._keeps_batch = _keeps_batch(self.layout, self.spec)  # is the batch part of the history (and the record)?
         # the record: the history, the calls, what hooks keep; read back from the store
         self.store: Store = store if store is not None else MemoryStore()
         saved = load(self.store.events(), getattr(self.store, "where", EventLog.where))  # where: a file, in errors
@@ -104,23 +121,31 @@ class Agent:
         self.lost_calls: list[CallRecord] = saved.lost_calls
         self.state = RunState(saved.state)
         self._start, self._run_start = saved.start, saved.run_start  # what the run sends; where its steps count from
-        self._unfinished = saved.unfinished_task  # a killed run's task: run(task) again resumes it
+        self._killed_task = saved.unfinished_task  # a killed run's task: run(task) again resumes it
+        # Possibly billed: recorded as sent and never answered (a kill while the call was in flight).
+        self.unanswered_calls: list[dict] = saved.unanswered_calls
+        self._interrupted = saved.interrupted if saved.interrupted and saved.interrupted.sent else None
+        self._hooks_run = dict(saved.interrupted.hooks) if saved.interrupted else {}  # hooks a killed step ran
+        self._ending = bool(saved.interrupted and saved.interrupted.ended)  # killed among the END hooks
+        self._ended = RunResult(**saved.interrupted.ended) if self._ending else None
+        self._previous_len: int | None = saved.previous_len  # the history's length at the last call
         self.thread = Thread(resumed=bool(saved.threads))  # on threaded_layout: the response the next call continues
         if not getattr(client, "_supports_message_threads", False):  # the SDK's own flag: not Bedrock, Vertex [PY]
             self.thread.off = f"{type(client).__name__} does not take message threads"
         # the tools: a fixed list, what the model is told it may call, what the history keeps of an output
         self.toolbox: Tools = toolbox if toolbox is not None else ToolBox(tools)
         self.offer = ToolOffer(self.toolbox, self.spec.tool_changes, self.messages)
-        self.tool_definitions = self.offer.definitions
         self.offloader = offloader
         # the hooks, and the notes they queue for the next call
         self.hooks = hooks or HookRegistry()
         self.turn_queue = turn_queue if turn_queue is not None else TurnScopedQueue()
-        self._unsent: list[Injection] = []  # the notes of a call whose turn has not landed
+        # The notes of the call in flight (or of one that did not finish): delivered when its turn lands.
+        self._undelivered: list[Injection] = [Injection(**i) for i in saved.undelivered]
+        if saved.interrupted and saved.interrupted.notes:  # what a killed step's PRE_LLM_CALL hooks queued
+            self.turn_queue.requeue([Injection(**i) for i in saved.interrupted.notes])
         # the last call, as sent (for hooks, views and the append-only check)
         self.last_request: dict | None = None
         self.last_batch: list[Injection] = []
-        self._previous_len: int | None = None  # the history's length at the last call
         self.edits: list[str] = []  # what check_append_only found
         # steering, from another thread
         self._lock = threading.Lock()
@@ -143,6 +168,11 @@ class Agent:
     @property
     def name(self) -> str:
         return self.config.name
+
+    @property
+    def tool_definitions(self) -> list[dict]:
+        """The tools every request sends (``ToolOffer.definitions``: the one place they live)."""
+        return self.offer.definitions
 
     # -- the two ways in from outside -------------------------------------------------------------
 
@@ -194,13 +224,16 @@ class Agent:
         without, it resumes the history as it stands (after a crash, say). A record started with
         another model, system prompt or tools is refused, unless ``new_segment``: this agent's go on
         from here, and the history's thinking (bound to the old ones) is dropped once."""
-        if task is not None and self._unfinished is not None:  # the record ends in a run that was killed
-            if user(task) != self._unfinished:  # refused at the door: the killed run stays unfinished
+        if task is not None and self._killed_task is not None:  # the record ends in a run that was killed
+            if user(task) != self._killed_task:  # refused at the door: the killed run stays unfinished
                 return self._end(RunResult(status="error", error=(
-                    f"the run record ends in an unfinished run of another task ({text_of(self._unfinished)[:60]!r}): "
+                    f"the run record ends in an unfinished run of another task ({text_of(self._killed_task)[:60]!r}): "
                     "run() resumes it; a new task can follow once it has ended")), recorded=False)
             log.info("the run record ends in an unfinished run of this task: resumed, not asked again")
             task = None
+        if self._ended is not None:  # killed among the END hooks: the rest of them, and the status
+            result, self._ended = self._ended, None
+            return self._end(result)
         with self._lock:
             self.active = True
         try:
@@ -232,17 +265,19 @@ class Agent:
             self.replace_history([without_thinking(m) for m in self.messages])  # bound to the old prefix
         elif self._start:
             log.warning("the request options differ from the run record's; recorded as a new start")
-        self.store.write({"type": "start", **start})
+        self._write({"type": "start", **start})
         self._start = start
         return None
 
     def _run(self, task: str | None) -> RunResult:
         if task is not None:
-            self._unfinished = user(task)
+            self._killed_task = user(task)
             self._append("task", [user(task)])
             self._run_start = len(self.calls)
             self._hook(HookEvent(Point.START, self))
         else:
+            if "start" in self._hooks_run:  # killed among the START hooks: the rest run now
+                self._hook(HookEvent(Point.START, self))
             self._apply_steering()
             if self.messages and self.messages[-1]["role"] == "assistant":  # finished already: nothing to resume
                 return RunResult(status="done", final_text=text_of(self.messages[-1]))
@@ -255,55 +290,97 @@ class Agent:
         return RunResult(status="max_steps", steps=self.steps)
 
     def _step(self) -> RunResult | None:
-        """One call: its batch, its request, the answer, what the answer adds; None: the run goes on."""
-        batch = self._prepare()
-        plan = self._assemble(batch)
-        try:
-            response = self._send(plan)
-        except Exception as e:  # the SDK has retried what is retryable (429, 529, 5xx), or the client refused
-            if not self.thread.failed(e, plan):
-                return self._failed(e)
-            plan = self._assemble(batch)  # the thread is lost: the whole history once more, as a new create
-            try:
-                response = self._send(plan)
-            except Exception as e:
-                return self._failed(e)
-        record = self._record(plan, response, batch)
-        return self._take(plan, response, record)
+        """One call, as a durable transaction: each boundary is in the record before the next begins.
 
-    def _prepare(self) -> list[Injection]:
+            1. the batch: steers into the history, the PRE_LLM_CALL hooks, the notes not yet delivered
+            2. the request laid out, recorded as sent (its batch with it), and sent
+            3. the reply stored, with its bill and its tool inputs, before anything acts on it
+            4. the POST_LLM_CALL hooks; each tool, its result stored as it completes
+            5. the turn lands in the history
+
+        A step a kill cut short (``interrupted``) goes on from its last boundary: a stored reply is
+        not asked for again, a stored result not recomputed, a hook that ran does not run again.
+        Returns None when the run goes on."""
+        interrupted, self._interrupted = self._interrupted, None
+        if interrupted is not None:  # its PRE_LLM_CALL hooks all ran: the call was recorded as sent
+            self._hooks_run.pop(Point.PRE_LLM_CALL.value, None)
+        if interrupted is not None and interrupted.reply is not None:
+            reply = self._stored_reply(interrupted)
+        else:
+            sent = interrupted is not None and interrupted.batch is not None  # None: a batch the record never keeps
+            batch = [Injection(**i) for i in interrupted.batch] if sent else self._prepare_batch()
+            self._undelivered = batch
+            reply = self._call_model(batch)
+            if isinstance(reply, RunResult):
+                return reply
+        self._run_post_call_hooks(reply)
+        stopped = _unfinished_status(reply.response.stop_reason, self.config.max_tokens, text_of(reply.message))
+        if stopped or not reply.message["content"]:  # nothing to build on: the history unchanged, the notes unsent
+            self._land_turn(reply, [])
+            return stopped or RunResult(status="done")
+        calls = tool_uses(reply.message)
+        results = [self._run_tool(call, reply.results.get(call["id"])) for call in calls]
+        self._land_turn(reply, calls and [{"role": "user", "content": results}])
+        return self._outcome(reply.message, calls, results)
+
+    def _prepare_batch(self) -> list[Injection]:
         """Steers into the history, the PRE_LLM_CALL hooks, then the batch: the notes of a call that
         did not finish first, unless a hook has just written a note of the same source."""
         self._apply_steering()
         self._hook(HookEvent(Point.PRE_LLM_CALL, self))
-        self.turn_queue.requeue(self._unsent)
-        self._unsent = self.turn_queue.drain()  # unsent until the turn of this call lands
-        return self._unsent
+        self.turn_queue.requeue(self._undelivered)
+        return self.turn_queue.drain()
 
-    def _assemble(self, batch: list[Injection]) -> CallPlan:
+    def _call_model(self, batch: list[Injection]) -> "Reply | RunResult":
+        """The call laid out, recorded as sent, sent, and its reply stored; on a lost thread, the
+        whole history once more as a new create. A RunResult: the call failed past the SDK's retries."""
+        for attempt in (1, 2):
+            plan = self._lay_out(batch)
+            kept = {"batch": [i.model_dump() for i in batch]} if self._keeps_batch else {}
+            self._write({"type": "sent", "model": self.model, **kept})
+            try:
+                response = self._send(plan)
+            except Exception as e:  # the SDK has retried what is retryable (429, 529, 5xx), or the client refused
+                self._write({"type": "failed", "error": _describe(e)})
+                if attempt == 2 or not self.thread.failed(e, plan):
+                    return self._failed(e)
+                continue
+            return self._store_reply(plan, response, batch)
+        raise AssertionError("unreachable")
+
+    def _lay_out(self, batch: list[Injection]) -> CallPlan:
         """The call laid out (``messages + batch``), with the request options; on a thread, a continue
-        unless what the thread holds fixed has changed."""
-        parts = CallParts(system=self.system, tools=self.tool_definitions, durable=self.messages, batch=batch,
+        unless what the thread holds fixed has changed. Checked for append-only against the last."""
+        self.thread.expire_if_idle()
+        parts = CallParts(system=self.system, tools=self.offer.definitions, durable=self.messages, batch=batch,
                           prefill_ok=self.spec.supports_prefill, previous_durable_len=self._previous_len,
                           tool_choice=self.config.tool_choice, tool_changes=self.offer.changes(),
-                          boundary=self.spec.system_boundary, thread=self.thread.position(self.messages))
-        plan = self._laid_out(parts)
-        if not self.thread.fits(plan):  # a continue cannot change it: a new create
-            plan = self._laid_out(replace(parts, thread=None))
+                          boundary=self.spec.system_boundary, thread=self.thread.continued_at(self.messages))
+        plan = self._with_options(self.layout(parts))
+        self.thread.unthread_if_off(plan)
+        why = self.thread.why_not_continued(plan)
+        if why is not None:  # a continue cannot change it: a new create, which replays the history
+            self.thread.lost(why)
+            plan = self._with_options(self.layout(replace(parts, thread=None)))
+            self.thread.unthread_if_off(plan)
+        self._check_append_only(plan)
+        return plan
+
+    def _with_options(self, laid_out: CallPlan | dict) -> CallPlan:
+        """The layout's plan with the request options; a layout's own keyword wins."""
+        plan = CallPlan.of(laid_out)
+        for key, value in self.config.request.model_dump(exclude_none=True, exclude={"betas"}).items():
+            plan.request.setdefault(key, value)
+        plan.betas = [*plan.betas, *(b for b in self.config.request.betas if b not in plan.betas)]
+        return plan
+
+    def _check_append_only(self, plan: CallPlan) -> None:
+        """Say where this request is not an append-only extension of the last one (``edits``)."""
         if self.config.check_append_only and self.last_request is not None:
             edit = first_edit(self.last_request, plan.sent())
             if edit:
                 log.warning("request %d is not append-only: %s", len(self.calls) + 1, edit)
                 self.edits.append(edit)
-        return plan
-
-    def _laid_out(self, parts: CallParts) -> CallPlan:
-        """The layout's plan with the request options; a layout's own keyword wins."""
-        plan = CallPlan.of(self.layout(parts))
-        for key, value in self.config.request.model_dump(exclude_none=True, exclude={"betas"}).items():
-            plan.request.setdefault(key, value)
-        plan.betas = [*plan.betas, *(b for b in self.config.request.betas if b not in plan.betas)]
-        return plan
 
     def _send(self, plan: CallPlan) -> Any:
         """The SDK's Message for ``plan``: a beta call when it has betas, streamed when ``max_tokens``
@@ -320,34 +397,55 @@ class Agent:
         self._hook(ErrorEvent(Point.ERROR, self, error))
         return RunResult(status="error", error=_describe(error))
 
-    def _record(self, plan: CallPlan, response: Any, batch: list[Injection]) -> CallRecord:
-        """What the call cost, billed in the store before anything else; then the POST_LLM_CALL hooks."""
+    def _store_reply(self, plan: CallPlan, response: Any, batch: list[Injection]) -> "Reply":
+        """The reply in the record before anything acts on it: what it cost, the message with its
+        tool inputs, the entries the call carried after the history, how it went on a thread."""
         self._previous_len = len(self.messages)
-        record = CallRecord.from_usage(response.usage, self.model)
-        self.store.write({"type": "billed", "call": record.model_dump()}, sync=False)  # not synced: the turn will be
-        self.calls.append(record)  # in memory now, for hooks; in the store with its turn
-        self.last_request, self.last_batch = plan.sent(), batch
-        self._hook(CallEvent(Point.POST_LLM_CALL, self, self.last_request, response, batch))
-        return record
+        reply = Reply(plan, response, CallRecord.from_usage(response.usage, self.model), batch, plan.entries)
+        kept = not _unfinished_status(response.stop_reason, self.config.max_tokens, "") and reply.message["content"]
+        held = len(self.messages) + len(plan.entries) + 1 if kept else None  # on a thread, the server holds up to it
+        reply.thread = self.thread.record(plan, response, held)
+        if kept:  # read by the model and answered: the notes its hooks gave are delivered
+            self._undelivered = []
+        self._write({"type": "reply", "call": reply.record.model_dump(), "beta": bool(plan.betas),
+                     "response": response.model_dump(mode="json", exclude_unset=True), "entries": plan.entries,
+                     **({"thread": reply.thread} if reply.thread else {})})
+        return reply
 
-    def _take(self, plan: CallPlan, response: Any, record: CallRecord) -> RunResult | None:
-        """The reply and its tools' results into the history, with the entries the call carried after
-        the history (its batch, its tool changes, its untrusted notes: on the wire for good once an
-        answer follows them)."""
-        reply = assistant_message(response.content)
-        unfinished = _unfinished(response.stop_reason, self.config.max_tokens, text_of(reply))
-        if unfinished or not reply["content"]:  # nothing to build on: the history unchanged, the notes unsent
-            self._append("turn", [], record, self.thread.record(plan, response, None))
-            return unfinished or RunResult(status="done")
-        held = len(self.messages) + len(plan.entries) + 1  # on a thread, the server holds up to the reply
-        thread = self.thread.record(plan, response, held)
-        calls = tool_uses(reply)
-        results = [self._run_tool(call) for call in calls]
-        self._append("turn", [*plan.entries, reply, *([{"role": "user", "content": results}] if calls else [])], record,
-                     thread)
-        for entry in plan.entries:
+    def _stored_reply(self, step: StoredStep) -> "Reply":
+        """The reply a killed step stored, as it was: the request laid out again from the history and
+        the batch it was sent with (a layout is a pure function of them), the response rebuilt."""
+        batch = [Injection(**i) for i in step.batch or []]
+        self._undelivered = batch
+        stored = step.reply
+        parts = CallParts(system=self.system, tools=self.offer.definitions, durable=self.messages, batch=batch,
+                          prefill_ok=self.spec.supports_prefill, previous_durable_len=self._previous_len,
+                          tool_choice=self.config.tool_choice, boundary=self.spec.system_boundary)
+        plan = self._with_options(self.layout(parts))
+        message_type = BetaMessage if stored.get("beta") else Message
+        reply = Reply(plan, message_type.model_validate(stored["response"]), CallRecord(**stored["call"]), batch,
+                      stored["entries"], stored.get("thread"), step.results)
+        self._previous_len = len(self.messages)
+        return reply
+
+    def _run_post_call_hooks(self, reply: "Reply") -> None:
+        """The bill in memory (hooks count calls by it), then the POST_LLM_CALL hooks."""
+        self.calls.append(reply.record)
+        self.last_request, self.last_batch = reply.plan.sent(), reply.batch
+        self._hook(CallEvent(Point.POST_LLM_CALL, self, self.last_request, reply.response, reply.batch))
+
+    def _land_turn(self, reply: "Reply", results: list[dict]) -> None:
+        """The turn into the history: the entries the call carried after the history (its batch, its
+        tool changes, its untrusted notes: on the wire for good once an answer follows them), the
+        reply, its tools' results. A reply the history does not keep (``results`` and its content
+        empty) lands as a turn of no messages: its notes go back on the queue."""
+        kept = bool(results) or bool(reply.message["content"]) and not _unfinished_status(
+            reply.response.stop_reason, self.config.max_tokens, "")
+        turn = [*reply.entries, reply.message, *results] if kept else []
+        self._append("turn", turn, reply.record, reply.thread)
+        self._hooks_run = {}  # a killed step's marks are spent once its turn has landed
+        for entry in reply.entries if kept else []:
             self.offer.announced(entry["content"])
-        return self._outcome(reply, calls, results)
 
     def _outcome(self, reply: dict, calls: list[dict], results: list[dict]) -> RunResult | None:
         """Done on a reply without tool calls, or on a final tool's success (its output is the result)."""
@@ -356,21 +454,39 @@ class Agent:
         final = next((r for c, r in zip(calls, results) if self.toolbox.is_final(c, r)), None)
         return RunResult(status="done", final_text=final["content"]) if final else None
 
-    def _run_tool(self, call: dict) -> dict:
-        self._hook(ToolCallEvent(Point.PRE_TOOL_CALL, self, call))
-        result = self.toolbox.call(call)
-        # The raw output, whatever the history keeps.
-        self.store.write({"type": "tool_output", "tool_use_id": call["id"], "raw": result["content"]})
-        if self.offloader is not None:  # large outputs: a file, and head, tail and path in the history
-            result = self.offloader(call, result)
-        if isinstance(result.get("content"), str):  # undecodable bytes: the model reads U+FFFD, the store keeps them
-            result = {**result, "content": _capped(printable(result["content"]), self.config.max_tool_output)}
-        self._hook(ToolResultEvent(Point.POST_TOOL_CALL, self, call, result))
+    def _run_tool(self, call: dict, stored: dict | None = None) -> dict:
+        """One tool between its hooks, its result in the record as soon as it completes. A result a
+        killed step stored is used as it is: the tool does not run again (one killed while it ran
+        does: ``tools.tool_use_id()`` lets it tell)."""
+        if stored is None:
+            self._hook(ToolCallEvent(Point.PRE_TOOL_CALL, self, call), call["id"])
+            raw = self.toolbox.call(call)
+            result = self.offloader(call, raw) if self.offloader is not None else raw  # large: a file, head and tail
+            if isinstance(result.get("content"), str):  # undecodable bytes: the model reads U+FFFD, the store the bytes
+                result = {**result, "content": _capped(printable(result["content"]), self.config.max_tool_output)}
+            self._write({"type": "tool_output", "tool_use_id": call["id"], "raw": raw["content"], "result": result})
+        else:
+            result = stored
+        self._hook(ToolResultEvent(Point.POST_TOOL_CALL, self, call, result), call["id"])
         return result
 
-    def _hook(self, event: HookEvent) -> None:
+    def _hook(self, event: HookEvent, tool_use_id: str | None = None) -> None:
+        """A point's hooks, each marked in the record once it has run (with the notes it queued and
+        the state it set), so a resumed step runs only those that had not; at END, a record that
+        cannot be written does not stop the rest."""
+        key = event.point.value + (f":{tool_use_id}" if tool_use_id else "")
         event.queue = self.turn_queue  # a failing hook's notes are cut back from it
-        self.hooks.run(event.point, event)
+
+        def ran(index: int, notes: list[Injection]) -> None:
+            if event.point is Point.PRE_LLM_CALL and not self._keeps_batch:  # its notes never reach the record
+                return
+            try:
+                self._write({"type": "hooked", "point": key, "upto": index + 1,
+                             **({"notes": [n.model_dump() for n in notes]} if notes else {})}, sync=False)
+            except OSError:
+                if event.point is not Point.END:
+                    raise
+        self.hooks.run(event.point, event, start=self._hooks_run.pop(key, 0), ran=ran)
 
     def _apply_steering(self) -> None:
         with self._lock:
@@ -385,7 +501,7 @@ class Agent:
 
     def replace_history(self, messages: list[dict]) -> None:
         """Compaction: the one sanctioned way to rewrite the history (recorded in the store)."""
-        self.store.write({"type": "compaction", "messages": messages})
+        self._write({"type": "compaction", "messages": messages})
         self.messages = list(messages)
         self._previous_len = None  # the old prefix is gone: nothing to mark
         self.thread.lost("the history was rewritten: a new thread", replay=False)
@@ -394,24 +510,38 @@ class Agent:
         """Append one completed turn (and the call that made it, and how it went on a thread) to the
         history, and to the store first (``kind``: a new ``task``, a ``turn`` the model made, a
         ``steered`` user message)."""
-        landed = kind == "turn" and bool(turn)  # the model's turn: its call's notes are delivered
         self._write({"type": kind, "messages": turn, **({"call": call.model_dump()} if call else {}),
-                     **({"thread": thread} if thread else {})}, landed)
+                     **({"thread": thread} if thread else {})})
         self.messages.extend(turn)
-        if landed:
-            self._unsent = []
+        if kind == "turn" and turn:  # the model's turn: its call's notes are delivered
+            self._undelivered = []
 
-    def _write(self, event: dict, notes_landed: bool = False) -> None:
-        """One event, with the state hooks set since the last one, unless some notes are still
-        unsent: a value and the notes its step made land together (a note given once is not lost)."""
-        state = self.state.unwritten if notes_landed or not self._unsent else {}
-        self.store.write({**event, "state": state} if state else event)
-        if state:
-            self.state.unwritten = {}
+    def _write(self, event: dict, sync: bool = True) -> None:
+        """One event, with the state hooks set since the last one, unless some notes are undelivered
+        that the record does not hold (a layout that keeps no batch): a value and the notes its step
+        made land together. Any failure of the store's backend is a ``StoreFailure`` (an
+        ``OSError``): the run ends cleanly on it."""
+        held = bool(self._undelivered) and not self._keeps_batch
+        state, self.state.unwritten = ({}, self.state.unwritten) if held else (self.state.unwritten, {})
+        try:
+            self.store.write({**event, "state": state} if state else event, sync=sync)
+        except OSError:
+            self.state.unwritten = {**state, **self.state.unwritten}
+            raise
+        except Exception as e:  # a backend that raised its own error type (sqlite3's, say)
+            self.state.unwritten = {**state, **self.state.unwritten}
+            raise StoreFailure(f"{type(e).__name__}: {e}") from e
 
     def _end(self, result: RunResult, recorded: bool = True) -> RunResult:
-        """Every run ends here, whatever its status: END hooks see the result, then the record
-        (unless the run was refused before it began: the record's last run has not ended)."""
+        """Every run ends here, whatever its status: its result in the record, the END hooks see it,
+        then its status (unless the run was refused before it began: the record's last run has not
+        ended). A kill among the END hooks is resumed by the next run(): the rest of them, then the status."""
+        if recorded and not self._ending:
+            try:
+                self._write({"type": "ended", "result": result.model_dump()})
+            except OSError as e:
+                result = self._unwritable(e)
+        self._ending = False
         self._hook(EndEvent(Point.END, self, result))
         if not recorded:
             return result
@@ -419,14 +549,43 @@ class Agent:
             self._write({"type": "status", "status": result.status})
         except OSError as e:
             return self._unwritable(e)
-        self._unfinished = None
+        self._killed_task = None
         return result
 
     def _unwritable(self, error: OSError) -> RunResult:
         return RunResult(status="error", steps=self.steps, error=f"the run record could not be written: {error}")
 
 
-def _unfinished(stop_reason: str | None, max_tokens: int, text: str) -> RunResult | None:
+@dataclass
+class Reply:
+    """A model call's answer as a step uses it: stored in the record before anything acts on it."""
+
+    plan: CallPlan  # the call as laid out (what hooks read as its request)
+    response: Any  # the SDK's Message
+    record: CallRecord  # what it cost
+    batch: list[Injection]  # the notes it carried
+    entries: list[dict]  # what it carried after the history: joins the history with the turn
+    thread: dict | None = None  # how it went on a message thread
+    results: dict[str, dict] = field(default_factory=dict)  # tool_use_id: a result a killed step stored
+
+    @property
+    def message(self) -> dict:
+        return assistant_message(self.response.content)
+
+
+def _keeps_batch(layout: Layout, spec: Any) -> bool:
+    """Does ``layout`` keep a call's batch in the history (the turn-scoped layouts), or only in the
+    call's copy (``tail_layout``)? Asked of the layout itself, on a one-note call: a layout is a pure
+    function of what it is given, so it may be called for this."""
+    probe = CallParts(system=[], tools=[], durable=[user("probe")], batch=[Injection(source="probe", text="probe")],
+                      prefill_ok=spec.supports_prefill, boundary=spec.system_boundary)
+    try:
+        return "<!-- probe -->" in dumps(CallPlan.of(layout(probe)).entries)
+    except Exception:  # a layout that cannot lay this out keeps nothing in the record: the safe side
+        return False
+
+
+def _unfinished_status(stop_reason: str | None, max_tokens: int, text: str) -> RunResult | None:
     """A reply the model did not finish: never executed, never part of the history."""
     if stop_reason in ("max_tokens", "model_context_window_exceeded"):
         limit = f"max_tokens ({max_tokens:,})" if stop_reason == "max_tokens" else "the context window"

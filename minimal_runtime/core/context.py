@@ -96,6 +96,11 @@ class TurnScopedQueue:
     def __len__(self) -> int:
         return len(self._items)
 
+    def since(self, length: int) -> list[Injection]:
+        """What was injected after the queue had ``length`` items."""
+        with self._lock:
+            return list(self._items[length:])
+
     def truncate(self, length: int) -> None:
         """Forget what was injected after the queue had ``length`` items (a hook that failed halfway)."""
         with self._lock:

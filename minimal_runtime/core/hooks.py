@@ -118,9 +118,14 @@ class HookRegistry:
             feature.install(self)
         return self
 
-    def run(self, point: Point, event: HookEvent) -> None:
+    def run(self, point: Point, event: HookEvent, start: int = 0,
+            ran: Callable[[int, list["Injection"]], None] | None = None) -> None:
+        """The point's hooks in order, from the ``start``-th (those before it ran before a kill);
+        ``ran(index, notes)`` after each, with the notes it queued (none if it failed)."""
         queue = event.queue
-        for reg in self._hooks.get(Point(point), []):
+        for index, reg in enumerate(self._hooks.get(Point(point), [])):
+            if index < start:
+                continue
             mark = len(queue) if queue is not None else 0
             try:
                 if reg.when is None or reg.when(event):
@@ -132,6 +137,8 @@ class HookRegistry:
                     queue.truncate(mark)  # a half-written note of a failed hook is not delivered
                 log.warning("hook %s failed at %s: %s: %s", reg.name, point.value, type(e).__name__, e)
                 self.failures.append(HookFailure(point=point, hook=reg.name, error=f"{type(e).__name__}: {e}"))
+            if ran is not None:
+                ran(index, queue.since(mark) if queue is not None else [])
 
     def names(self, point: Point) -> list[str]:
         return [reg.name for reg in self._hooks.get(Point(point), [])]

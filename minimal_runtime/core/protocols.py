@@ -54,7 +54,8 @@ class Tool(Protocol):
         ...
 
     def run(self, raw_input: dict[str, Any]) -> "ToolOutput":
-        """Validate the input and act. Errors come back as an error output, never raised."""
+        """Validate the input and act. Errors come back as an error output, never raised. A run
+        killed mid-call runs again on resume: ``tools.tool_use_id()`` is the same both times."""
         ...
 
 

@@ -26,6 +26,7 @@ import errno
 import fcntl
 import json
 import os
+import logging
 import threading
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,22 @@ from pydantic import BaseModel, Field
 
 from ..provider.cost import CallRecord
 from .messages import dumps
+
+log = logging.getLogger(__name__)
+
+
+class StoredStep(BaseModel):
+    """The step (or the ending) a kill interrupted: what of it the record holds. A resume goes on from
+    here: a stored reply is never asked for again, a stored tool result never recomputed, a hook that
+    ran never runs again (only one killed while it ran may)."""
+
+    hooks: dict[str, int] = Field(default_factory=dict)  # ``point`` or ``point:tool_use_id``: how many of its hooks ran
+    notes: list[dict] = Field(default_factory=list)  # what the PRE_LLM_CALL hooks that ran queued (``Injection``s)
+    sent: dict[str, Any] = Field(default_factory=dict)  # the call recorded as sent: model, event number, history length
+    batch: list[dict] | None = None  # its batch (None: not sent yet, or a layout that keeps no batch in the record)
+    reply: dict | None = None  # the reply event: the response, its call, the entries it carried, its thread
+    results: dict[str, dict] = Field(default_factory=dict)  # tool_use_id: the tool_result block the history keeps
+    ended: dict | None = None  # the run's result, once its END hooks began (a ``RunResult`` as a dict)
 
 
 class StoredRun(BaseModel):
@@ -44,15 +61,23 @@ class StoredRun(BaseModel):
     start: dict[str, Any] | None = None  # the latest start event: model, digests of system and tools, options
     state: dict[str, Any] = Field(default_factory=dict)  # what hooks keep (``RunState``), the latest value per key
     pending_steers: list[str] = Field(default_factory=list)  # accepted, not yet in the history
-    # Paid for, never in the history: a crash fell between a call's response and its turn's write.
-    # Not in ``calls`` (hooks count turns by it), but part of what the run cost.
+    # Paid for, never in the history: a reply whose turn never landed (the run ended, or an older
+    # record's crash fell between a response and its turn). Not in ``calls`` (hooks count turns by
+    # it), but part of what the run cost.
     lost_calls: list[CallRecord] = Field(default_factory=list)
+    # Recorded as sent and never answered in the record (a kill while the call was in flight): the
+    # server may have answered, and billed, a call no one read. At most one per kill.
+    unanswered_calls: list[dict] = Field(default_factory=list)
     compactions: int = 0
     status: str = "new"
     # The task message of a run that never reached its status (a kill): run(task) with the same task
     # resumes it instead of asking it twice.
     unfinished_task: dict | None = None
     threads: list[dict] = Field(default_factory=list)  # each threaded call: how it went, its response id
+    interrupted: StoredStep | None = None  # the step a kill cut short: resumed, not made again
+    undelivered: list[dict] = Field(default_factory=list)  # the batch of a call whose turn did not land
+    previous_len: int | None = None  # the history's length at the last call (where its breakpoint was)
+    skipped: list[str] = Field(default_factory=list)  # events of a type this reader does not know: kept, not read
 
 
 class RunState:
@@ -72,6 +97,12 @@ class RunState:
     def set(self, key: str, value: Any) -> None:
         dumps(value)  # a value the record cannot hold fails here, in the hook that set it
         self.values[key] = self.unwritten[key] = value
+
+
+class StoreFailure(OSError):
+    """The one error a store's backend raises when it cannot do what was asked (a file system's is
+    already an ``OSError``; a database's is wrapped in this): the agent ends the run cleanly on it,
+    its END hooks run, and what the record holds is still whole."""
 
 
 class StoreError(ValueError):
@@ -96,16 +127,24 @@ def load(events: list[dict[str, Any]], where: str = EventLog.where) -> StoredRun
     (``type``), as the agent writes them:
 
         task       the user turn that starts a run (``messages``): the step cap counts from here
+        hooked     a hook ran (``point``, ``upto``: how many of that point's hooks have; ``notes``:
+                   what a PRE_LLM_CALL hook queued)
+        sent       a call about to be sent (``batch``, ``model``): without a reply after it, unanswered
+        reply      its answer, before any tool runs: ``call`` (the bill), ``response`` (the SDK
+                   message), ``entries`` (what it carried after the history), ``thread``
+        failed     the call was refused past the SDK's retries (``error``): its batch is requeued
+        tool_output  a tool's raw output (``tool_use_id``, ``raw``) and the ``result`` the history keeps
         turn       a completed turn (``messages``) with the record of the call that made it (``call``)
                    and, on a message thread, how it was sent (``thread``: its type, why, the response id)
-        billed     a paid-for response (``call``), before its turn: without one after it, a lost call
+        billed     (older records) a paid-for response (``call``), before its turn
         steer      an accepted steer (``text``); ``steered``: the oldest one, now in the history
-        tool_output  a tool's raw output (``tool_use_id``, ``raw``), whatever the history keeps
         compaction the history as rewritten (``messages``)
         start      what the run sends besides its history: ``model``, digests of ``system`` and ``tools``, ``options``
+        ended      the run's result (``result``), before its END hooks
         status     the run's ``status`` at the end of a ``run()``
-    A turn or status event may carry ``state``: the values hooks set (``RunState``) since the last one."""
-    run, billed = StoredRun(), None
+    Any event may carry ``state``: the values hooks set (``RunState``) since the last one. An event
+    of a type not listed here (a newer writer's) is kept in the record and skipped, with a warning."""
+    run, billed, step = StoredRun(), None, None
     for number, event in enumerate(events, start=1):
         if not isinstance(event, dict):
             raise StoreError(f"{where}:{number}: not an event object")
@@ -124,6 +163,7 @@ def load(events: list[dict[str, Any]], where: str = EventLog.where) -> StoredRun
             if kind == "task":
                 run.run_start = len(run.calls)
                 run.unfinished_task = event["messages"][0] if event["messages"] else None
+                step = StoredStep(hooks={"start": 0})
             elif kind == "steered":
                 run.pending_steers.pop(0)
             elif kind == "turn" and "call" in event:
@@ -131,29 +171,66 @@ def load(events: list[dict[str, Any]], where: str = EventLog.where) -> StoredRun
                 billed = None  # the billed call's turn landed
                 if "thread" in event:
                     run.threads.append(dict(event["thread"]))
-            elif kind == "billed":
+                run.undelivered = [] if event["messages"] else list((step and step.batch) or [])
+                step = None
+            elif kind == "hooked":
+                step = step or StoredStep()
+                step.hooks[event["point"]] = int(event["upto"])
+                step.notes += [dict(n) for n in event.get("notes", [])]
+            elif kind == "sent":
+                if step is not None and step.sent and step.reply is None:
+                    run.unanswered_calls.append(step.sent)
+                if billed is not None:
+                    run.lost_calls.append(billed)
+                    billed = None
+                step = step or StoredStep()
+                step.batch = [dict(i) for i in event["batch"]] if "batch" in event else None
+                step.notes, step.reply = [], None
+                step.sent = {"model": event.get("model"), "seq": number, "messages": len(run.messages)}
+            elif kind in ("billed", "reply"):
                 if billed is not None:  # the previous response's turn never landed
                     run.lost_calls.append(billed)
                 billed = CallRecord(**event["call"])
+                run.previous_len = len(run.messages)
+                if kind == "reply" and step is not None and step.sent:
+                    step.reply = {k: v for k, v in event.items() if k not in ("type", "seq", "state")}
+            elif kind == "failed":
+                run.undelivered = list((step and step.batch) or [])
+                step = None
             elif kind == "steer":
                 run.pending_steers.append(event["text"])
             elif kind == "tool_output":
                 run.tool_outputs[event["tool_use_id"]] = event["raw"]
+                if step is not None and step.reply is not None and "result" in event:
+                    step.results[event["tool_use_id"]] = dict(event["result"])
             elif kind == "compaction":
                 run.messages = list(event["messages"])
                 run.compactions += 1
+                run.previous_len = None
             elif kind == "start":
                 run.start = {k: v for k, v in event.items() if k not in ("type", "seq")}
+            elif kind == "ended":
+                step = StoredStep(ended=dict(event["result"]))
             elif kind == "status":
                 run.status, run.unfinished_task = event["status"], None
+                if step is not None and step.sent and step.reply is None:
+                    run.unanswered_calls.append(step.sent)
+                if billed is not None:  # the run ended before this reply's turn landed
+                    run.lost_calls.append(billed)
+                billed, step = None, None
             elif kind != "turn":
-                raise StoreError(f"{where}:{number}: unknown event type {kind!r}")
+                run.skipped.append(str(kind))
+                log.warning("%s:%d: an event of a type this reader does not know (%r): kept, skipped", where, number,
+                            kind)
         except StoreError:
             raise
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise StoreError(f"{where}:{number}: a {kind} event that cannot be read ({type(e).__name__}: {e})") from None
-    if billed is not None:  # the log ends between a response and its turn
+    if step is not None and step.sent and step.reply is None:  # a call in flight at the kill
+        run.unanswered_calls.append(step.sent)
+    if billed is not None and (step is None or step.reply is None):  # an older record: a response without its turn
         run.lost_calls.append(billed)
+    run.interrupted = step
     return run
 
 

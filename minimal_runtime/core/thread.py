@@ -46,28 +46,31 @@ class Thread:
         self.replay = resumed  # is the next create a replay of a history a thread held?
         self.off: str | None = None  # why the agent stopped threading
 
-    def position(self, history: list[dict]) -> ThreadAt | None:
-        """The thread the next call continues, a prefix of ``history`` (None: the call creates one)."""
+    def expire_if_idle(self) -> None:
+        """Lose the thread when it has been idle longer than a thread lives (on this side's clock)."""
         idle = self.clock() - self.answered_at
         if self.at is not None and idle >= self.ttl:
             self.lost(f"expired: idle {idle:.0f} s, past the thread's {self.ttl:.0f}")
+
+    def continued_at(self, history: list[dict]) -> ThreadAt | None:
+        """The thread the next call continues, a prefix of ``history`` (None: the call creates one)."""
         return self.at and ThreadAt(self.at.previous_id, self.at.held, history)
 
-    def fits(self, plan: CallPlan) -> bool:
-        """Can ``plan`` go as laid out? A continue that would change what the thread holds fixed cannot."""
-        if self.off is not None and plan.thread is not None:  # unthreaded for good: the plan goes whole
+    def unthread_if_off(self, plan: CallPlan) -> None:
+        """Unthreaded for good: a plan laid out for a thread goes whole, without the threads beta."""
+        if self.off is not None and plan.thread is not None:
             plan.thread, plan.betas = None, [b for b in plan.betas if b != THREADS_BETA]
-        if plan.thread is None:
-            return True
-        if plan.thread.previous_id is None:
-            if self.at is not None:  # the layout would not continue: it was handed a rewritten copy
-                self.lost("the layout rewrote the history's copy, which the thread does not hold")
-            return True
+
+    def why_not_continued(self, plan: CallPlan) -> str | None:
+        """Why ``plan`` cannot go on the thread as laid out (None: it can, or it is no continue of
+        one): the layout did not continue a live thread, or the call changes what it holds fixed."""
+        if plan.thread is None or self.at is None:
+            return None
+        if plan.thread.previous_id is None:  # the layout would not continue: it was handed a rewritten copy
+            return "the layout rewrote the history's copy, which the thread does not hold"
         head = head_of(plan)
-        changed = [k for k in {*head, *self.head} if head.get(k) != self.head.get(k)]
-        if changed:
-            self.lost(f"the request changed: {', '.join(sorted(changed))}")
-        return not changed
+        changed = sorted(k for k in {*head, *self.head} if head.get(k) != self.head.get(k))
+        return f"the request changed: {', '.join(changed)}" if changed else None
 
     def lost(self, why: str, replay: bool = True) -> None:
         """The thread cannot be continued: the next call creates one (``replay``: with a history it held)."""

@@ -9,12 +9,19 @@ to the history (``ToolOffer``). ``tool_choice`` can forbid tools too (``none``),
 on models that accept it (Fable/Mythos 5.1 and 5.2, Opus 5.5 and Sonnet 5.5 answer it with a 400:
 ``AgentConfig`` refuses it first); a change to it invalidates the messages cache, so it is a
 deliberate, occasional lever.
+
+A tool's result is stored in the run record as soon as it completes, so a resumed run never runs a
+completed tool again; but a tool killed while it ran (the process died mid-call) runs again on
+resume. A tool with side effects makes that harmless by keying them on ``tool_use_id()``: the id
+of the tool_use block it answers, the same on both runs (write to a file named by it, or check the
+workspace first).
 """
 
 from __future__ import annotations
 
 import inspect
 import threading
+from contextvars import ContextVar
 from typing import Any, Callable, Iterable
 
 from anthropic import beta_tool
@@ -23,6 +30,15 @@ from pydantic import BaseModel, ValidationError, validate_call
 
 from .messages import tool_result_block
 from .protocols import Tool, Tools
+
+
+_ANSWERING: ContextVar[str | None] = ContextVar("tool_use_id", default=None)
+
+
+def tool_use_id() -> str | None:
+    """The id of the tool_use block the running tool answers (None outside a tool): the same when a
+    tool killed mid-run runs again on resume, so a side effect keyed on it happens once."""
+    return _ANSWERING.get()
 
 
 class ToolOutput(BaseModel):
@@ -103,10 +119,13 @@ class ToolBox:
             return tool_result_block(tool_id, f"Unknown tool {name!r}. Available: {', '.join(self.tools)}.", True)
         if name in self.masked:
             return tool_result_block(tool_id, f"Tool {name!r} is not available at this point of the task.", True)
+        answering = _ANSWERING.set(tool_id)
         try:
             output = tool.run(tool_use.get("input") or {})
         except Exception as e:  # the protocol says return errors; a tool that raises anyway must not end the run
             return tool_result_block(tool_id, f"{name} failed: {type(e).__name__}: {e}", True)
+        finally:
+            _ANSWERING.reset(answering)
         content = getattr(output, "content", output)
         if not _sendable(content):  # an int or bytes would be a 400 (or a TypeError) on every later call
             return tool_result_block(tool_id, f"{name} returned {type(content).__name__} content, not text", True)

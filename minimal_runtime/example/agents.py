@@ -104,6 +104,7 @@ def planning_team(workdir: str | Path, goal: str, items: list[tuple[str, str]], 
     planner = Agent(client, model=model, system=PLANNER_SYSTEM, hooks=hooks, name="planner",
                     tools=[plan_tool(state), delegate_tool(state, spawn, scope_line),
                            next(t for t in work if t.name == "message_user")], **planner_kwargs)
+    state.kept_in(planner.state)  # the plan lives in the run record: back after a kill
     return Team(planner, executors, state, emulator, outbox)
 
 

@@ -51,7 +51,10 @@ class BudgetMonitor:
         self.last_prompt_tokens = event.agent.calls[-1].prompt_tokens
 
     def warn(self, event: HookEvent) -> None:
-        """PRE_LLM_CALL: once, the first time the last call was over the threshold."""
+        """PRE_LLM_CALL: once, the first time the last call was over the threshold. The count is read
+        from the agent's calls (they are in the run record), never kept here between calls: after
+        a resume the warning comes on the call it would have come on."""
+        self.last_prompt_tokens = event.agent.calls[-1].prompt_tokens if event.agent.calls else 0
         self.warned_at = event.agent.state.get("budget.warned_at")
         if self.warned_at is not None or self.last_prompt_tokens < self.threshold * self.budget:
             return

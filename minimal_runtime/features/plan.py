@@ -11,7 +11,7 @@ block states facts about the run ("Current phase: 2 of 4") rather than speaking 
 from __future__ import annotations
 
 import threading
-from typing import Callable, Literal
+from typing import Any, Callable, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
@@ -73,22 +73,53 @@ class PlanEdit(BaseModel):
 
 
 class PlanState:
-    """The run's current plan, shared by the tool that writes it and the hooks that read it."""
+    """The run's current plan, shared by the tool that writes it and the hooks that read it.
+
+    Once ``kept_in`` an agent's ``state`` (what hooks keep across crashes), the plan lives there and
+    nowhere else: each edit is in the run record with the tool result that made it, and an agent
+    resumed on that record reads it back. Unbound, it is kept here, in memory (a test, a sketch)."""
+
+    KEY = "plan"
 
     def __init__(self, plan: Plan | None = None):
-        self.plan = plan
+        self._plan = plan
+        self._record: Any = None  # the agent's RunState, once kept in it
         self._lock = threading.Lock()
+
+    def kept_in(self, record: Any) -> "PlanState":
+        """Keep the plan in ``record`` (an agent's ``state``) from now on; a plan given here and not
+        yet there is moved into it. Returns self."""
+        with self._lock:
+            if self._plan is not None and record.get(self.KEY) is None:
+                record.set(self.KEY, self._plan.model_dump())
+            self._record, self._plan = record, None
+        return self
+
+    @property
+    def plan(self) -> Plan | None:
+        if self._record is None:
+            return self._plan
+        saved = self._record.get(self.KEY)
+        return None if saved is None else Plan.model_validate(saved)
+
+    def _save(self, plan: Plan) -> None:
+        if self._record is None:
+            self._plan = plan
+        else:
+            self._record.set(self.KEY, plan.model_dump())
 
     def apply(self, edit: PlanEdit) -> str:
         with self._lock:
             if edit.phases is not None:
-                self.plan = Plan(goal=edit.goal, phases=edit.phases)
-                return f"Plan saved: {len(self.plan.phases)} phases."
-            if self.plan is None:
+                self._save(Plan(goal=edit.goal, phases=edit.phases))
+                return f"Plan saved: {len(edit.phases)} phases."
+            plan = self.plan
+            if plan is None:
                 raise ValueError("there is no plan yet: write one with goal and phases first")
-            if not 1 <= edit.phase <= len(self.plan.phases):
-                raise ValueError(f"phase {edit.phase} does not exist (1 to {len(self.plan.phases)})")
-            self.plan.phases[edit.phase - 1].status = edit.status
+            if not 1 <= edit.phase <= len(plan.phases):
+                raise ValueError(f"phase {edit.phase} does not exist (1 to {len(plan.phases)})")
+            plan.phases[edit.phase - 1].status = edit.status
+            self._save(plan)
             return f"Phase {edit.phase} is now {edit.status}."
 
     def set_status(self, phase: int, status: Status) -> None:

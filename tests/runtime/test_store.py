@@ -60,9 +60,10 @@ def test_kill_and_resume_loses_and_duplicates_nothing(tmp_path, point, step, mod
     store = RunStore(tmp_path / "run")
     saved = store.load()
     assert saved.status == "new"  # killed: never reached a final status
-    # killed after a response arrived and before its turn was written: paid for, reported as lost
-    assert len(saved.lost_calls) == (1 if point == "post_llm_call" else 0)
+    # killed after a reply was stored and before its turn was written: resumed from it, nothing lost
+    assert saved.lost_calls == [] and saved.unanswered_calls == []
     assert len(saved.calls) == step - 1
+    assert (saved.interrupted is not None and saved.interrupted.reply is not None) == (point == "post_llm_call")
 
     agent, _, _ = pricing_agent(tmp_path, store=store, model=model, hooks=progress_hooks(), check_append_only=True)
     assert agent.messages == saved.messages
@@ -189,7 +190,6 @@ def test_lines_without_a_sequence_number_still_load(tmp_path):
     ('{"type": "turn", "seq": 1, "messages": [1, 2]}', "1: a turn event that cannot be read (ValueError: its messages are "
                                                          "not a list of message objects)"),
     ('{"type": "steered", "seq": 1, "messages": []}', "1: a steered turn without an accepted steer before it"),
-    ('{"type": "note", "seq": 1}', "1: unknown event type 'note'"),
     ('{"type": "status", "seq": 2, "status": "done"}', "1: event 1 expected, found event 2 (a line was deleted, duplicated or moved)"),
 ])
 def test_each_fault_is_named(tmp_path, line, message):
@@ -225,3 +225,16 @@ def test_a_store_folder_is_created_with_its_parents_and_the_file_is_private_to_w
     umask = os.umask(0)
     os.umask(umask)
     assert stat.S_IMODE(store.path.stat().st_mode) == 0o644 & ~umask
+
+
+def test_an_event_of_a_type_the_reader_does_not_know_is_kept_and_skipped_with_a_warning(tmp_path, caplog):
+    """Issue 50 item 7: one new event type made a record unopenable (``unknown event type 'resumed'``)."""
+    store = RunStore(tmp_path)
+    store.write({"type": "task", "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]})
+    store.write({"type": "resumed", "why": "a newer writer's event"})
+    store.close()
+    with caplog.at_level("WARNING"):
+        saved = load_run(tmp_path)
+    assert saved.skipped == ["resumed"] and len(saved.messages) == 1
+    assert "does not know ('resumed'): kept, skipped" in caplog.text
+    assert '"resumed"' in (tmp_path / "events.jsonl").read_text()  # kept in the record
