@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from minimal_runtime.core.steering import steering_server  # noqa: E402
+from minimal_runtime.steering import steering_server  # noqa: E402
 from minimal_runtime.emulator import Emulator  # noqa: E402
 
 SLOW, EVERY, TRIES = 32, 0.1, 20

@@ -56,7 +56,7 @@ RUNTIME_SUITES = ["tests/runtime/test_context_checks.py", "tests/runtime/test_ag
                   "tests/runtime/test_ephemeral_property.py", "tests/runtime/test_house.py"]
 SCOPES = {
     "emulator": Scope(["emulator/cache.py", "emulator/prompt.py"], ["tests/emulator"]),
-    "core": Scope(["core/context.py", "core/hooks.py", "core/agent.py", "core/store.py", "core/steering.py",
+    "core": Scope(["core/context.py", "core/hooks.py", "core/agent.py", "core/store.py", "steering.py",
                    "core/tools.py", "core/messages.py", "provider/cost.py"],
                   ["tests/emulator/test_errors_and_wiring.py", "tests/ch01_ephemeral_queue", "tests/ch02_tail_placement", "tests/ch03_hooks", "tests/ch04_plan",
                    "tests/ch05_budget", *RUNTIME_SUITES],

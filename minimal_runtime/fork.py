@@ -25,7 +25,7 @@ COPIED = ("core", "provider")
 INIT = '''"""{name}: an agent loop for the Messages API (forked from minimal_runtime's core/ and provider/).
 
     core/      the loop: agent, config, context (the note queue, the layouts), hooks, tools, messages,
-               store (the crash-safe run record and the state hooks keep), steering (POST /steer)
+               store (the crash-safe run record and the state hooks keep)
     provider/  facts about the models: the per-model table, dollars from usage
 
 It needs anthropic and pydantic only. README.md says how to start.
@@ -87,7 +87,9 @@ print(result.status, result.final_text)  # done, max_steps, truncated, refused o
   the tool) is the same both times, so a side effect keyed on it happens once. A call in flight at the
   kill is sent again and listed in `agent.unanswered_calls` (possibly billed): the run's bill is
   `agent.calls` and `agent.lost_calls`, and up to one call per entry of `agent.unanswered_calls`.
-- **Steering**: `with steering_server(agent, token) as url:` takes `POST url/steer` while a run is active.
+- **Steering**: `agent.steer(text)` queues a user message (durable at once) for the next call, from any
+  thread. A server that takes `POST /steer` is an add-on outside the loop (`minimal_runtime/steering.py`:
+  copied into the package as `steering.py` it runs as it is, importing only `.core`).
 
 `test_{name}.py` is what tells you when a change broke the loop: `python -m unittest test_{name}`, offline
 (a scripted Messages API server inside the SDK's own HTTP client). It runs every stop status, hook

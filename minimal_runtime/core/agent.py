@@ -67,8 +67,7 @@ from .context import CallParts, CallPlan, TurnScopedQueue, Injection, first_edit
 from .hooks import CallEvent, EndEvent, ErrorEvent, HookEvent, HookRegistry, Point, ToolCallEvent, ToolResultEvent
 from .messages import assistant_message, dumps, printable, text_block, text_of, tool_uses, user
 from .protocols import Layout, Store, Tool, Tools
-from .steering import SteerTooLarge
-from .store import EventLog, MemoryStore, RunState, StoredStep, StoreFailure, load
+from .store import StoreBase, MemoryStore, RunState, StoredStep, StoreFailure, load
 from .thread import Thread
 from .tools import ToolBox, ToolOffer
 
@@ -77,6 +76,10 @@ log = logging.getLogger(__name__)
 # The SDK refuses a non-streaming call that could take over ten minutes at its assumed 128,000
 # output tokens an hour: ``max_tokens`` above about 21,333. Such a call streams (the SDK's own helper).
 STREAM_ABOVE = 21_333
+
+
+class SteerTooLarge(ValueError):
+    """The steer would not fit: over a steering server's cap, or past the model's context window."""
 
 
 class RunResult(BaseModel):
@@ -113,7 +116,7 @@ class Agent:
         self._keeps_batch = _keeps_batch(self.layout, self.spec)  # is the batch part of the history (and the record)?
         # the record: the history, the calls, what hooks keep; read back from the store
         self.store: Store = store if store is not None else MemoryStore()
-        saved = load(self.store.events(), getattr(self.store, "where", EventLog.where))  # where: a file, in errors
+        saved = load(self.store.events(), getattr(self.store, "where", StoreBase.where))  # where: a file, in errors
         self.messages: list[dict] = saved.messages
         self.calls: list[CallRecord] = saved.calls
         # Paid for before a crash, never in the history (the turn was not written): the run's bill is
@@ -360,6 +363,8 @@ class Agent:
         self.thread.unthread_if_off(plan)
         why = self.thread.why_not_continued(plan)
         if why is not None:  # a continue cannot change it: a new create, which replays the history
+            log.warning("call %d cannot continue its thread (%s): the whole history goes as a new thread",
+                        len(self.calls) + 1, why)
             self.thread.lost(why)
             plan = self._with_options(self.layout(replace(parts, thread=None)))
             self.thread.unthread_if_off(plan)
@@ -405,6 +410,9 @@ class Agent:
         kept = not _unfinished_status(response.stop_reason, self.config.max_tokens, "") and reply.message["content"]
         held = len(self.messages) + len(plan.entries) + 1 if kept else None  # on a thread, the server holds up to it
         reply.thread = self.thread.record(plan, response, held)
+        if reply.thread and reply.thread["type"] == "replay":
+            log.info("call %d replayed the whole history on a new thread (%s)", len(self.calls) + 1,
+                     reply.thread.get("why", "the thread was lost"))
         if kept:  # read by the model and answered: the notes its hooks gave are delivered
             self._undelivered = []
         self._write({"type": "reply", "call": reply.record.model_dump(), "beta": bool(plan.betas),

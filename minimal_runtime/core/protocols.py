@@ -25,7 +25,13 @@ if TYPE_CHECKING:
 class Layout(Protocol):
     """Turns one call's parts into its plan: the request (``system``, ``tools``, ``messages`` and any
     other ``messages.create`` keyword), its betas, and what the history keeps. A plain dict of
-    keywords will do too (``CallPlan.of``). The durable history it is given must not be modified."""
+    keywords will do too (``CallPlan.of``). The durable history it is given must not be modified.
+
+    A layout is a pure function of the parts it is given: the agent may call it more than once for
+    one call (to lay out a create after a continue it cannot send, to rebuild a resumed call's
+    request, to ask whether it keeps the batch), so it keeps no state between calls. A wrapper may
+    hand the layout it wraps a copy of the history; an equal copy still continues a thread, a
+    rewritten one starts a new thread (logged on the agent's logger)."""
 
     def __call__(self, parts: "CallParts") -> "CallPlan | dict[str, Any]": ...
 
@@ -81,7 +87,7 @@ class Tools(Protocol):
 
 class Store(Protocol):
     """The durable run record, as an event log (the kinds: ``store.load``). What is written is what
-    the history holds: on the turn-scoped layout, each call's batch too. ``store.EventLog`` adds
+    the history holds: on the turn-scoped layout, each call's batch too. ``store.StoreBase`` adds
     ``load`` and ``close`` to a backend that implements these two (and ``where``, its name in errors)."""
 
     def write(self, event: dict[str, Any], sync: bool = True) -> None:

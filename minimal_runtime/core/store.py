@@ -109,7 +109,7 @@ class StoreError(ValueError):
     """A run record that cannot be read back as it was written: names the file, the line, the fault."""
 
 
-class EventLog:
+class StoreBase:
     """A store's common part: ``load`` (the events folded into a ``StoredRun``) and ``close``. A
     backend implements ``write`` (one event, in order, whole or not at all) and ``events``."""
 
@@ -122,7 +122,7 @@ class EventLog:
         """Release what the log holds (a lock, a connection); nothing by default."""
 
 
-def load(events: list[dict[str, Any]], where: str = EventLog.where) -> StoredRun:
+def load(events: list[dict[str, Any]], where: str = StoreBase.where) -> StoredRun:
     """The run a store's events record (``where`` names the store in errors). The event kinds
     (``type``), as the agent writes them:
 
@@ -234,7 +234,7 @@ def load(events: list[dict[str, Any]], where: str = EventLog.where) -> StoredRun
     return run
 
 
-class MemoryStore(EventLog):
+class MemoryStore(StoreBase):
     """The run record in memory: nothing survives the process, everything else is the same."""
 
     def __init__(self) -> None:
@@ -253,7 +253,7 @@ class StoreLocked(RuntimeError):
     """The run record is open in another process (or another ``RunStore`` of this one)."""
 
 
-class RunStore(EventLog):
+class RunStore(StoreBase):
     """The run record on disk, in ``directory/events.jsonl``. Open in one place at a time: an
     exclusive lock is held from opening to ``close`` (two processes resuming one run would both run
     every tool). Writes from several threads (a steer from the steering server, the loop's turns)
@@ -369,7 +369,7 @@ def _open_in(folder: int, directory: Path, name: str, flags: int) -> int:
     return fd
 
 
-class _Reader(EventLog):
+class _Reader(StoreBase):
     def __init__(self, path: Path):
         self.path, self.where = path, str(path)
 

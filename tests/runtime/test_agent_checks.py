@@ -10,7 +10,7 @@ import pytest
 
 from minimal_runtime.core.agent import _describe
 from minimal_runtime.core.hooks import Point
-from minimal_runtime.core.steering import SteerTooLarge
+from minimal_runtime.steering import SteerTooLarge
 from minimal_runtime.core.store import MemoryStore
 from tests.support import TASK, pricing_agent
 

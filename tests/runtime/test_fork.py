@@ -188,7 +188,7 @@ def test_the_fork_command_writes_a_package_from_any_folder_that_runs_the_readme_
         readme = fork.run_at(base_url, snippet.replace("print(result.status, result.final_text)",
                                                        "print(json.dumps([result.status, package.__all__]))"))
         assert readme[0] == "done"
-        assert {"Agent", "RunStore", "steering_server", "RequestOptions", "RunState", "EndEvent"} <= set(readme[1])
+        assert {"Agent", "RunStore", "RequestOptions", "RunState", "EndEvent", "tool_use_id"} <= set(readme[1])
         offline = subprocess.run([str(fork.python), "-E", "-s", "-m", "unittest", f"test_{fork.name}"], cwd=fork.dest,
                                  env={"PATH": os.environ["PATH"]}, capture_output=True, text=True, timeout=600)
         assert offline.returncode == 0 and "Ran 9 tests" in offline.stderr, offline.stderr[-3000:]

@@ -17,7 +17,7 @@ from minimal_runtime.core.agent import Agent
 from minimal_runtime.core.context import TurnScopedQueue, Injection, batch_of, injected_source, with_breakpoints
 from minimal_runtime.core.hooks import HookRegistry, Point
 from minimal_runtime.core.messages import dumps
-from minimal_runtime.core.steering import steering_server
+from minimal_runtime.steering import steering_server
 from minimal_runtime.core.store import RunStore, StoreError, load_run
 from minimal_runtime.core.tools import FunctionTool
 from minimal_runtime.emulator import Emulator, ScriptedPolicy, tool_use

@@ -34,7 +34,7 @@ DISK_FULL = 3  # a life that ends on its full disk (the run could not write its 
 CHILD = textwrap.dedent("""
     import json, os, random, resource, signal, sys, threading, time
     from pathlib import Path
-    from minimal_runtime.core.steering import SteerTooLarge
+    from minimal_runtime.steering import SteerTooLarge
     from minimal_runtime.core.store import RunStore
     from minimal_runtime.example import long_agent
     run_dir, life, kill_at, where, turns = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], int(sys.argv[5])

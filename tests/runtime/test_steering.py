@@ -10,7 +10,7 @@ import urllib.request
 
 from minimal_runtime.core.hooks import Point
 from minimal_runtime.core.messages import text_of
-from minimal_runtime.core.steering import steering_server
+from minimal_runtime.steering import steering_server
 from tests.support import TASK, pricing_agent
 
 TOKEN = "s3cret-token"
@@ -78,7 +78,7 @@ def _exchange(url: str, body: bytes | None, headers: dict) -> tuple[int, dict, b
 
 
 def test_every_answer_is_a_complete_json_response():
-    from minimal_runtime.core.steering import SteerTooLarge
+    from minimal_runtime.steering import SteerTooLarge
 
     auth = {"authorization": f"Bearer {TOKEN}"}
 
@@ -181,7 +181,7 @@ def test_a_negative_length_is_refused_before_a_byte_of_the_body_is_read():
 
 
 def test_the_listen_backlog_is_sized_to_the_connection_cap():
-    from minimal_runtime.core.steering import _SteeringServer
+    from minimal_runtime.steering import _SteeringServer
 
     server = _SteeringServer(_Agent(True), TOKEN, "127.0.0.1", 0, max_bytes=64, deadline=1.0, max_connections=40,
                              workers=1)

@@ -238,3 +238,39 @@ def test_an_event_of_a_type_the_reader_does_not_know_is_kept_and_skipped_with_a_
     assert saved.skipped == ["resumed"] and len(saved.messages) == 1
     assert "does not know ('resumed'): kept, skipped" in caplog.text
     assert '"resumed"' in (tmp_path / "events.jsonl").read_text()  # kept in the record
+
+
+def test_a_database_backends_own_error_ends_the_run_cleanly_with_its_end_hooks(tmp_path):
+    """Issue 50 item 4: only OSError was handled, so a SQLite store's OperationalError escaped run() as
+    a traceback, the END hooks never ran and the record stayed ``new``. Any backend failure is a
+    StoreFailure (an OSError) now."""
+    import json
+    import sqlite3
+
+    from minimal_runtime.core.store import StoreBase, StoreFailure
+
+    class SqliteStore(StoreBase):
+        def __init__(self, path, fail_after: int):
+            self.db, self.fail_after = sqlite3.connect(path), fail_after
+            self.db.execute("create table if not exists events (seq integer primary key, event text)")
+
+        def write(self, event, sync=True):
+            count = self.db.execute("select count(*) from events").fetchone()[0]
+            if count >= self.fail_after:
+                raise sqlite3.OperationalError("database is locked")
+            self.db.execute("insert into events values (?, ?)", (count + 1, json.dumps({**event, "seq": count + 1})))
+            self.db.commit()
+
+        def events(self):
+            return [json.loads(e) for (e,) in self.db.execute("select event from events order by seq")]
+
+    ended = []
+    hooks = progress_hooks()
+    hooks.register("end", lambda e: ended.append(e.result.status))
+    agent, _, _ = pricing_agent(tmp_path, store=SqliteStore(tmp_path / "run.db", fail_after=12), hooks=hooks)
+    result = agent.run(TASK)
+    assert result.status == "error" and ended == ["error"]
+    assert result.error == "the run record could not be written: OperationalError: database is locked"
+    assert issubclass(StoreFailure, OSError)
+    saved = agent.store.load()
+    assert dumps(saved.messages) == dumps(agent.messages)  # what the record holds is what the history holds

@@ -299,3 +299,34 @@ def test_the_current_models_that_take_threads_get_the_threaded_layout():
         assert layout_for(model_spec(model))[0] is threaded_layout
     assert layout_for(model_spec("claude-fable-5-2"))[0] is turn_scoped_layout  # not on the threads page
     assert layout_for(model_spec("claude-sonnet-4-6"))[0].__name__ == "tail_layout"
+
+
+def test_a_wrapper_that_hands_the_layout_an_equal_copy_still_continues_the_thread(tmp_path, caplog):
+    """Issue 50 item 8: a wrapper passing ``list(parts.durable)`` turned threads off silently (every
+    call a create, 10.2x the request bytes, the same bill). An equal copy continues; a rewritten one
+    starts a new thread, and the agent's logger says so."""
+    from dataclasses import replace
+
+    def copying(parts):
+        return threaded_layout(replace(parts, durable=list(parts.durable)))
+    agent, emulator = long_agent_on(tmp_path, copying, 6)
+    log = recorded(emulator)
+    assert agent.run(TASK).status == "done"
+    assert kinds(log) == ["create"] + ["continue"] * 6
+    caplog.clear()
+    agent, emulator = long_agent_on(tmp_path, revaried_layout(threaded_layout), 10)
+    with caplog.at_level("WARNING", logger="minimal_runtime.core.agent"):
+        agent.run(TASK)
+    assert "cannot continue its thread (the layout rewrote the history's copy" in caplog.text
+
+
+def test_a_thread_replay_is_logged_on_the_agents_logger(tmp_path, caplog):
+    """Issue 50 item 9: a replay was reported in the run record only."""
+    store = RunStore(tmp_path / "run")
+    first, _ = long_agent_on(tmp_path, threaded_layout, 4, store=store, max_steps=2)
+    assert first.run(TASK).status == "max_steps"
+    store.close()
+    resumed, _ = long_agent_on(tmp_path, threaded_layout, 4, store=RunStore(tmp_path / "run"), max_steps=8)
+    with caplog.at_level("INFO", logger="minimal_runtime.core.agent"):
+        resumed.run()
+    assert "call 3 replayed the whole history on a new thread (resumed: a new process holds no thread)" in caplog.text

@@ -83,7 +83,7 @@ def test_a_header_line_past_64_kb_is_refused_however_it_arrives(tmp_path):
 def test_the_steering_server_refuses_two_host_headers_as_serve_does():
     """RFC 9112 §3.2: a request with more than one Host line is a 400 (serve answers 400): loopback
     first, then a foreign name, no longer passes the Host check (the token was right)."""
-    from minimal_runtime.core.steering import steering_server
+    from minimal_runtime.steering import steering_server
 
     class Agent:
         steered: list = []

@@ -12,8 +12,9 @@ Loopback only by default; the token is required because anyone on the machine ca
 and the Host must name loopback (or the host served) because a web page can reach loopback too,
 under a name of its own that resolves to 127.0.0.1 (DNS rebinding).
 
-The server is built to be poked at, with nothing but the standard library (``core/`` forks with
-``anthropic`` and ``pydantic`` only). One thread owns every socket: a selector accepts connections
+An add-on outside ``core/``: the loop needs only what it fills (``agent.steer``, which queues the
+message, durable, for the next call), so a fork copies this file only if it wants steering over HTTP.
+The server is built to be poked at, with nothing but the standard library. One thread owns every socket: a selector accepts connections
 and reads each request whole (headers, then exactly the body its content-length declares) before a
 worker sees it, so a slow client holds a socket and a few bytes, never a thread. The token is
 checked from the headers before a byte of the body is read, and a body needs a length, a positive
@@ -45,15 +46,13 @@ from http.client import HTTPException, parse_headers
 from io import BytesIO
 from typing import TYPE_CHECKING, Iterator
 
+from .core.agent import SteerTooLarge
+
 if TYPE_CHECKING:
-    from .protocols import AgentView
+    from .core.protocols import AgentView
 
 HEAD_BYTES = 8192  # the request line and headers, at most
 BAD_BODY = 'body must be {"text": "<non-empty string>"}'
-
-
-class SteerTooLarge(ValueError):
-    """The steer would not fit: over the server's cap, or past the model's context window."""
 
 
 @contextlib.contextmanager
