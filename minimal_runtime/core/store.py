@@ -111,7 +111,9 @@ class StoreError(ValueError):
 
 class StoreBase:
     """A store's common part: ``load`` (the events folded into a ``StoredRun``) and ``close``. A
-    backend implements ``write`` (one event, in order, whole or not at all) and ``events``."""
+    backend implements ``write`` (one event, in order, whole or not at all) and ``events``. Its error
+    contract: any failure of the backend is a ``StoreFailure`` (or another ``OSError``); the agent
+    wraps any other exception a ``write`` raises in one, and ends the run on it with its END hooks."""
 
     where = "the run record"
 
