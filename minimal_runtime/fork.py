@@ -15,7 +15,9 @@ import os
 import re
 import shutil
 import sys
+import tempfile
 import textwrap
+import unicodedata
 from importlib import metadata
 from pathlib import Path
 
@@ -111,28 +113,62 @@ def test_module(name: str) -> str:
 
 def write_fork(dest: Path, name: str = "agent") -> list[Path]:
     """Write the fork; returns what it wrote. Refuses a name that is not a package name, and any
-    file or folder that is there already."""
-    if not name.isidentifier() or keyword.iskeyword(name):
-        raise ValueError(f"{name!r} is not a Python package name")
-    if name in needed_modules():  # next to the test, `import json` (or the SDK's own imports) would find the fork
-        raise ValueError(f"{name!r} is the name of a module the package needs (the standard library's, or "
-                         "anthropic's, pydantic's or one they import): choose another --name")
+    file or folder (or link) that is there already. Written whole or not at all: everything goes
+    into a hidden folder in ``dest`` first and is moved into place at the end (a full disk leaves
+    nothing behind)."""
+    check_name(name)
     dest = Path(dest).expanduser().resolve()
     if dest.exists() and not dest.is_dir():
         raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(dest))  # before anything is written
     package, test = dest / name, dest / f"test_{name}.py"
     for path in (package, test):
-        if path.exists():
+        if os.path.lexists(path):  # a dangling link too: writing through it would write outside DEST
             raise FileExistsError(f"{path} exists: choose another DEST or --name")
+    dest.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".partial", dir=dest))
+    moved: list[Path] = []
+    try:
+        _write_package(staging / name, name)
+        (staging / test.name).write_text(test_module(name))
+        for path in (package, test):
+            os.rename(staging / path.name, path)
+            moved.append(path)
+    except BaseException:
+        for path in moved:
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+        raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return [package, test]
+
+
+def check_name(name: str) -> None:
+    """A ValueError unless ``name`` is a package name the fork's own test can import as written."""
+    if not name.isidentifier() or keyword.iskeyword(name):
+        raise ValueError(f"{name!r} is not a Python package name")
+    if unicodedata.normalize("NFKC", name) != name:  # Python reads identifiers in NFKC: the folder's name is not it
+        raise ValueError(f"{name!r} is read by Python as {unicodedata.normalize('NFKC', name)!r}: choose a name "
+                         "that is written as Python reads it (plain ASCII letters, digits and underscores)")
+    if name.startswith("__") and name.endswith("__"):  # __main__, __init__ ...: names Python gives a meaning
+        raise ValueError(f"{name!r} is a name Python keeps for itself: choose another --name")
+    if name in needed_modules():  # next to the test, `import json` (or the SDK's own imports) would find the fork
+        raise ValueError(f"{name!r} is the name of a module the package needs (the standard library's, or "
+                         "anthropic's, pydantic's or one they import): choose another --name")
+
+
+def _write_package(package: Path, name: str) -> None:
     from .core import __all__ as core_names
     for folder in COPIED:
-        shutil.copytree(HERE / folder, package / folder, ignore=shutil.ignore_patterns("__pycache__"))
+        for source in sorted((HERE / folder).rglob("*")):
+            if "__pycache__" in source.parts or not source.is_file():
+                continue
+            target = package / folder / source.relative_to(HERE / folder)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)  # the first error is raised as it is (copytree gathers them all)
     names = [*core_names, "CallRecord", "ModelSpec", "model_spec"]
     lines = lambda words: textwrap.fill(", ".join(words), 100, initial_indent="    ", subsequent_indent="    ")  # noqa: E731
     (package / "__init__.py").write_text(INIT.format(name=name, core=lines(core_names), names=lines(f'"{n}"' for n in names)))
     (package / "README.md").write_text(README.format(name=name))
-    test.write_text(test_module(name))
-    return [package, test]
 
 
 def needed_modules() -> set[str]:
@@ -158,8 +194,9 @@ def main(args) -> None:
         package, test = write_fork(Path(args.dest), args.name)
     except (ValueError, FileExistsError) as e:
         raise SystemExit(f"fork: {e}")
-    except OSError as e:  # not a folder, no permission: one line, not a traceback
-        raise SystemExit(f"fork: cannot write into {Path(args.dest).expanduser().resolve()}: {e.strerror or e}")
+    except OSError as e:  # not a folder, no permission, a full disk: one line, not a traceback; nothing left behind
+        why = e.strerror or str(e).splitlines()[0][:200]
+        raise SystemExit(f"fork: cannot write into {Path(args.dest).expanduser().resolve()}: {why}")
     print(f"wrote {package}/ (README.md inside) and {test}\n"
           f"  it needs anthropic and pydantic: python -m venv .venv && .venv/bin/pip install anthropic pydantic\n"
           f"  test it against a Messages API server: ANTHROPIC_BASE_URL=... python -m unittest test_{args.name}")

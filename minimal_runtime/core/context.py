@@ -359,7 +359,7 @@ def threaded_layout(parts: CallParts, continuation: "Callable[[dict[str, Any], s
     messages carry (a replay resends turns that each set theirs for itself, and a request on a
     thread takes 3), as the SDK does [PY ``_thread_state.py``]: only the layout's stay."""
     at = parts.thread
-    if at is not None and parts.durable is not at.history and parts.durable[:at.held] != at.history[:at.held]:
+    if at is not None and parts.durable is not at.history and parts.durable != at.history:
         at = None  # a rewritten copy: the server holds what was sent (an equal copy continues)
     if at is None:
         parts = replace(parts, durable=unmarked(parts.durable))

@@ -26,6 +26,7 @@ import errno
 import fcntl
 import json
 import os
+import stat
 import logging
 import threading
 from pathlib import Path
@@ -357,13 +358,19 @@ class RunStore(StoreBase):
 def _open_in(folder: int, directory: Path, name: str, flags: int) -> int:
     """``name`` opened in ``folder`` (a handle on ``directory``) with O_NOFOLLOW: a link is refused, and
     so is a file with another name (a hard link planted there shares the file outside)."""
-    try:
-        fd = os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=folder)
+    try:  # never blocking: a FIFO planted there would hold the open (and the lock) for ever
+        fd = os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o644, dir_fd=folder)
     except OSError as e:
         if e.errno == errno.ELOOP:
             raise PermissionError(f"{directory / name} is a link: refused, not followed (the run record "
                                   "writes only its own files)") from None
+        if e.errno == errno.ENXIO:  # a FIFO with no reader, opened to write
+            raise PermissionError(_not_a_file(directory / name)) from None
         raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise PermissionError(_not_a_file(directory / name))
+    os.set_blocking(fd, True)
     if os.fstat(fd).st_nlink > 1:
         os.close(fd)
         raise PermissionError(f"{directory / name} has another name (a hard link): refused, not written (the run "
@@ -385,8 +392,14 @@ def load_run(directory: str | Path) -> StoredRun:
     return _Reader(Path(directory) / "events.jsonl").load()
 
 
+def _not_a_file(path: Path) -> str:
+    return f"{path} is not a regular file (a FIFO, a socket or a device): refused, not opened"
+
+
 def _read(path: Path) -> list[dict[str, Any]]:
     """Every whole line of ``path`` as an event (a line still being written is not whole yet)."""
+    if not stat.S_ISREG(os.stat(path).st_mode):  # reading a FIFO would wait for a writer for ever
+        raise PermissionError(_not_a_file(path))
     events = []
     for number, line in enumerate(path.read_bytes().split(b"\n")[:-1], start=1):
         try:

@@ -465,6 +465,53 @@ def test_a_dest_that_is_a_file_is_one_line_not_a_traceback(tmp_path):
     assert (tmp_path / "afile").read_text() == "mine"
 
 
+@pytest.mark.parametrize("name, why", [("__main__", "a name Python keeps for itself"),
+                                       ("\uff4d\uff59agent", "is read by Python as 'myagent'"),
+                                       ("\ufb01le_agent", "is read by Python as 'file_agent'")])
+def test_a_name_the_forks_own_test_could_not_import_is_refused(tmp_path, name, why):
+    """Issue 52 item 12: ``--name __main__`` and names Python normalises (NFKC) were accepted, and the
+    fork's own test could not import them."""
+    from minimal_runtime.__main__ import main
+    with pytest.raises(SystemExit) as refused:
+        main(["fork", str(tmp_path / "out"), "--name", name])
+    assert why in str(refused.value) and "\n" not in str(refused.value)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_dangling_link_at_the_test_file_is_not_followed(tmp_path):
+    from minimal_runtime.__main__ import main
+    outside = tmp_path / "outside.py"
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "test_agent.py").symlink_to(outside)
+    with pytest.raises(SystemExit, match=r"^fork: .*test_agent\.py exists: choose another DEST or --name$"):
+        main(["fork", str(tmp_path / "out")])
+    assert not outside.exists() and not (tmp_path / "out" / "agent").exists()
+
+
+def test_a_full_disk_leaves_no_half_written_fork_and_says_so_in_one_line(tmp_path, monkeypatch):
+    """On a full disk the fork was left half-written (the rerun said "exists") and the error was
+    1,427 characters (shutil.copytree's list of every file)."""
+    import errno as errnos
+    import shutil as shutils
+
+    from minimal_runtime.__main__ import main
+    copy, copied = shutils.copyfile, []
+
+    def full_after_five(source, target):
+        if len(copied) == 5:
+            raise OSError(errnos.ENOSPC, "No space left on device", str(target))
+        copied.append(target)
+        return copy(source, target)
+    monkeypatch.setattr(shutils, "copyfile", full_after_five)
+    with pytest.raises(SystemExit) as refused:
+        main(["fork", str(tmp_path / "out")])
+    assert str(refused.value) == f"fork: cannot write into {tmp_path / 'out'}: No space left on device"
+    assert list((tmp_path / "out").iterdir()) == []  # nothing half-written, no staging folder
+    monkeypatch.setattr(shutils, "copyfile", copy)
+    main(["fork", str(tmp_path / "out")])  # the rerun writes it: nothing "exists"
+    assert (tmp_path / "out" / "agent" / "core" / "agent.py").exists()
+
+
 # the size of what a fork copies ---------------------------------------------------------------------------
 
 def line_counts(path: Path) -> dict[str, int]:

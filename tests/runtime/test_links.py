@@ -149,3 +149,41 @@ def test_the_offload_record_is_not_appended_through_a_hard_link(tmp_path):
     kept = offloader({"id": "toolu_1"}, {"type": "tool_result", "tool_use_id": "toolu_1", "content": BIG})
     assert outside.read_text() == "someone else's file\n"
     assert kept.get("is_error") and "has another name (a hard link)" in kept["content"], kept
+
+
+def _within(seconds: float, fn):
+    """``fn()``'s exception (or None) if it returns within ``seconds``; fails if it blocks (a FIFO did)."""
+    import threading
+    outcome: list = []
+
+    def call():
+        try:
+            fn()
+            outcome.append(None)
+        except Exception as e:
+            outcome.append(e)
+    worker = threading.Thread(target=call, daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert outcome, f"still blocked after {seconds} s"
+    return outcome[0]
+
+
+@pytest.mark.parametrize("name", ["events.jsonl", "events.pid"])
+def test_a_fifo_planted_at_the_stores_files_is_refused_in_one_line_not_waited_on(tmp_path, name):
+    """Issue 52 item 10: a FIFO at events.pid blocked RunStore() for ever while it held the lock; one
+    at events.jsonl blocked load_run()."""
+    from minimal_runtime.core.store import load_run
+    run = tmp_path / "run"
+    run.mkdir()
+    os.mkfifo(run / name)
+    error = _within(10, lambda: RunStore(run))
+    assert isinstance(error, PermissionError) and "\n" not in str(error)
+    assert str(error) == f"{run / name} is not a regular file (a FIFO, a socket or a device): refused, not opened"
+    if name == "events.jsonl":
+        error = _within(10, lambda: load_run(run))
+        assert isinstance(error, PermissionError) and "not a regular file" in str(error)
+    else:
+        (run / name).unlink()
+        with RunStore(run) as store:  # refused, not locked: the next opener gets in
+            store.write({"type": "status", "status": "running"})
