@@ -110,7 +110,6 @@ class Agent:
         self.client = client
         self.config = AgentConfig.of(model=model, system=system, max_steps=max_steps, **settings)
         self.spec = model_spec(model)
-        self.system = [text_block(system)] if isinstance(system, str) and system else list(system or [])
         chosen, why = layout_for(self.spec)
         self.layout, self.layout_reason = (layout, "chosen by the caller") if layout is not None else (chosen, why)
         self._keeps_batch = _keeps_batch(self.layout, self.spec)  # is the batch part of the history (and the record)?
@@ -148,7 +147,6 @@ class Agent:
             self.turn_queue.requeue([Injection(**i) for i in saved.interrupted.notes])
         # the last call, as sent (for hooks, views and the append-only check)
         self.last_request: dict | None = None
-        self.last_batch: list[Injection] = []
         self.edits: list[str] = []  # what check_append_only found
         # steering, from another thread
         self._lock = threading.Lock()
@@ -171,6 +169,12 @@ class Agent:
     @property
     def name(self) -> str:
         return self.config.name
+
+    @property
+    def system(self) -> list[dict]:
+        """The system prompt as blocks, from ``config.system`` (the one place it lives)."""
+        system = self.config.system
+        return [text_block(system)] if isinstance(system, str) and system else list(system or [])
 
     @property
     def tool_definitions(self) -> list[dict]:
@@ -439,7 +443,7 @@ class Agent:
     def _run_post_call_hooks(self, reply: "Reply") -> None:
         """The bill in memory (hooks count calls by it), then the POST_LLM_CALL hooks."""
         self.calls.append(reply.record)
-        self.last_request, self.last_batch = reply.plan.sent(), reply.batch
+        self.last_request = reply.plan.sent()
         self._hook(CallEvent(Point.POST_LLM_CALL, self, self.last_request, reply.response, reply.batch))
 
     def _land_turn(self, reply: "Reply", results: list[dict]) -> None:

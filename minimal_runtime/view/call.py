@@ -42,7 +42,7 @@ CELL = "text-align:left;vertical-align:top"  # JupyterLab right-aligns table cel
 class CallView:
     request: dict[str, Any]  # system, tools, messages: as laid out for this call
     usage: CallRecord
-    batch_size: int | None = None  # blocks in the call's batch (``len(agent.last_batch)``): found by place
+    batch_size: int | None = None  # blocks in the call's batch (``len(event.batch)`` at POST_LLM_CALL): found by place
     last: int | None = None  # show only the last rows (the tail is where a call differs); None: every row
 
     @property
