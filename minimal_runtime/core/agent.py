@@ -65,7 +65,7 @@ from ..provider.models import model_spec
 from .config import AgentConfig
 from .context import CallParts, CallPlan, TurnScopedQueue, Injection, first_edit, layout_for, without_thinking
 from .hooks import CallEvent, EndEvent, ErrorEvent, HookEvent, HookRegistry, Point, ToolCallEvent, ToolResultEvent
-from .messages import assistant_message, dumps, printable, text_block, text_of, tool_uses, user
+from .messages import assistant_message, blocks_of, dumps, printable, text_block, text_of, tool_uses, user
 from .protocols import Layout, Store, Tool, Tools
 from .store import StoreBase, MemoryStore, RunState, StoredStep, StoreFailure, load
 from .thread import Thread
@@ -112,7 +112,9 @@ class Agent:
         self.spec = model_spec(model)
         chosen, why = layout_for(self.spec)
         self.layout, self.layout_reason = (layout, "chosen by the caller") if layout is not None else (chosen, why)
-        self._keeps_batch = _keeps_batch(self.layout, self.spec)  # is the batch part of the history (and the record)?
+        # Does the layout keep a call's batch in the history, and so in the record (the turn-scoped layouts),
+        # or only in the call's copy (tail_layout)? Seen on the first call with notes; None until then.
+        self._keeps_batch: bool | None = None
         # the record: the history, the calls, what hooks keep; read back from the store
         self.store: Store = store if store is not None else MemoryStore()
         saved = load(self.store.events(), getattr(self.store, "where", StoreBase.where))  # where: a file, in errors
@@ -343,6 +345,9 @@ class Agent:
         whole history once more as a new create. A RunResult: the call failed past the SDK's retries."""
         for attempt in (1, 2):
             plan = self._lay_out(batch)
+            if batch and self._keeps_batch is None:
+                note = batch[0].block()["text"]
+                self._keeps_batch = any(b.get("text") == note for e in plan.entries for b in blocks_of(e))
             kept = {"batch": [i.model_dump() for i in batch]} if self._keeps_batch else {}
             self._write({"type": "sent", "model": self.model, **kept})
             try:
@@ -583,18 +588,6 @@ class Reply:
     @property
     def message(self) -> dict:
         return assistant_message(self.response.content)
-
-
-def _keeps_batch(layout: Layout, spec: Any) -> bool:
-    """Does ``layout`` keep a call's batch in the history (the turn-scoped layouts), or only in the
-    call's copy (``tail_layout``)? Asked of the layout itself, on a one-note call: a layout is a pure
-    function of what it is given, so it may be called for this."""
-    probe = CallParts(system=[], tools=[], durable=[user("probe")], batch=[Injection(source="probe", text="probe")],
-                      prefill_ok=spec.supports_prefill, boundary=spec.system_boundary)
-    try:
-        return "<!-- probe -->" in dumps(CallPlan.of(layout(probe)).entries)
-    except Exception:  # a layout that cannot lay this out keeps nothing in the record: the safe side
-        return False
 
 
 def _unfinished_status(stop_reason: str | None, max_tokens: int, text: str) -> RunResult | None:
