@@ -148,7 +148,7 @@ soak: $(STAMP)  ## 300 calls with faults, 30 kills and random steers; prints its
 	$(BIN)/python -m pytest -q -s -m slow tests/runtime/test_soak.py
 
 .PHONY: interop
-interop: $(STAMP)  ## pinned real clients (Claude Code, TS SDK, pydantic-ai, LangChain, LiteLLM, both SDK tool runners, Vercel AI SDK) against the emulator over HTTP
+interop: $(STAMP)  ## pinned real clients (Claude Code, TS SDK, pydantic-ai, LangChain, LiteLLM, both SDK tool runners, Vercel AI SDK; smolagents and the cline CLI against plain serve) against the emulator over HTTP
 	INTEROP=1 $(BIN)/python -m pytest -q -rs -p no:xdist tests/interop tests/replay/test_claude_code_logs.py
 
 clean:

@@ -63,15 +63,20 @@ class ToolThenAnswer:
         choice = (request.get("tool_choice") or {}).get("type", "auto")
         done = _tool_rounds_since_user_text(request.get("messages") or [])
         thinking = "Simulated reasoning: choosing the next step."  # shown only where the model thinks
-        said = f" after {done} tool call{'s' * (done != 1)}" if done else ""
         rounds = [t for t in tools if not is_terminal(t["name"])]
-        if tools and choice in ("any", "tool"):
-            tool = _pick(tools, request.get("tool_choice") or {})
-            return Turn(content=[_use(tool, said)], thinking=thinking)
+        end = next((t for t in tools if is_terminal(t["name"])), None)
+        if end is not None:  # a task that ends by a tool: every answer so far was a step of it, however the
+            # client resends them (smolagents writes its tool calls and results back as text: "Observation: ...")
+            done = max(done, sum(isinstance(m, dict) and m.get("role") == "assistant" for m in request.get("messages") or []))
+        said = f" after {done} tool call{'s' * (done != 1)}" if done else ""
+        if tools and choice == "tool":
+            return Turn(content=[_use(_pick(tools, request.get("tool_choice") or {}), said)], thinking=thinking)
         if rounds and choice != "none" and done < self.rounds:
             return Turn(content=[_use(_pick(rounds, {}), said)], thinking=thinking)
-        if choice != "none" and (end := next((t for t in tools if is_terminal(t["name"])), None)):
+        if end is not None and choice != "none":
             return Turn(content=[_use(end, said)], thinking=thinking)
+        if tools and choice == "any":  # a tool must be called: any tool, the rounds done or not
+            return Turn(content=[_use(_pick(tools, {}), said)], thinking=thinking)
         if fmt.get("type") == "json_schema" and isinstance(fmt.get("schema"), dict):
             return Turn(content=[{"type": "text", "text": json.dumps(example(fmt["schema"]))}], thinking=thinking)
         return Turn(content=[{"type": "text", "text": asked_format(request, SIMULATED.format(said=said))}],

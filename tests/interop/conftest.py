@@ -14,10 +14,16 @@ if os.environ.get("INTEROP") != "1":
 def pytest_terminal_summary(terminalreporter):
     if os.environ.get("INTEROP") != "1":
         return
+    from .harness import summary_table, what_clients_send
+    plain = sys.modules.get("tests.interop.test_default_policy")
+    if plain is not None and getattr(plain, "RESULTS", None):
+        terminalreporter.write_line("")
+        terminalreporter.write_line("against plain serve (its default policy, SIMULATED): loops that end by a tool or a format")
+        for line in summary_table(list(plain.RESULTS.values())).splitlines():
+            terminalreporter.write_line(line)
     module = sys.modules.get("tests.interop.test_clients")
     if module is None or not getattr(module, "RESULTS", None):
         return
-    from .harness import summary_table, what_clients_send
     rows = list(module.RESULTS.values())
     table = summary_table(rows)
     write = terminalreporter.write_line

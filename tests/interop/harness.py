@@ -155,7 +155,7 @@ def serve_emulator(policy: ToolRounds, model: str = "claude-sonnet-5-5", *, log:
 
 
 @contextlib.contextmanager
-def serve_emulators(policy: ToolRounds, models: list[str], *, logs: dict[str, Path] | None = None,
+def serve_emulators(policy: ToolRounds | None, models: list[str], *, logs: dict[str, Path] | None = None,
                     account_created: str | None = None,
                     options: tuple[str, ...] = ()) -> Iterator[dict[str, tuple[str, list[Exchange]]]]:
     """One ``serve`` command per model, started together (each takes seconds to import the SDK):
@@ -164,15 +164,17 @@ def serve_emulators(policy: ToolRounds, models: list[str], *, logs: dict[str, Pa
         if logs is None:
             folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="interop-serve-")))
             logs = {m: folder / f"{m}.serve.jsonl" for m in models}
-        env = {**os.environ, "INTEROP_POLICY": json.dumps({"rounds": policy.rounds, "prefer": policy.prefer}),
+        settings = {"rounds": policy.rounds, "prefer": policy.prefer} if policy is not None else {}
+        env = {**os.environ, "INTEROP_POLICY": json.dumps(settings),
                "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
         started = {}
         for model in models:
             log = logs[model]
             log.parent.mkdir(parents=True, exist_ok=True)
             log.unlink(missing_ok=True)  # the command appends
-            command = [sys.executable, "-m", "minimal_runtime", "serve", "--port", "0", "--model", model,
-                       "--policy", "tests.interop.policy:Configured", "--log", str(log)]
+            command = [sys.executable, "-m", "minimal_runtime", "serve", "--port", "0", "--model", model, "--log", str(log)]
+            if policy is not None:  # None: plain serve, its default policy, as a user starts it
+                command += ["--policy", "tests.interop.policy:Configured"]
             if account_created:
                 command += ["--account-created", account_created]
             command += list(options)  # --thread-ttl, --faults, --batch-delay ...
@@ -212,6 +214,14 @@ def _stop(process: subprocess.Popen) -> None:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def closed_network_env() -> dict[str, str]:
+    """The drivers' environment: loopback only (any other request fails at once), no cost-map fetch."""
+    closed = "http://127.0.0.1:9"
+    return {**os.environ, "HTTPS_PROXY": closed, "HTTP_PROXY": closed, "https_proxy": closed, "http_proxy": closed,
+            "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost",
+            "LITELLM_LOCAL_MODEL_COST_MAP": "True", "ANTHROPIC_API_KEY": "sk-ant-offline-interop"}
 
 
 # -- the summary ----------------------------------------------------------------------------------

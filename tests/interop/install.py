@@ -60,15 +60,14 @@ def _npm_registry() -> str:
     return out.stdout.strip() or "https://registry.npmjs.org/"
 
 
-def _python_env(dest: Path) -> float:
-    pins = HERE / "requirements.txt"
+def _python_env(dest: Path, pins: Path = HERE / "requirements.txt") -> float:
     stamp = dest / ".pins"
     if stamp.exists() and stamp.read_text() == _digest(pins) and (dest / "bin" / "python").exists():
         return 0.0
     _probe(PYPI, "PyPI")
     start = time.perf_counter()
     shutil.rmtree(dest, ignore_errors=True)
-    uv = shutil.which("uv")
+    uv = shutil.which("uv") or shutil.which("uv", path=str(Path(sys.executable).parent))
     if uv:
         subprocess.run([uv, "venv", "-q", str(dest), "--python", sys.executable], check=True)
         subprocess.run([uv, "pip", "install", "-q", "--python", str(dest / "bin" / "python"), "-r", str(pins)], check=True)
@@ -79,8 +78,8 @@ def _python_env(dest: Path) -> float:
     return time.perf_counter() - start
 
 
-def _node_env(dest: Path) -> float:
-    pins = [HERE / "package.json", HERE / "package-lock.json"]
+def _node_env(dest: Path, pins: tuple[Path, ...] = (HERE / "package.json", HERE / "package-lock.json"),
+              install: str = "ci") -> float:
     stamp = dest / ".pins"
     if stamp.exists() and stamp.read_text() == _digest(*pins) and (dest / "node_modules").exists():
         return 0.0
@@ -92,7 +91,7 @@ def _node_env(dest: Path) -> float:
     for f in pins:
         shutil.copy(f, dest / f.name)
     # npm ci installs exactly the lock; Claude Code's postinstall puts its native binary in place.
-    subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=dest, check=True)
+    subprocess.run(["npm", install, "--no-audit", "--no-fund", "--loglevel=error"], cwd=dest, check=True)
     stamp.write_text(_digest(*pins))
     return time.perf_counter() - start
 
@@ -109,6 +108,20 @@ def ensure_claude_code() -> Path:
     """Claude Code's executable alone (the npm folder), for a check that needs no Python client."""
     _node_env(CACHE / "npm")
     return CACHE / "npm" / "node_modules" / ".bin" / "claude"
+
+
+def ensure_client(name: str) -> Path:
+    """One client of ``clients/NAME/`` in its own folder ``.interop/NAME`` (its pins beside it: a
+    ``requirements.txt``, or a ``package.json`` and ``package-lock.json``), so that clients whose
+    dependencies disagree never share an environment: the folder, installed if missing or out of date."""
+    pins, dest = HERE / "clients" / name, CACHE / name
+    if (pins / "requirements.txt").exists():
+        _python_env(dest, pins / "requirements.txt")
+    else:
+        # npm install, not ci: a lock made on Linux leaves out the other platforms' optional binaries
+        # (cline's @cline/cli-darwin-*), which ci then calls out of sync; install keeps the locked versions
+        _node_env(dest, (pins / "package.json", pins / "package-lock.json"), install="install")
+    return dest
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ skips the whole module in one line. Logs of the last run: ``.interop/last-run/``
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import time
@@ -25,7 +24,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import pytest
-from .harness import Exchange, serve_emulators
+from .harness import Exchange, closed_network_env, serve_emulators
 from .install import CACHE, HERE, Unreachable, ensure_clients
 from .policy import ToolRounds
 
@@ -84,14 +83,6 @@ RESULTS: dict[tuple[str, str], dict] = {}  # (client, model) -> outcome; read by
 STARTUP: dict[str, float] = {}  # driver -> seconds of its process outside the conversations (imports)
 
 
-def _closed_network_env() -> dict[str, str]:
-    """The drivers' environment: loopback only (any other request fails at once), no cost-map fetch."""
-    closed = "http://127.0.0.1:9"
-    return {**os.environ, "HTTPS_PROXY": closed, "HTTP_PROXY": closed, "https_proxy": closed, "http_proxy": closed,
-            "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost",
-            "LITELLM_LOCAL_MODEL_COST_MAP": "True", "ANTHROPIC_API_KEY": "sk-ant-offline-interop"}
-
-
 def _run_driver(client: str) -> None:
     """One driver process for all models, one ``serve`` command per model."""
     for script in (HERE / "drivers").glob("*.mjs"):
@@ -103,7 +94,7 @@ def _run_driver(client: str) -> None:
         started = time.perf_counter()
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=DRIVER_TIMEOUT,
-                                  cwd=HERE / "drivers", env={**_closed_network_env(), **dict(driver.env)},
+                                  cwd=HERE / "drivers", env={**closed_network_env(), **dict(driver.env)},
                                   stdin=subprocess.DEVNULL)
             out, stderr = done.stdout, done.stderr
         except subprocess.TimeoutExpired:

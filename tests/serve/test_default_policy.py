@@ -133,3 +133,28 @@ def test_the_banner_says_what_the_default_policy_does_and_that_it_is_simulated()
     line = banner("http://127.0.0.1:1", Emulator(model=MODEL), ToolThenAnswer(rounds=2).describe(), None).splitlines()[0]
     assert "SIMULATED" in line and "2 rounds, then a terminal tool it is offered (submit, finish, final answer" in line
     assert "a JSON schema, dspy's fields" in line
+
+
+def test_a_loop_that_forces_a_tool_every_call_ends_by_the_terminal_tool_too():
+    """smolagents' ToolCallingAgent sends ``tool_choice: any`` on every step: the rounds, then the
+    terminal tool, as without the force."""
+    policy, tools = ToolThenAnswer(rounds=1), [terminal("final_answer"), *TOOLS]
+    request = {"tools": tools, "tool_choice": {"type": "any"}, "messages": [{"role": "user", "content": "go"}]}
+    first = policy(request).content[0]
+    request["messages"] += [{"role": "assistant", "content": [{**first, "id": "t1"}]},
+                            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}]}]
+    assert (first["name"], policy(request).content[0]["name"]) == ("read_file", "final_answer")
+
+
+def test_a_loop_that_resends_its_steps_as_text_still_ends_by_the_terminal_tool():
+    """smolagents' ToolCallingAgent writes each step back as text ("Calling tools: ...",
+    "Observation: ..."), not as tool_use and tool_result blocks: its steps are counted all the same."""
+    policy, tools = ToolThenAnswer(rounds=2), [*TOOLS, terminal("final_answer")]
+    messages = [{"role": "user", "content": [{"type": "text", "text": "New task:\nRead notes.txt."}]}]
+    names = []
+    for _ in range(3):
+        use = policy({"tools": tools, "tool_choice": {"type": "any"}, "messages": messages}).content[0]
+        names.append(use["name"])
+        messages += [{"role": "assistant", "content": [{"type": "text", "text": f"Calling tools:\n[{use['name']}]"}]},
+                     {"role": "user", "content": [{"type": "text", "text": "Observation:\n3 lines"}]}]
+    assert names == ["read_file", "read_file", "final_answer"]
