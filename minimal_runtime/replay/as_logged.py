@@ -12,7 +12,11 @@ wherever the emulator can know it:
 - **a cache warmed elsewhere.** A call that read more than the run had ever sent read what another
   process wrote (a sub-agent, an earlier session in the same project). No replay of this run can
   write it, so the replay reads what it can; ``recorded`` bills the rest as the log did (read
-  rather than written), and every replay notes the call as a departure it did not reproduce.
+  rather than written), and every replay notes the call as a departure it did not reproduce;
+- **a miss the replay cannot see.** A call that read much less than the replay's cache holds (its
+  client changed a byte of the prefix, Claude Code's microcompaction cleared old tool results, the
+  entry was evicted): ``recorded`` bills it with the log's own split, as it bills the log's reads,
+  and the report says on which calls and what the replay's own cache would have billed instead.
 """
 
 from __future__ import annotations
@@ -118,6 +122,39 @@ def priced_as_logged(run: RecordedRun, calls: list[CallRecord]) -> list[CallReco
             "cache_creation_5m": c.cache_creation_5m - (from_written - one_hour),
             "input_tokens": c.input_tokens - from_uncached})
     return calls
+
+
+def mirrored_misses(run: RecordedRun, calls: list[CallRecord]) -> tuple[list[CallRecord], list[int]]:
+    """``recorded``'s calls, where the log read at least ``MIRRORED_TAIL`` tokens less than the
+    replay's cache did: the log's own split of the call's prompt (read, written with its TTLs,
+    uncached), scaled to the replayed prompt. Returns (the calls, the indices mirrored)."""
+    out, moved = list(calls), []
+    for k, (call, c) in enumerate(zip(run.calls, calls)):
+        u = call.usage
+        if u is None or u.cache_read is None or u.cache_write is None or not u.prompt_tokens or not c.prompt_tokens:
+            continue
+        scale = c.prompt_tokens / u.prompt_tokens
+        read = min(c.prompt_tokens, round(u.cache_read * scale))
+        if c.cache_read_input_tokens - read < MIRRORED_TAIL:
+            continue
+        write = min(c.prompt_tokens - read, round(u.cache_write * scale))
+        one_hour = min(write, round(u.cache_write_1h * scale))
+        out[k] = c.model_copy(update={"cache_read_input_tokens": read, "cache_creation_input_tokens": write,
+                                      "cache_creation_1h": one_hour, "cache_creation_5m": write - one_hour,
+                                      "input_tokens": c.prompt_tokens - read - write})
+        moved.append(k)
+    return out, moved
+
+
+def misses_note(run: RecordedRun, before: list[CallRecord], after: list[CallRecord], moved: list[int]) -> str:
+    own, mirrored = sum(c.cost for c in before), sum(c.cost for c in after)
+    shown = ", ".join(f"{k + 1} (read {run.calls[k].usage.cache_read_share:.0%} logged, "
+                      f"{before[k].cache_read_share:.0%} replayed)" for k in moved[:6])
+    change = f"{mirrored / own - 1:+.1%}" if own and own == own else "n/a"
+    return (f"the log missed the cache where the replay's would have read, on {len(moved)} call(s): {shown}"
+            f"{', ...' if len(moved) > 6 else ''} (a client-side change of the prefix, a microcompaction, an "
+            f"eviction); recorded bills those as the log did: ${mirrored:.4f} against ${own:.4f} with the replay's "
+            f"own cache ({change})")
 
 
 def warmed_note(run: RecordedRun) -> str | None:

@@ -61,9 +61,10 @@ from ..provider.cost import CallRecord
 from ..emulator.models import model_spec
 from ..emulator.tokens import estimate_tokens, stand_in
 from ..provider.models import ModelSpec, lookup
-from .as_logged import mirror_tail, priced_as_logged, warmed_note
+from .as_logged import mirror_tail, mirrored_misses, misses_note, priced_as_logged, warmed_note
 from .calibration import Calibration, Limits, fit
 from .recorded import RecordedRun
+from .retired import note as retired_note, retired
 
 
 def _own_layout(spec: ModelSpec) -> Layout:
@@ -226,6 +227,7 @@ class Replay:
     sizes: Sizes | None = None  # what the log does not show, as this replay sized it
     raw: list[CallRecord] = field(default_factory=list)  # the calls in the emulator's own tokens, before calibration
     crashed: bool = False  # stopped by an error of the replay itself (a log shape nothing here foresaw), not the API's
+    own_cache: list[CallRecord] | None = None  # recorded: the calls as the replay's own cache had them, before mirroring
 
     @property
     def finished(self) -> bool:
@@ -240,10 +242,12 @@ class Replay:
     def cache_read_share(self) -> float:
         return sum(c.cache_read_input_tokens for c in self.calls) / max(1, self.prompt_tokens)
 
+    price_factor: float = 1.0  # the multiple of the calls' model's prices billed (a retired model's: retired.py)
+
     @property
     def cost(self) -> float:
         """The run's bill under this strategy: the replayed calls, and the calls the log does not show."""
-        return sum(c.cost for c in self.calls) + sum(c.cost for c in self.unlogged)
+        return self.price_factor * (sum(c.cost for c in self.calls) + sum(c.cost for c in self.unlogged))
 
 
 def logged_uncached(run: RecordedRun) -> bool:
@@ -254,9 +258,17 @@ def logged_uncached(run: RecordedRun) -> bool:
 
 
 def replay_model(run: RecordedRun, model: str | None = None) -> str:
-    """The model to replay and price as: the one asked for, else the log's. A model that is not in
-    the table is replayed as the table says of unknown models (its cost is unknown, NaN)."""
-    return model_spec(model or run.model or "unknown").id
+    """The model to replay and price as: the one asked for, else the log's (a retired one as the
+    model it is billed as: ``retired.py``). A model that is not in the table is replayed as the
+    table says of unknown models (its cost is unknown, NaN)."""
+    stand_in = retired(run.model) if model is None else None
+    return model_spec(stand_in[0] if stand_in else model or run.model or "unknown").id
+
+
+def price_factor(run: RecordedRun, model: str | None) -> float:
+    """The multiple of the replay model's prices the run is billed at (a retired model's)."""
+    stand_in = retired(run.model) if model is None else None
+    return stand_in[1] if stand_in else 1.0
 
 
 def _text(blocks: list[dict]) -> str:
@@ -364,10 +376,38 @@ def _in_log_tokens(run: RecordedRun, strategy: Strategy, raw: Replay, calibratio
     if warm:
         notes.append(warm)
         calls = priced_as_logged(run, calls) if strategy.as_logged else calls
+    calls, switched = per_call_models(run, raw.model, calls)
+    notes += [switched] if switched else []
+    own_cache = calls
+    if strategy.as_logged:
+        calls, moved = mirrored_misses(run, calls)
+        notes += [misses_note(run, own_cache, calls, moved)] if moved else []
     unlogged, why = unlogged_calls(run, raw.model)
     notes += [why] if why else []
+    as_logged_model = raw.model == replay_model(run)
+    factor = price_factor(run, None) if as_logged_model else 1.0
+    notes += [retired_note(run.model)] if as_logged_model and retired(run.model) else []
     return Replay(raw.strategy, raw.model, calls, raw.seconds, raw.hidden_tokens, notes, raw.stopped, raw.layout,
-                  not calibration.identity, unlogged, raw.sizes, raw.calls, raw.crashed)
+                  not calibration.identity, unlogged, raw.sizes, raw.calls, raw.crashed, own_cache, factor)
+
+
+def call_models(run: RecordedRun) -> list[str | None]:
+    """Each call's own model as the price table names it, where the log names one it knows."""
+    return [spec.id if c.model and (spec := lookup(c.model)) else None for c in run.calls]
+
+
+def per_call_models(run: RecordedRun, model: str, calls: list[CallRecord]) -> tuple[list[CallRecord], str | None]:
+    """Where a session changed model midway and the replay is priced as the log's own model, each
+    call priced as the model that made it (a session that went from Sonnet 4.5 to Opus 4.6 was billed
+    as Sonnet 4.5 throughout)."""
+    own = call_models(run)
+    if model != replay_model(run) or len({m for m in own if m}) < 2:
+        return calls, None
+    changes = [f"{own[k - 1]} -> {own[k]} at call {k + 1}" for k in range(1, len(own))
+               if own[k] and own[k - 1] and own[k] != own[k - 1]]
+    return ([c.model_copy(update={"model": m}) if m and m != c.model else c for c, m in zip(calls, own)],
+            f"the session changes model ({', '.join(changes[:3])}{', ...' if len(changes) > 3 else ''}): the replay "
+            f"runs as {model} and prices each call as the model that made it")
 
 
 def replay_all(run: RecordedRun, names: list[str], *, model: str | None = None,

@@ -117,12 +117,22 @@ def recover(runs: list[RecordedRun], totals: dict[str, ModelTotals], main_usage:
             left = 0  # no telling which output was the unshown calls': all of it goes to the calls shown
         elif shown:
             left = 0
-        rest = ModelTotals(input_tokens=t.input_tokens - logged.input_tokens, cache_read=t.cache_read - logged.cache_read,
-                           cache_write=t.cache_write - logged.cache_write, output_tokens=max(0, left))
-        if min(rest.input_tokens, rest.cache_read, rest.cache_write) < 0:
-            main.notes.append(f"modelUsage counts fewer {name} tokens than the log's own calls: the calls' own "
-                              "figures are kept, and no call the log does not show is billed")
-            continue
+        rest = {"input_tokens": t.input_tokens - logged.input_tokens, "cache_read": t.cache_read - logged.cache_read,
+                "cache_write": t.cache_write - logged.cache_write}
+        fewer = [kind for kind, n in rest.items() if n < 0]
+        prompt, shown_prompt = t.input_tokens + t.cache_read + t.cache_write, sum(c.usage.prompt_tokens for _, c in shown)
+        if fewer and shown_prompt and abs(prompt - shown_prompt) <= SAME_PROMPTS * shown_prompt:
+            # the same prompts, split otherwise: the totals the API returned win (issue: 72.4% read per
+            # event, 44.5% in modelUsage); each call keeps its prompt size, its split scaled to the totals'
+            main.notes.append(_rescaled(name, [c for _, c in shown], t, logged))
+            rest = {kind: 0 for kind in rest}
+        elif fewer:  # the calls show more of one kind than the totals: the kinds the totals hold more of are billed
+            main.notes.append(f"modelUsage counts fewer {name} {' and '.join(_KIND[k] for k in fewer)} tokens than "
+                              "the log's own calls: the calls' own figures are kept, and of the calls the log does "
+                              "not show only the kinds modelUsage holds more of are billed ("
+                              + ", ".join(f"{n:,} {_KIND[k]}" for k, n in rest.items() if n > 0) + ")")
+            rest = {kind: max(0, n) for kind, n in rest.items()}
+        rest = ModelTotals(**rest, output_tokens=max(0, left))
         if rest.input_tokens + rest.cache_read + rest.cache_write + rest.output_tokens:
             main.unlogged[name] = rest
     for run in runs:
@@ -134,6 +144,39 @@ def recover(runs: list[RecordedRun], totals: dict[str, ModelTotals], main_usage:
                           + "; ".join(f"{name} {t.input_tokens + t.cache_read + t.cache_write:,} prompt and "
                                       f"{t.output_tokens:,} output tokens" for name, t in main.unlogged.items())
                           + ", from modelUsage minus the calls the log shows; billed in every row as counted")
+
+
+SAME_PROMPTS = 0.005  # the calls' prompts and the totals' within this share of each other: the same calls
+_KIND = {"input_tokens": "uncached", "cache_read": "cache-read", "cache_write": "cache-write"}
+
+
+def _rescaled(name: str, calls: list[RecordedCall], t: ModelTotals, logged: ModelTotals) -> str:
+    """Each call's split (read, written, uncached) fitted to the totals' by kind, its prompt kept:
+    iterative proportional fitting (scale the kinds to the totals, then each call to its prompt,
+    until both hold); a kind a call had none of stays none."""
+    parts = [[float(c.usage.cache_read or 0), float(c.usage.cache_write or 0),
+              float(c.usage.prompt_tokens - (c.usage.cache_read or 0) - (c.usage.cache_write or 0))] for c in calls]
+    want = [t.cache_read, t.cache_write, t.input_tokens]
+    for _ in range(50):
+        for j in range(3):
+            have = sum(p[j] for p in parts)
+            for p in parts:
+                p[j] *= want[j] / have if have else 1.0
+        for p, c in zip(parts, calls):
+            whole = sum(p)
+            for j in range(3):
+                p[j] *= c.usage.prompt_tokens / whole if whole else 1.0
+    for p, call in zip(parts, calls):
+        u = call.usage
+        read = min(u.prompt_tokens, round(p[0]))
+        write = min(u.prompt_tokens - read, round(p[1]))
+        u.cache_write_1h = min(write, round(u.cache_write_1h * write / u.cache_write)) if u.cache_write else 0
+        u.cache_read, u.cache_write = read, write
+    was = logged.cache_read / max(1, logged.input_tokens + logged.cache_read + logged.cache_write)
+    now = t.cache_read / max(1, t.input_tokens + t.cache_read + t.cache_write)
+    return (f"the calls' own usage reads {was:.1%} of {name}'s prompt tokens from cache where modelUsage (the "
+            f"totals the API returned) says {now:.1%}: the totals win; each call's split of its prompt was scaled "
+            "to theirs, its size kept")
 
 
 def _same_prompts(usage: ModelTotals, calls: list[RecordedCall]) -> bool:

@@ -39,10 +39,12 @@ class RecordedUsage(BaseModel):
         """Dollars under our price table, when the model is in it and the log has cache figures.
         Cache writes are priced by their TTL, as the log breaks them down (5-minute when it does not)."""
         from ..provider.cost import CallRecord
+        from .retired import priced_as
         if self.cache_read is None:
             return None
         write = self.cache_write or 0
-        cost = CallRecord(model=model, input_tokens=self.prompt_tokens - self.cache_read - write,
+        model, factor = priced_as(model)
+        cost = factor * CallRecord(model=model, input_tokens=self.prompt_tokens - self.cache_read - write,
                           cache_creation_input_tokens=write, cache_creation_5m=write - self.cache_write_1h,
                           cache_creation_1h=self.cache_write_1h, cache_read_input_tokens=self.cache_read,
                           output_tokens=self.output or 0).cost
@@ -62,7 +64,9 @@ class ModelTotals(BaseModel):
     def cost(self, model: str) -> float:
         """Dollars under our price table (writes at the 5-minute rate: totals have no TTL split)."""
         from ..provider.cost import CallRecord
-        return CallRecord(model=model, input_tokens=self.input_tokens, cache_creation_input_tokens=self.cache_write,
+        from .retired import priced_as
+        model, factor = priced_as(model)
+        return factor * CallRecord(model=model, input_tokens=self.input_tokens, cache_creation_input_tokens=self.cache_write,
                           cache_creation_5m=self.cache_write, cache_read_input_tokens=self.cache_read,
                           output_tokens=self.output_tokens).cost
 

@@ -13,8 +13,9 @@ from .recorded import RecordedRun
 def usage_bill(run: RecordedRun) -> float | None:
     """The log's own usage priced by our table: its calls (output recovered where it was a
     placeholder) and the calls it counts but does not show. None where it cannot be priced."""
+    own = [c.model for c in run.calls if c.usage]
     usages = [c.usage for c in run.calls if c.usage]
-    costs = [u.cost(run.model) for u in usages] if run.model and usages else [None]
+    costs = [u.cost(m if m and lookup(m) else run.model) for u, m in zip(usages, own)] if run.model and usages else [None]
     if None in costs:
         return None
     return sum(costs) + sum(c.cost for c in unlogged_calls(run, run.model)[0])
@@ -105,7 +106,8 @@ def per_call(run: RecordedRun, replayed: Replay) -> list[dict]:
     the log saw something the replay cannot: a changed system prompt or tool list, a reconnect,
     a cache entry another process wrote or evicted."""
     out = []
-    for k, (call, ours) in enumerate(zip(run.calls, replayed.calls), start=1):
+    own = replayed.own_cache if replayed.own_cache is not None else replayed.calls  # before recorded mirrored a miss
+    for k, (call, ours) in enumerate(zip(run.calls, own), start=1):
         logged = call.usage.cache_read_share if call.usage else None
         share = ours.cache_read_input_tokens / max(1, ours.prompt_tokens)
         out.append({"call": k, "logged_read": call.usage.cache_read if call.usage else None,

@@ -210,3 +210,103 @@ def test_saving_a_plot_leaves_pyplots_backend_as_it_was(tmp_path, generated):
         assert (tmp_path / "p.png").stat().st_size > 10_000 and matplotlib.get_backend() == "svg"
     finally:
         matplotlib.use(before)
+
+
+def test_recorded_mirrors_a_miss_the_replays_cache_would_not_have_had_and_says_its_size(tmp_path):
+    """The log's third call read nothing (its client changed the prefix, or Claude Code microcompacted
+    old results): the replay's own cache reads there, so recorded billed it as a hit, under the
+    log's own bill (-31% on a public session). Now recorded bills it as the log did, and says what
+    the replay's own cache would have billed."""
+    from minimal_runtime.replay.report import usage_bill
+    path = write(tmp_path / "missed.stream.jsonl", [
+        init(),
+        assistant("msg_1", [tool_use("toolu_1")], usage(2, 6_000, 12_000)), result("toolu_1", "a.py"),
+        assistant("msg_2", [tool_use("toolu_2")], usage(3, 300, 18_000)), result("toolu_2", "b.py"),
+        assistant("msg_3", [tool_use("toolu_3")], usage(3, 18_400, 0)), result("toolu_3", "c.py"),
+        assistant("msg_4", [{"type": "text", "text": "Done."}], usage(3, 200, 18_500)), final(),
+    ])
+    (run,) = load(path)
+    recorded = replay(run, "recorded")
+    assert recorded.calls[2].cache_read_input_tokens == 0 and recorded.own_cache[2].cache_read_input_tokens > 18_000
+    assert recorded.cost == pytest.approx(usage_bill(run), rel=0.01)
+    note = next(n for n in recorded.notes if "the log missed the cache" in n)
+    assert "on 1 call(s): 3 (read 0% logged, 99% replayed)" in note and f"${recorded.cost:.4f}" in note
+
+
+def _with_totals(path, calls, totals, output=400):
+    lines = [init()]
+    for k, u in enumerate(calls[:-1], start=1):
+        lines += [assistant(f"msg_{k}", [tool_use(f"toolu_{k}")], u), result(f"toolu_{k}", "x = 1\n" * 200)]
+    lines.append(assistant(f"msg_{len(calls)}", [{"type": "text", "text": "Done."}], calls[-1]))
+    fresh, write_, read = totals
+    lines.append({"type": "result", "subtype": "success", "is_error": False, "num_turns": len(calls),
+                  "total_cost_usd": 0.5, "usage": {"input_tokens": fresh, "cache_creation_input_tokens": write_,
+                                                   "cache_read_input_tokens": read, "output_tokens": output},
+                  "modelUsage": {"claude-sonnet-4-5-20250929": {
+                      "inputTokens": fresh, "outputTokens": output, "cacheReadInputTokens": read,
+                      "cacheCreationInputTokens": write_, "costUSD": 0.5}}})
+    return write(path, lines)
+
+
+def test_when_the_calls_split_disagrees_with_model_usage_the_totals_win_and_the_split_is_scaled(tmp_path):
+    """The per-event calls read 72% from cache, modelUsage 44%, over the same prompt tokens (a public
+    log: the bill was -25% off its own): modelUsage is what the API returned."""
+    calls = [usage(10, 20_000, 0), usage(10, 1_000, 20_000), usage(10, 1_000, 21_000), usage(10, 1_000, 22_000)]
+    prompts = sum(u["input_tokens"] + u["cache_creation_input_tokens"] + u["cache_read_input_tokens"] for u in calls)
+    read = int(0.44 * prompts)
+    (run,) = load(_with_totals(tmp_path / "split.stream.jsonl", calls, (40, prompts - 40 - read, read)))
+    assert sum(c.usage.cache_read for c in run.calls) == pytest.approx(read, rel=0.01)
+    assert [c.usage.prompt_tokens for c in run.calls] == [20_010, 21_010, 22_010, 23_010]
+    assert any("modelUsage (the totals the API returned) says 44.0%: the totals win" in n for n in run.notes)
+    assert run.unlogged == {}
+
+
+def test_totals_with_more_of_one_kind_and_less_of_another_bill_the_kinds_that_are_more(tmp_path):
+    """modelUsage holds 150,000 more cache writes than the shown calls and fewer reads: the writes of
+    the calls the log does not show were dropped whole (-13.9% on a public log)."""
+    calls = [usage(10, 20_000, 0), usage(10, 1_000, 20_000), usage(10, 1_000, 21_000)]
+    (run,) = load(_with_totals(tmp_path / "kinds.stream.jsonl", calls, (30, 22_000 + 150_000, 30_000)))
+    (name, rest), = run.unlogged.items()
+    assert (rest.cache_write, rest.cache_read) == (150_000, 0)
+    assert any("fewer" in n and "cache-read" in n and "150,000 cache-write" in n for n in run.notes)
+
+
+def test_a_session_that_changes_model_midway_is_priced_per_call_as_the_model_that_made_it(tmp_path):
+    """Sonnet 4.5, then Opus 4.6 (``/model`` midway): it was all priced as Sonnet 4.5."""
+    from minimal_runtime.replay.report import usage_bill
+    calls = [usage(10, 20_000, 0), usage(10, 1_000, 20_000), usage(10, 1_000, 21_000), usage(10, 1_000, 22_000)]
+    lines = [init()]
+    for k, u in enumerate(calls, start=1):
+        line = assistant(f"msg_{k}", [tool_use(f"toolu_{k}")] if k < 4 else [{"type": "text", "text": "Done."}], u)
+        line["message"]["model"] = "claude-sonnet-4-5-20250929" if k <= 2 else "claude-opus-4-6"
+        lines += [line] + ([result(f"toolu_{k}", "x = 1\n" * 200)] if k < 4 else [])
+    (run,) = load(write(tmp_path / "switched.stream.jsonl", lines))
+    recorded = replay(run, "recorded")
+    assert [c.model for c in recorded.calls] == ["claude-sonnet-4-5"] * 2 + ["claude-opus-4-6"] * 2
+    assert recorded.cost == pytest.approx(usage_bill(run), rel=0.02)
+    sonnet_only = sum(c.usage.cost("claude-sonnet-4-5") for c in run.calls)
+    assert usage_bill(run) > 1.1 * sonnet_only  # Opus 4.6 is $5 an input MTok, Sonnet 4.5 $3
+    assert any("changes model (claude-sonnet-4-5 -> claude-opus-4-6 at call 3)" in n for n in recorded.notes)
+
+
+@pytest.mark.parametrize("model, stand_in, factor", [("claude-opus-4-1-20250805", "claude-opus-4-5", 3.0),
+                                                     ("claude-sonnet-4-20250514", "claude-sonnet-4-5", 1.0)])
+def test_a_retired_2025_model_is_billed_at_its_own_prices(tmp_path, model, stand_in, factor, capsys):
+    """Opus 4.1 and Sonnet 4 logs were unpriced (n/a): 10 of 34 runs of a public pool."""
+    from minimal_runtime.__main__ import main
+    from minimal_runtime.replay.report import usage_bill
+    calls = [usage(10, 20_000, 0), usage(10, 1_000, 20_000), usage(10, 1_000, 21_000)]
+    lines = [{**init(), "model": model}]
+    for k, u in enumerate(calls, start=1):
+        line = assistant(f"msg_{k}", [tool_use(f"toolu_{k}")] if k < 3 else [{"type": "text", "text": "Done."}], u)
+        line["message"]["model"] = model
+        lines += [line] + ([result(f"toolu_{k}", "x = 1\n" * 200)] if k < 3 else [])
+    path = write(tmp_path / "old.stream.jsonl", lines)
+    (run,) = load(path)
+    recorded = replay(run, "recorded")
+    assert recorded.model == stand_in and recorded.price_factor == factor
+    assert usage_bill(run) == pytest.approx(factor * sum(c.usage.cost(stand_in) for c in run.calls))
+    assert recorded.cost == pytest.approx(usage_bill(run), rel=0.02) and recorded.cost == recorded.cost
+    main(["replay", str(path), "--strategy", "recorded", "--plot", "none"])
+    captured = capsys.readouterr()
+    assert "not in the price table" not in captured.err and f"billed at {factor:g}x its prices" in captured.out

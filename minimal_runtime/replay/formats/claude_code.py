@@ -42,17 +42,18 @@ def recognise(source: Source) -> bool:
 def read(source: Source) -> list[RecordedRun]:
     """Every run of the file: one per ``result`` event (and the lines after the last one), each
     followed by its sub-agents."""
-    segments = list(_segments(source))
-    several = sum(1 for s in segments if any(d.get("type") == "result" for _, d in s)) > 1
-    runs: list[RecordedRun] = []
-    for k, lines in enumerate(segments, start=1):
-        name = f"{source.path}#session-{k}" if several else str(source.path)
-        got = _session(source, lines, name)
-        if several and got:
-            got[0].notes.append(f"session {k} of {len(segments)} in this file (one per result event): compared "
-                                "with its own result")
-        runs += got
-    return runs
+    sessions: list[list[RecordedRun]] = []
+    for k, lines in enumerate(_segments(source), start=1):  # one session's lines at a time, then let go
+        sessions.append(_session(source, lines, f"{source.path}#session-{k}"))
+        del lines
+    if len(sessions) == 1:
+        for run in sessions[0]:
+            run.path = run.path.replace("#session-1", "", 1)
+    else:
+        for k, (main, *_) in enumerate(sessions, start=1):
+            main.notes.append(f"session {k} of {len(sessions)} in this file (one per result event): compared "
+                              "with its own result")
+    return [run for runs in sessions for run in runs]
 
 
 def _segments(source: Source) -> Iterator[list[tuple[int, dict]]]:
