@@ -126,8 +126,16 @@ class Emulator:
         batch = path == batches.PATH or path.startswith(batches.PATH + "/")
         # A batch is processed beside this request, never inside it (batches.py): the processor is
         # handed the clock's reading first, and sends nothing while a direct call is being answered.
-        with contextlib.nullcontext() if batch else self.batches.direct():
+        with self.answering(path):
             return self._handle(method, path, query, body, request_headers, betas, request_id, headers, batch)
+
+    def answering(self, path: str):
+        """Around a request to ``path`` being answered: unless it is one of the Message Batches
+        endpoints, the batch processor waits for it (``batches.Batches.direct``); the HTTP server
+        holds it from the request read whole to its answer sent."""
+        if path == batches.PATH or path.startswith(batches.PATH + "/"):
+            return contextlib.nullcontext()
+        return self.batches.direct()
 
     def _handle(self, method, path, query, body, request_headers, betas, request_id, headers, batch):
         try:

@@ -70,6 +70,7 @@ CUSTOM_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # [BP; BAPI create]
 EXPIRY = 24 * 3600  # seconds from creation until the batch expires [BP]
 RETENTION = 29 * 24 * 3600  # seconds from creation that results are kept [BP "Data retention"]
 CONCURRENCY = 10  # requests per wave: the emulator's choice, not a documented figure (SIMULATED)
+YIELD = 0.1  # seconds the processor waits, before each request of a batch, for direct calls to end (at most)
 
 # Parameters a batch request may not carry, each a validation error [BP table, 2026-09-02; §11.7 for
 # ``thread``, which the table names by its pre-launch fields]. The wording is ours.
@@ -174,7 +175,8 @@ class Batches:
         """The processor's thread: a batch is processed beside the other clients' requests, never
         inside one and never under a lock they wait on. It yields to them: between two requests of a
         batch it waits while a direct call is being answered (the emulator's choice, SIMULATED: batch
-        usage does not count against the Messages rate limits [BP FAQ], so it is other capacity). It
+        usage does not count against the Messages rate limits [BP FAQ], so it is other capacity), for
+        ``YIELD`` seconds at most (a direct call may be waiting for the batch: a policy polling it). It
         reads no clock (a chapter's clock steps at every reading), and ends once no batch is open."""
         while True:
             with self._lock:
@@ -227,8 +229,8 @@ class Batches:
             upto = b.sending = min(b.sent + CONCURRENCY, len(b.params))
         wave, results = Wave(now=at), []
         for i in range(b.sent, upto):
-            with self._quiet:
-                self._quiet.wait_for(lambda: self._direct == 0)
+            with self._quiet:  # at most YIELD: a direct call may itself wait for this batch (a policy polling it)
+                self._quiet.wait_for(lambda: self._direct == 0, timeout=YIELD)
             results.append(self._run(b, b.params[i], wave))
         self.emu._commit(wave.writes)
         with self._lock:

@@ -262,10 +262,14 @@ class _Asgi:
             return
         headers = {k: v for k, v in headers.items() if k not in ("transfer-encoding", "content-encoding")}
         loop = asyncio.get_running_loop()
-        status, out, payload = await loop.run_in_executor(self.pool, self._answer, method, target, body, headers)
-        if isinstance(payload, (bytes, bytearray)):
-            return await _send_bytes(send, status, out, bytes(payload))
-        await _relay(send, receive, status, out, iter(payload), loop, self.pool)
+        # While it is answered (read whole, to its last byte sent), an app's Message Batches yield to it
+        # (``Emulator.answering``): a batch is processed beside the clients' requests, not against them.
+        answering = getattr(self.app, "answering", None)
+        with answering(target.partition("?")[0]) if answering else contextlib.nullcontext():
+            status, out, payload = await loop.run_in_executor(self.pool, self._answer, method, target, body, headers)
+            if isinstance(payload, (bytes, bytearray)):
+                return await _send_bytes(send, status, out, bytes(payload))
+            await _relay(send, receive, status, out, iter(payload), loop, self.pool)
 
     def _check(self, scope, target: str, headers: dict[str, str]) -> None:
         # h11 measures a head only while it is incomplete: one that arrived whole in a single read

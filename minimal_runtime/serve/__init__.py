@@ -34,6 +34,7 @@ from .timeline import Timeline
 
 DEFAULT_PORT = 8765
 DUMMY_KEY = "dummy-key-for-the-offline-emulator"
+LINES_KEPT = 10_000  # printed lines kept in memory (``Front.lines``)
 
 __all__ = ["DEFAULT_PORT", "Front", "started", "ToolThenAnswer"]
 
@@ -53,7 +54,7 @@ class Front:
                                  else "serve: the offline emulator", live=True) \
             if ui else None  # --ui: the page's record of the run
         self.page = Page(self.timeline) if self.timeline is not None else None
-        self.lines: list[str] = []
+        self.lines: list[str] = []  # the lines printed, the last LINES_KEPT of them
         self._print = threading.Lock()
 
     def handle(self, method: str, path: str, body: bytes,
@@ -70,6 +71,13 @@ class Front:
             return status, out, self._tee(method, path, body, headers, status, out, payload)
         self._report(method, path, body, headers, status, out, payload)
         return status, out, payload
+
+    def answering(self, path: str):
+        """The HTTP server holds this while a request is answered: the emulator's batches yield to it
+        (``Emulator.answering``); the page's own requests, and a proxy's, are not the emulator's."""
+        if self.upstream is not None or (self.page is not None and is_page(path)):
+            return contextlib.nullcontext()
+        return self.emulator.answering(path)
 
     def _tee(self, method, path, body, headers, status, out, pieces) -> Iterator[bytes]:
         seen = []
@@ -153,6 +161,8 @@ class Front:
     def _emit(self, line: str) -> None:
         with self._print:
             self.lines.append(line)
+            if len(self.lines) > 2 * LINES_KEPT:  # bounded: the log and the terminal have every line
+                del self.lines[:-LINES_KEPT]
             if self.out is not None:  # a lone surrogate a client sent is printed escaped
                 print(line.encode("utf-8", "backslashreplace").decode("utf-8"), file=self.out, flush=True)
 
@@ -239,7 +249,7 @@ def bounds() -> str:
     return (f"What serve keeps is bounded in bytes, whatever clients send: the report compares each call with "
             f"earlier ones it keeps, {mb(report.KEPT_BYTES)} of their requests at most (the least recent go first); "
             f"the --ui page keeps every call's figures but the prompts of {mb(timeline.KEPT_BYTES)} of messages at "
-            f"most, forgetting the least recent conversations' first; message threads hold "
+            f"most (and of their answers), forgetting the least recent conversations' first; message threads hold "
             f"{mb(threads.CREDENTIAL_BYTES)} of requests per credential (and {threads.PER_CREDENTIAL:,} responses; "
             f"its own oldest go first) and {mb(threads.HELD_BYTES)} in all (past it a new response is not held: its "
             f"continue gets the 404 the SDKs replay after, and no client's live thread is evicted); the emulator "

@@ -43,7 +43,7 @@ from .exchange import request_flaw
 from .report import BatchResults, Conversations, answer_of, diagnose, is_results, thread_note
 from .report import _edit, _priced, _shared
 
-KEPT_BYTES = 32 * 2**20  # the messages (their JSON) the page keeps the prompts of calls in
+KEPT_BYTES = 32 * 2**20  # the messages and answers (their JSON) the page keeps of calls
 FORGOTTEN: list = []  # the messages of a call whose prompt the page no longer keeps (past KEPT_BYTES)
 PREVIEW = 160  # characters of a block shown in its row
 TEXT = 4000  # characters of a block sent when a call is opened
@@ -118,6 +118,7 @@ class Timeline:
         self.kept_bytes = 0  # their JSON bytes
         self._of: dict[int, list[Call]] = {}  # conversation -> its calls whose prompts are kept
         self._used: dict[int, bytes] = {}  # conversation -> its key, the least recently used first
+        self._answer_bytes: dict[int, int] = {}  # call -> the JSON bytes of its answer, while it is kept
         self._lock = threading.Lock()
 
     def add(self, record: dict) -> Call | None:
@@ -186,6 +187,9 @@ class Timeline:
                     _predicted(record.get("predicted_usage")))
         self.calls.append(call)
         self._of.setdefault(number, []).append(call)
+        if response is not None:  # an answer is kept too (behind --upstream it may be long)
+            self._answer_bytes[call.n] = len(json.dumps(response, default=str))
+            self.kept_bytes += self._answer_bytes[call.n]
         self._used.pop(number, None)
         self._used[number] = key
         if call_record is not None:
@@ -212,6 +216,9 @@ class Timeline:
                 call.request = {"model": call.request.get("model"), "messages": FORGOTTEN}
                 if call.response is not None:
                     self._answered.pop(call.response.get("id"), None)
+                    call.response = {k: call.response[k] for k in ("id", "model", "stop_reason", "usage")
+                                     if k in call.response}
+                    self.kept_bytes -= self._answer_bytes.pop(call.n, 0)
         table = self._messages.pop(number, {})
         if keep is not None:  # what the kept call's prompt is made of stays
             made_of = {id(v) for v in [*(keep.request.get("messages") or []), keep.request.get("system"),

@@ -524,3 +524,22 @@ def test_a_batch_is_processed_beside_the_other_clients_requests_never_inside_the
     ended = client.messages.batches.retrieve(batch.id)
     assert ended.processing_status == "ended" and ended.request_counts.succeeded == 3
     assert [c.batch for c in emu.calls] == [False, True, True, True]
+
+
+def test_a_direct_call_that_waits_for_a_batch_it_created_gets_its_results():
+    """The processor yields to direct calls, but not for ever: a policy that submits a batch and
+    polls it from inside a direct call (which the processor would otherwise wait for) gets it ended."""
+    emu = Emulator(model=MODEL, clock=FakeClock())
+    inner = emu.client(max_retries=0)
+    seen = []
+
+    def policy(request):
+        if request["messages"][0]["content"] == "outer":
+            batch = inner.messages.batches.create(requests=[item(i) for i in range(2)])
+            seen.append(inner.messages.batches.retrieve(batch.id).processing_status)
+        return "ok"
+    emu.policy = policy
+    worker = threading.Thread(target=lambda: emu.client(max_retries=0).messages.create(**params("outer")), daemon=True)
+    worker.start()
+    worker.join(30)
+    assert not worker.is_alive() and seen == ["ended"]
