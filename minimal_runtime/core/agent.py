@@ -130,8 +130,8 @@ class Agent:
         self.unanswered_calls: list[dict] = saved.unanswered_calls
         self._interrupted = saved.interrupted if saved.interrupted and saved.interrupted.sent else None
         self._hooks_run = dict(saved.interrupted.hooks) if saved.interrupted else {}  # hooks a killed step ran
-        self._ending = bool(saved.interrupted and saved.interrupted.ended)  # killed among the END hooks
-        self._ended = RunResult(**saved.interrupted.ended) if self._ending else None
+        ended = saved.interrupted and saved.interrupted.ended
+        self._ended = RunResult(**ended) if ended else None  # killed among its END hooks: the run's result
         self._previous_len: int | None = saved.previous_len  # the history's length at the last call
         self.thread = Thread(resumed=bool(saved.threads))  # on threaded_layout: the response the next call continues
         if not getattr(client, "_supports_message_threads", False):  # the SDK's own flag: not Bedrock, Vertex [PY]
@@ -242,7 +242,7 @@ class Agent:
             task = None
         if self._ended is not None:  # killed among the END hooks: the rest of them, and the status
             result, self._ended = self._ended, None
-            return self._end(result)
+            return self._end(result, resumed=True)
         with self._lock:
             self.active = True
         try:
@@ -549,16 +549,15 @@ class Agent:
             self.state.unwritten = {**state, **self.state.unwritten}
             raise StoreFailure(f"{type(e).__name__}: {e}") from e
 
-    def _end(self, result: RunResult, recorded: bool = True) -> RunResult:
+    def _end(self, result: RunResult, recorded: bool = True, resumed: bool = False) -> RunResult:
         """Every run ends here, whatever its status: its result in the record, the END hooks see it,
         then its status (unless the run was refused before it began: the record's last run has not
         ended). A kill among the END hooks is resumed by the next run(): the rest of them, then the status."""
-        if recorded and not self._ending:
+        if recorded and not resumed:
             try:
                 self._write({"type": "ended", "result": result.model_dump()})
             except OSError as e:
                 result = self._unwritable(e)
-        self._ending = False
         self._hook(EndEvent(Point.END, self, result))
         if not recorded:
             return result

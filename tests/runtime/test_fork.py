@@ -238,6 +238,40 @@ def test_a_warning_given_once_stays_once_across_two_kills(fork, tmp_path):
     assert run["status"] == "done" and run["warnings"] == 1 and run["state"] == {"budget.warned_at": 2}
 
 
+PLANNED = """
+from {name}.features.plan import PlanHook, PlanState, plan_tool
+kill_at = int(sys.argv[1])
+plan = PlanState()
+hooks = HookRegistry().install(PlanHook(plan))
+if kill_at:
+    hooks.register(Point.POST_TOOL_CALL, die, when=lambda e: len(e.agent.calls) == kill_at)
+store = RunStore(sys.argv[2])
+agent = Agent(client(), model="{model}", system="You plan.", tools=[plan_tool(plan)], hooks=hooks, store=store)
+plan.kept_in(agent.state)
+result = agent.run("Append three lines.")
+history = json.dumps(agent.messages)
+print(json.dumps({{"status": result.status, "recited": history.count("<!-- plan -->"), "refused": history.count("no plan yet"),
+                  "phases": [p.status for p in plan.plan.phases]}}))
+"""
+
+
+def test_the_plan_after_a_kill_is_the_uninterrupted_runs_on_a_fork_with_features_copied(fork, tmp_path):
+    """Issue 50 item 3: PlanState lived in memory, so after a kill the plan was recited 3 times where
+    the clean run recited it 13, and later updates failed with "there is no plan yet"."""
+    from tests.runtime.test_durable_step import planning_policy
+    features = fork.dest / fork.name / "features"
+    features.mkdir(exist_ok=True)
+    (features / "__init__.py").touch()
+    shutil.copy(ROOT / "minimal_runtime" / "features" / "plan.py", features)
+    script = PLANNED.format(name=fork.name, model=MODEL)
+    with Emulator(model=MODEL, policy=planning_policy).serve() as url:
+        clean = fork.run_at(url, script, "0", str(tmp_path / "clean"))
+        fork.run_at(url, script, "2", str(tmp_path / "run"), killed=True)  # after the plan and one update
+        resumed = fork.run_at(url, script, "0", str(tmp_path / "run"))
+    assert clean == {"status": "done", "recited": 4, "refused": 0, "phases": ["done"] * 3}
+    assert resumed == clean
+
+
 SEGMENT = """
 store = RunStore(sys.argv[1])
 agent = Agent(client(), model="{model}", system=sys.argv[2], tools=[FunctionTool.of(lambda_add)], store=store)
