@@ -323,9 +323,9 @@ class Agent:
             if isinstance(reply, RunResult):
                 return reply
         self._run_post_call_hooks(reply)
-        stopped = _unfinished_status(reply.response.stop_reason, self.config.max_tokens, text_of(reply.message))
-        if stopped or not reply.message["content"]:  # nothing to build on: the history unchanged, the notes unsent
+        if not reply.kept:  # nothing to build on: the history unchanged, the notes undelivered
             self._land_turn(reply, [])
+            stopped = _unfinished_status(reply.response.stop_reason, self.config.max_tokens, text_of(reply.message))
             return stopped or RunResult(status="done")
         calls = tool_uses(reply.message)
         results = [self._run_tool(call, reply.results.get(call["id"])) for call in calls]
@@ -416,13 +416,13 @@ class Agent:
         tool inputs, the entries the call carried after the history, how it went on a thread."""
         self._previous_len = len(self.messages)
         reply = Reply(plan, response, CallRecord.from_usage(response.usage, self.model), batch, plan.entries)
-        kept = not _unfinished_status(response.stop_reason, self.config.max_tokens, "") and reply.message["content"]
-        held = len(self.messages) + len(plan.entries) + 1 if kept else None  # on a thread, the server holds up to it
+        reply.kept = self._keeps(response)
+        held = len(self.messages) + len(plan.entries) + 1 if reply.kept else None  # on a thread, the server holds it
         reply.thread = self.thread.record(plan, response, held)
         if reply.thread and reply.thread["type"] == "replay":
             log.info("call %d replayed the whole history on a new thread (%s)", len(self.calls) + 1,
                      reply.thread.get("why", "the thread was lost"))
-        if kept:  # read by the model and answered: the notes its hooks gave are delivered
+        if reply.kept:  # read by the model and answered: the notes its hooks gave are delivered
             self._undelivered = []
         self._write({"type": "reply", "call": reply.record.model_dump(), "beta": bool(plan.betas),
                      "response": response.model_dump(mode="json", exclude_unset=True), "entries": plan.entries,
@@ -442,8 +442,13 @@ class Agent:
         message_type = BetaMessage if stored.get("beta") else Message
         reply = Reply(plan, message_type.model_validate(stored["response"]), CallRecord(**stored["call"]), batch,
                       stored["entries"], stored.get("thread"), step.results)
+        reply.kept = self._keeps(reply.response)
         self._previous_len = len(self.messages)
         return reply
+
+    def _keeps(self, response: Any) -> bool:
+        """Does the history keep this reply? Not one the model did not finish, nor an empty one."""
+        return not _unfinished_status(response.stop_reason, self.config.max_tokens, "") and bool(response.content)
 
     def _run_post_call_hooks(self, reply: "Reply") -> None:
         """The bill in memory (hooks count calls by it), then the POST_LLM_CALL hooks."""
@@ -456,12 +461,10 @@ class Agent:
         tool changes, its untrusted notes: on the wire for good once an answer follows them), the
         reply, its tools' results. A reply the history does not keep (``results`` and its content
         empty) lands as a turn of no messages: its notes go back on the queue."""
-        kept = bool(results) or bool(reply.message["content"]) and not _unfinished_status(
-            reply.response.stop_reason, self.config.max_tokens, "")
-        turn = [*reply.entries, reply.message, *results] if kept else []
+        turn = [*reply.entries, reply.message, *results] if reply.kept else []
         self._append("turn", turn, reply.record, reply.thread)
         self._hooks_run = {}  # a killed step's marks are spent once its turn has landed
-        for entry in reply.entries if kept else []:
+        for entry in reply.entries if reply.kept else []:
             self.offer.announced(entry["content"])
 
     def _outcome(self, reply: dict, calls: list[dict], results: list[dict]) -> RunResult | None:
@@ -583,6 +586,7 @@ class Reply:
     entries: list[dict]  # what it carried after the history: joins the history with the turn
     thread: dict | None = None  # how it went on a message thread
     results: dict[str, dict] = field(default_factory=dict)  # tool_use_id: a result a killed step stored
+    kept: bool = False  # does the history keep it (finished, not empty)?
 
     @property
     def message(self) -> dict:
