@@ -143,7 +143,10 @@ class Emulator:
             if method in ("GET", "HEAD") and catalog.is_models_path(path):
                 return 200, headers, catalog.answer(path, query)
             if not batch and (method != "POST" or path not in ("/v1/messages", "/v1/messages/count_tokens")):
-                raise ApiError(404, f"{method} {path}: no such endpoint")
+                # a client that appends /messages to a base URL given without /v1 (the Vercel AI SDK's way)
+                where = "; the Messages API is POST /v1/messages (a base URL ending in /v1)" \
+                    if not path.startswith("/v1/") and path.rstrip("/").endswith(("/messages", "/count_tokens")) else ""
+                raise ApiError(404, f"{method} {path}: no such endpoint{where}")
             kind = request_headers.get("content-type", "application/json").split(";")[0].strip().lower()
             if kind != "application/json" and method == "POST":
                 raise bad_request(f"Invalid content-type {kind!r}: the body must be application/json")

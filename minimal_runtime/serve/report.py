@@ -34,6 +34,7 @@ from ..emulator.prompt import Render, flatten
 from ..provider.cost import CallRecord
 from ..provider.models import lookup
 
+ERROR_SHOWN = 2000  # characters of an error the line shows: whole, as the API wrote it (an upstream's page is cut)
 TTL_SECONDS = 300  # the default cache entry lives 5 minutes [caching]
 LOOKBACK = 20  # a read looks back at most 20 blocks from each breakpoint [caching]
 CANDIDATES = 8  # recent calls kept per first message, to find the one a call continues
@@ -81,7 +82,7 @@ class Conversations:
         def continued(p: Previous) -> tuple[int, bool, int]:
             before = p.request.get("messages") or []
             shared = _shared(before, messages)
-            if shared == len(messages) and len(before) >= len(messages):
+            if holds(p.request, request, shared):
                 return -1, False, -len(before)  # holds this whole request (of those, the nearest its length)
             whole = shared == len(before) and all(_same(p.request.get(k), request.get(k)) for k in ("system", "tools"))
             return shared, whole, 0
@@ -130,6 +131,7 @@ class Report:
     refused: int = 0  # calls answered with an error: calls too, as the page counts them
     turned_away: int = 0  # requests the HTTP server refused before reading them: not calls (no model, no body)
     unpredicted: int = 0  # proxy mode: calls the upstream answered and the emulator would have refused
+    retries: int = 0  # calls an SDK sent again (x-stainless-retry-count > 0): in the count, and said apart
     conversations: Conversations = field(default_factory=Conversations, repr=False)
     _batches_counted: set = field(default_factory=set, repr=False)  # batch ids whose results are in the totals
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -144,9 +146,9 @@ class Report:
     def _describe(self, x, prefix: str | None) -> str:
         if x.refused_by_server:  # no body was read: no model, no conversation, no thread to speak of
             self.turned_away += 1
-            return f"{x.method} {x.path} {x.status} | refused by the server: {_short(x.error or '', 200)}"
+            return f"{x.method} {x.path} {x.status} | refused by the server: {_short(x.error or '', ERROR_SHOWN)}"
         if not x.path.startswith("/v1/messages"):
-            return f"{x.method} {x.path} {x.status}"
+            return f"{x.method} {x.path} {x.status}" + (f" | {_short(x.error, ERROR_SHOWN)}" if x.error else "")
         if x.path.startswith("/v1/messages/batches"):
             return self._batch(x)
         # A thread continue is judged as the full request it stood for: the held turns, then the new ones.
@@ -159,13 +161,15 @@ class Report:
             tokens = (x.response or {}).get("input_tokens") if isinstance(x.response, dict) else None
             return f"{model} {x.status} | count_tokens {tokens if tokens is not None else '-'}" + \
                 (f" | {x.error}" if x.error else "")
+        retry = sdk_retry(x.request_headers)
+        self.retries += retry > 0
+        again = f"SDK retry {retry} (x-stainless-retry-count): the call sent again, not a new one" if retry else None
         if x.status >= 400 or x.usage is None:
             self.refused += 1
-            parts = [f"{model} {x.status} | refused: {_short(x.error or 'no usage in the answer', 200)}"]
+            parts = [f"{model} {x.status} | refused: {_short(x.error or 'no usage in the answer', ERROR_SHOWN)}"]
             if prefix:
                 parts.append(f"prefix {prefix}")
-            if thread:
-                parts.append(thread)
+            parts += [p for p in (thread, again) if p]
             previous = self.conversations.previous(request)
             if previous is not None and (edit := _edit(previous.request, request)):
                 parts.append(f"edit: {edit}")
@@ -185,8 +189,7 @@ class Report:
             parts.append(f"predicted: {_short(str(x.predicted), 160)}")
         if prefix:
             parts.append(f"prefix {prefix}")
-        if thread:
-            parts.append(thread)
+        parts += [p for p in (thread, again) if p]
         previous = self.conversations.previous(request)
         miss = diagnose(previous, request, record, x.response, self.clock())
         if miss:
@@ -201,7 +204,7 @@ class Report:
         body = x.response if isinstance(x.response, dict) else {}
         if x.status >= 400:
             self.refused += 1
-            return f"{where} | refused: {_short(x.error or '', 200)}"
+            return f"{where} | refused: {_short(x.error or '', ERROR_SHOWN)}"
         if is_results(x.path):
             results = BatchResults.read(x.path, x.response_text, x.response)
             if results.batch not in self._batches_counted:
@@ -229,7 +232,8 @@ class Report:
             cost, plain = sum(c.cost for c in calls), sum(c.cost_without_cache for c in calls)
             away = (f" (and {self.turned_away} request{'s' * (self.turned_away != 1)} the server refused before "
                     f"reading {'them' if self.turned_away != 1 else 'it'})") if self.turned_away else ""
-            text = (f"summary: {len(calls) + self.refused} calls, {self.refused} refused{away}, cache-read share "
+            again = f" ({self.retries} of them SDK retries of an earlier one)" if self.retries else ""
+            text = (f"summary: {len(calls) + self.refused} calls{again}, {self.refused} refused{away}, cache-read share "
                     f"{read / prompt if prompt else 0:.1%} of {prompt:,} prompt tokens, cost {_dollars(cost)}, "
                     f"without caching {_dollars(plain)}")
             if cost and not math.isnan(cost) and not math.isnan(plain):
@@ -279,6 +283,16 @@ def is_results(path: str) -> bool:
     """``/v1/messages/batches/{id}/results``: a batch's results downloaded."""
     parts = path.split("/")
     return len(parts) == 6 and parts[1:4] == ["v1", "messages", "batches"] and parts[5] == "results"
+
+
+def sdk_retry(headers: dict | None) -> int:
+    """How many times an SDK had sent this request before (its ``x-stainless-retry-count`` header, which
+    the Anthropic SDKs send on every request: 0 the first time); 0 when absent or not a number."""
+    value = next((v for k, v in (headers or {}).items() if k.lower() == "x-stainless-retry-count"), "0")
+    try:
+        return max(0, int(str(value).strip()))
+    except ValueError:
+        return 0
 
 
 def thread_note(kind: str, request: dict, previous: Previous | None) -> str:
@@ -339,6 +353,14 @@ def diagnose(previous: Previous | None, request: dict, record: CallRecord, respo
         else:
             reasons.append("append-only, but the breakpoints do not reach the previous call's entries")
     return "; ".join(reasons) + compared
+
+
+def holds(earlier: dict, request: dict, shared: int | None = None) -> bool:
+    """``earlier`` sent every message of ``request`` (and maybe more): the request repeats it, or is
+    behind it (another run of the same script, a turn behind), rather than continuing it."""
+    before, messages = earlier.get("messages") or [], request.get("messages") or []
+    shared = _shared(before, messages) if shared is None else shared
+    return shared == len(messages) and len(before) >= len(messages)
 
 
 def _shared(before: list, after: list, exact: bool = False) -> int:

@@ -40,7 +40,7 @@ from ..emulator.tokens import block_tokens
 from ..provider.cost import CallRecord
 from ..view.call import placed
 from .exchange import request_flaw
-from .report import BatchResults, Conversations, answer_of, diagnose, is_results, thread_note
+from .report import ERROR_SHOWN, BatchResults, Conversations, answer_of, diagnose, holds, is_results, sdk_retry, thread_note
 from .report import _edit, _priced, _shared
 
 KEPT_BYTES = 32 * 2**20  # the messages and answers (their JSON) the page keeps of calls
@@ -111,7 +111,8 @@ class Timeline:
         self.skipped: list[str] = []  # what was not a call (a log line that is not JSON, ...), said on the page
         self.refusals: list[dict] = []  # requests the HTTP server refused before serve's front saw them
         self._conversations = Conversations()
-        self._ids: dict[bytes, int] = {}  # conversation key -> its number
+        self._ids: dict[bytes, int] = {}  # conversation key -> the number of its latest conversation
+        self._in: dict[int, int] = {}  # call number -> its conversation's
         self._labels: dict[int, str] = {}
         self._answered: dict[str, Call] = {}  # response id -> the call, for a thread continue
         self._messages: dict[int, dict[bytes, tuple[Any, int]]] = {}  # each distinct message once a conversation
@@ -153,10 +154,7 @@ class Timeline:
             key = Conversations.key(conversation)
         except (TypeError, ValueError):
             key = b""
-        if key not in self._ids:
-            self._ids[key] = len(self._ids) + 1
-            self._labels[self._ids[key]] = _label(conversation)
-        number = self._ids[key]
+        number = self._number(key, previous, conversation, record)
         # Kept once: the messages it shares with the call it continues are that call's (compared, not
         # serialized again: a long run would otherwise serialize its whole history on every call)
         messages = [m for m in conversation.get("messages") or [] if isinstance(m, dict)]
@@ -186,6 +184,7 @@ class Timeline:
                     previous.n if previous is not None else None, miss, edit, record.get("prefix"), error, thread,
                     _predicted(record.get("predicted_usage")))
         self.calls.append(call)
+        self._in[call.n] = number
         self._of.setdefault(number, []).append(call)
         if response is not None:  # an answer is kept too (behind --upstream it may be long)
             self._answer_bytes[call.n] = len(json.dumps(response, default=str))
@@ -198,6 +197,19 @@ class Timeline:
                 self._answered[response["id"]] = call
         self._bound(call)
         return call
+
+    def _number(self, key: bytes, previous, request: dict, record: dict) -> int:
+        """The conversation a call is in: the one of the call it continues. A call that only repeats
+        an earlier one whole (the first request of a second run of the same script is the first run's,
+        byte for byte) starts a new one, unless an SDK resent it (``x-stainless-retry-count``)."""
+        if previous is not None and previous.n in self._in and not (
+                holds(previous.request, request) and not sdk_retry(record.get("request_headers"))):
+            return self._in[previous.n]
+        if previous is None and key in self._ids:  # none kept to continue (a refused first call): its key's
+            return self._ids[key]
+        number = self._ids[key] = len(self._labels) + 1
+        self._labels[number] = _label(request)
+        return number
 
     def _bound(self, newest: Call) -> None:
         """Past ``KEPT_BYTES`` of messages the page forgets the prompts of the conversations used
@@ -404,15 +416,19 @@ def _shorten(text: str, limit: int) -> str:
 
 
 def _label(request: dict) -> str:
-    """A conversation's name on the page: the start of its first user message, past the reminders a
-    client puts before the task (Claude Code opens with ``<system-reminder>`` blocks)."""
-    for message in request.get("messages") or []:
+    """A conversation's name on the page: the task its first call asked, that is the last user message
+    with text (a client may put a few-shot example first: aider's first user message is one), past the
+    reminders a client puts before the task (Claude Code opens with ``<system-reminder>`` blocks)."""
+    for message in reversed(request.get("messages") or []):
         if isinstance(message, dict) and message.get("role") == "user":
             content = _listed(message.get("content"))
             texts = [b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str) and b["text"].strip()]
+            if not texts:
+                continue  # tool results only
             told = [t for t in texts if not t.lstrip().startswith("<system-reminder>")] or texts
-            return _shorten(" ".join(told) or "(no text)", 90)
-    return "(no user message)"
+            return _shorten(" ".join(told), 90)
+    return "(no user message)" if not any(isinstance(m, dict) and m.get("role") == "user"
+                                          for m in request.get("messages") or []) else "(no text)"
 
 
 def _predicted(usage: Any) -> dict | None:
@@ -426,8 +442,8 @@ def _error(record: dict) -> str:
     response = record.get("response")
     error = response.get("error") if isinstance(response, dict) else None
     if isinstance(error, dict):
-        return _shorten(f"{error.get('type', 'error')}: {error.get('message', '')}", 400)
-    return _shorten(str(record.get("response_text") or f"HTTP {record.get('status')}: no usage in the answer"), 400)
+        return _shorten(f"{error.get('type', 'error')}: {error.get('message', '')}", ERROR_SHOWN)
+    return _shorten(str(record.get("response_text") or f"HTTP {record.get('status')}: no usage in the answer"), ERROR_SHOWN)
 
 
 def _seconds(stamp: Any) -> float:

@@ -183,10 +183,17 @@ function drawCost(billed) {  // the calls answered and the batches, each at the 
   const line = (series, cls) => chart.append(svg("polyline", {
     class: cls, points: series.map(([t, y]) => `${(600 * t / span).toFixed(2)},${(118 - 114 * y / top).toFixed(2)}`).join(" "),
   }));
-  line(b, "plain");
+  for (const y of [4, 61, 118]) chart.append(svg("line", { class: "axis", x1: 0, x2: 600, y1: y, y2: y }));
   line(a, "spent");
-  $("cost-caption").textContent = `the run's cost over ${span < 120 ? span.toFixed(1) + " s" : (span / 60).toFixed(1) + " min"}: ` +
-    `${dollars(spent)} spent (solid), ${dollars(plain)} without caching (dashed)`;
+  line(b, "plain");  // drawn last, dashed over the solid one: seen even where caching saved nothing
+  // the axis values beside the chart (text inside a stretched SVG would stretch with it)
+  const seconds = (t) => (span < 120 ? t.toFixed(1) + " s" : (t / 60).toFixed(1) + " min");
+  $("cost-axis").replaceChildren(el("span", { textContent: `$0 at 0 s` }),
+    el("span", { textContent: `${dollars(top / 2)} (middle line)` }),
+    el("span", { textContent: `top line ${dollars(top)} · ${seconds(span)} at the right edge` }));
+  $("cost-caption").textContent = `the run's cost over ${seconds(span)}: ` +
+    `${dollars(spent)} spent (solid), ${dollars(plain)} without caching (dashed)` +
+    (plain <= spent ? "; the two lines coincide: caching saved nothing" : "");
 }
 
 // -- a call opened, or two side by side ------------------------------------------------------------
