@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +22,10 @@ from .recorded import TrajectoryError
 
 MAX_BYTES = 256 * 2**20  # a log past this is refused: the run it becomes takes a few times its size in memory
 HEAD = 8192
+
+# an escaped high surrogate not followed by a low one, or a low one not after a high one
+LONE_SURROGATE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+                            r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
 
 NOT_ONE = object()  # the file is not one JSON document (a line-based log, or broken)
 
@@ -83,7 +88,8 @@ class Source:
             self._parsed = True
             if self.one_line or self.first is None:
                 try:
-                    self._document = json.loads(self.path.read_text(encoding="utf-8"))
+                    text = self.path.read_text(encoding="utf-8")
+                    self._document = json.loads(text)
                 except UnicodeDecodeError:
                     raise TrajectoryError(str(self.path), None, "not UTF-8 text (binary, or UTF-16?)") from None
                 except RecursionError:
@@ -92,6 +98,10 @@ class Source:
                     if self.first is None:  # neither one document nor a first line of JSON: say where
                         last = e.doc.count("\n", 0, len(e.doc.rstrip())) + 1  # not past the last line of text
                         raise TrajectoryError(str(self.path), min(e.lineno, last), f"invalid JSON: {e.msg}") from None
+                else:
+                    lone = LONE_SURROGATE.search(text) if "\\ud" in text.lower() else None
+                    if lone:  # no request can carry it: refused here, with its line, not deep in a replay
+                        whole_characters(self._document, self.path, text.count("\n", 0, lone.start()) + 1)
         return self._document
 
     @property

@@ -129,3 +129,11 @@ def _state(pid: int) -> str:
             return f.read().rsplit(")", 1)[1].split()[0]
     except OSError:
         return "gone"
+
+
+def test_a_lone_surrogate_in_a_mini_swe_agent_system_message_is_refused_with_its_line(tmp_path):
+    path = tmp_path / "x.traj.json"
+    path.write_text('{"info": {},\n "messages": [\n  {"role": "system", "content": "be \\ud800 careful"},\n'
+                    '  {"role": "user", "content": "go \\ud83d\\ude00"}\n ]}\n')
+    with pytest.raises(TrajectoryError, match=r"x\.traj\.json:3: text with a lone UTF-16 surrogate"):
+        load(path)
