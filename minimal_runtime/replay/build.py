@@ -31,8 +31,9 @@ class Builder:
     unique, by position where a log has redacted them all to one placeholder. Repeated ids are
     renamed so the replayed history stays valid, and the run carries a note saying so."""
 
-    def __init__(self, run: RecordedRun, prompt_may_be_missing: bool = False):
+    def __init__(self, run: RecordedRun, prompt_may_be_missing: bool = False, file: str | None = None):
         self.run, self._compaction = run, None
+        self.file = file or run.path  # what an error names: the file, not the run within it
         self._call_key: tuple[str | None, int | None] = (None, None)
         self._pending: list[tuple[str, str]] = []  # the last call's unanswered tool uses: (logged id, our id)
         self._ids: set[str] = set()
@@ -56,7 +57,7 @@ class Builder:
                 logged = block.get("tool_use_id")
                 match = next((k for k, (was, _) in enumerate(self._pending) if was == logged), None)
                 if match is None:
-                    raise TrajectoryError(self.run.path, line, f"tool_result for {logged!r} "
+                    raise TrajectoryError(self.file, line, f"tool_result for {logged!r} "
                                           "without its tool_use in the call before it")
                 ours = self._pending.pop(match)[1]
                 self.run.calls[-1].results[ours] = {**block, "tool_use_id": ours}
@@ -99,7 +100,7 @@ class Builder:
             self.note("message ids repeat in this log (redacted?): calls were told apart by their prompt size")
         if not self.run.task and not self.run.calls:
             if not self._prompt_may_be_missing:
-                raise TrajectoryError(self.run.path, line, "an assistant message before any user message")
+                raise TrajectoryError(self.file, line, "an assistant message before any user message")
             self.run.task.append({"type": "text", "text": "[the prompt of this run is not in its log]"})
             self.run.prompt_missing = True
             self.note("the log has no prompt line (headless stream-json): a placeholder of the size the first "

@@ -94,7 +94,7 @@ def _session(source: Source, lines: list[tuple[int, dict]], name: str) -> list[R
 def _thread(path, lines: list[tuple[int, dict]], source: str, stream: bool,
             name: str) -> tuple[RecordedRun, ModelTotals | None]:
     run = RecordedRun(source=source, path=name)
-    build = Builder(run, prompt_may_be_missing=stream)
+    build = Builder(run, prompt_may_be_missing=stream, file=str(path))
     state = _State()
     # Sub-agent files are all sidechain; in a main session file, sidechain lines belong to sub-agents.
     conversation = [d for _, d in lines if d.get("type") in ("user", "assistant")]

@@ -25,7 +25,7 @@ def read(source: Source) -> list[RecordedRun]:
             raise TrajectoryError(str(path), number, "an OpenHands line without a history")
         run = RecordedRun(source="openhands", path=f"{path}#{d.get('instance_id', number)}")
         with at_line(path, number, "OpenHands line"):
-            _history(run, Builder(run), number, d)
+            _history(run, Builder(run, file=str(path)), number, d)
         if all(c.usage and not c.usage.cache_read for c in run.calls):  # zeros everywhere: no cache data logged
             for c in run.calls:
                 if c.usage:

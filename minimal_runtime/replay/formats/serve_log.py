@@ -65,7 +65,7 @@ def read(source: Source) -> list[RecordedRun]:
             if conversation is None or messages[:len(conversation.history)] != conversation.history:
                 # a new conversation, or one whose client rewrote what it had sent (a compaction): a run of its own
                 run = RecordedRun(source="serve-log", path=f"{path}#{number}")
-                conversation = conversations[key] = _Conversation(run, Builder(run))
+                conversation = conversations[key] = _Conversation(run, Builder(run, file=str(path)))
                 runs.append(run)
             _call(conversation, request, response, messages, number, d)
             ended[response.get("id") or f"line-{number}"] = (conversation, {k: request.get(k) for k in ("system", "tools")
