@@ -1,12 +1,12 @@
 """One big stream-json log (issue 52 item 6): replay's peak memory against the file's size, and its
 time per call against a small log's. The logs are generated here, at benchmark time (never in a
 test): a 1 MB headless Claude Code log of the course's task (``replay.current``), and that log
-appended to itself to 4 MB, to just under replay's limit and to ``--mb`` (``claude -p ... >> log`` makes such files: each run
+appended to itself to 4 MB, to ``--under`` (below replay's limit) and to ``--mb`` (``claude -p ... >> log`` makes such files: each run
 up to its ``result`` is replayed as a run of its own). Each replay runs in a fresh subprocess, so its
 peak resident memory is its own (``ru_maxrss`` of the child). A log past ``source.MAX_BYTES`` is
 refused in one line, which is printed.
 
-    .venv/bin/python benchmarks/replay_memory.py [--mb 400] [--strategy recorded]
+    .venv/bin/python benchmarks/replay_memory.py [--mb 400] [--under 64] [--strategy recorded]
 """
 
 from __future__ import annotations
@@ -57,13 +57,14 @@ def measure(path: Path, strategies: list[str]) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--mb", type=float, default=400)
+    parser.add_argument("--under", type=float, default=64, help="the size of the log under the limit (MB)")
     parser.add_argument("--strategy", action="append")
     args = parser.parse_args()
     strategies = args.strategy or ["recorded"]
     with tempfile.TemporaryDirectory(prefix="replay-memory-") as tmp:
         unit = write_current(tmp, "claude-sonnet-4-6", rounds=40, output_chars=24_000)["stream"].read_bytes()
         paths, sizes = [], []
-        for target in (4, MAX_BYTES / 2**20 * 0.9, args.mb):  # 4 MB, under the limit, and the size asked for
+        for target in (4, min(args.under, MAX_BYTES / 2**20 * 0.95), args.mb):  # 4 MB, under the limit, asked
             copies = max(1, int(target * 2**20 / len(unit)))
             big = Path(tmp) / f"appended-{copies}.stream.jsonl"
             with open(big, "wb") as f:
