@@ -25,9 +25,16 @@ def outside_code(text: str) -> str:
     return re.sub(r"```.*?```", "", text, flags=re.S)
 
 
+def markdown(path: Path) -> str:
+    """A Markdown file's text, or a notebook's Markdown cells."""
+    if path.suffix == ".ipynb":
+        return "\n\n".join("".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "markdown")
+    return path.read_text()
+
+
 def links(path: Path) -> list[str]:
-    """Every link and image target of a Markdown file, outside its code blocks."""
-    return [a or b for a, b in LINK.findall(outside_code(path.read_text()))]
+    """Every link and image target of a Markdown file or a notebook's Markdown, outside code blocks."""
+    return [a or b for a, b in LINK.findall(outside_code(markdown(path)))]
 
 
 def slug(heading: str) -> str:
@@ -39,11 +46,7 @@ def slug(heading: str) -> str:
 
 def headings(path: Path) -> list[str]:
     """The headings of a Markdown file or of a notebook's Markdown cells."""
-    if path.suffix == ".ipynb":
-        text = "\n".join("".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "markdown")
-    else:
-        text = outside_code(path.read_text())
-    return [line for line in text.splitlines() if re.match(r"#{1,6} ", line)]
+    return [line for line in outside_code(markdown(path)).splitlines() if re.match(r"#{1,6} ", line)]
 
 
 def broken_links(path: Path) -> list[str]:

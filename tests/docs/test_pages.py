@@ -23,6 +23,11 @@ def test_every_link_of_the_readme_and_the_pages_resolves_to_a_file_and_a_heading
     assert [b for page in pages() for b in broken_links(page)] == []
 
 
+def test_every_link_in_a_chapters_markdown_resolves_to_a_file_and_a_heading():
+    """What make book's -W would refuse, found by make test: a chapter linking a section renamed since."""
+    assert [b for nb in sorted((ROOT / "chapters").glob("*.ipynb")) for b in broken_links(nb)] == []
+
+
 def test_no_line_of_prose_is_repeated_across_the_readme_and_its_pages():
     """Nothing repeated: the split moved each section to one place. Short lines (a fence, a table rule,
     the pages' one line back to the README) are left out."""
