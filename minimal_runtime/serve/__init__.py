@@ -13,6 +13,8 @@ usage. Behaviour offline is a SIMULATED policy (``policy.py``); accounting is th
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import functools
 import json
 import sys
 import threading
@@ -70,6 +72,8 @@ class Front:
         if not isinstance(payload, (bytes, bytearray)):  # a relayed stream: reported once it has ended
             return status, out, self._tee(method, path, body, headers, status, out, payload)
         self._report(method, path, body, headers, status, out, payload)
+        if len(body) > TRIM_AFTER:
+            give_back_heap()
         return status, out, payload
 
     def answering(self, path: str):
@@ -171,6 +175,26 @@ class Front:
             self.upstream.close()
         if self.log:
             self.log.close()
+
+
+TRIM_AFTER = 8 * 2**20  # a request body past this many bytes: the heap its parse freed is given back
+
+
+@functools.cache
+def _libc():
+    try:
+        return ctypes.CDLL("libc.so.6")  # glibc (Linux); elsewhere the allocator returns memory on its own
+    except OSError:
+        return None
+
+
+def give_back_heap() -> None:
+    """glibc keeps the heap a big request's parses freed: after 26 MB calls serve's resident memory
+    stood about 100 MB above what anything still held (measured: 157 MB, 59 MB after ``malloc_trim``).
+    Given back after each request past ``TRIM_AFTER``, so what serve keeps is what its bounds say."""
+    libc = _libc()
+    if libc is not None and hasattr(libc, "malloc_trim"):
+        libc.malloc_trim(0)
 
 
 def thread_of(emulator: Emulator, x: Exchange) -> tuple[str | None, dict | None]:
