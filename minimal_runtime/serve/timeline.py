@@ -47,6 +47,7 @@ KEPT_BYTES = 32 * 2**20  # the messages and answers (their JSON) the page keeps 
 FORGOTTEN: list = []  # the messages of a call whose prompt the page no longer keeps (past KEPT_BYTES)
 PREVIEW = 160  # characters of a block shown in its row
 TEXT = 4000  # characters of a block sent when a call is opened
+SHOWN_HEAD, SHOWN_TAIL, SHOWN_NEAR = 50, 250, 25  # blocks a call's detail sends, past 300: the start, the end, a difference
 
 
 @dataclass
@@ -113,6 +114,7 @@ class Timeline:
         self._conversations = Conversations()
         self._ids: dict[bytes, int] = {}  # conversation key -> the number of its latest conversation
         self._in: dict[int, int] = {}  # call number -> its conversation's
+        self._totals: dict[int, dict] = {}  # conversation -> its totals, in the order first seen
         self._labels: dict[int, str] = {}
         self._answered: dict[str, Call] = {}  # response id -> the call, for a thread continue
         self._messages: dict[int, dict[bytes, tuple[Any, int]]] = {}  # each distinct message once a conversation
@@ -184,6 +186,7 @@ class Timeline:
                     previous.n if previous is not None else None, miss, edit, record.get("prefix"), error, thread,
                     _predicted(record.get("predicted_usage")))
         self.calls.append(call)
+        self._count(call)
         self._in[call.n] = number
         self._of.setdefault(number, []).append(call)
         if response is not None:  # an answer is kept too (behind --upstream it may be long)
@@ -281,44 +284,65 @@ class Timeline:
     # -- what the page asks for ------------------------------------------------------------------
 
     def since(self, after: int = 0) -> dict:
-        """The calls and the server's refusals numbered after ``after``, every conversation's totals,
-        and every batch."""
+        """What changed after call ``after``: the calls and the server's refusals numbered after it,
+        the totals of the conversations those calls are in (every conversation's when ``after`` is 0),
+        and every batch. The page polls this once a second: what it sends grows with what is new,
+        not with the run."""
         with self._lock:
-            calls = [c.summary() for c in self.calls if c.n > after]
-            conversations = {}
-            for c in self.calls:
-                entry = conversations.setdefault(c.conversation, {
-                    "id": c.conversation, "label": self._labels.get(c.conversation, ""), "calls": 0, "refused": 0,
-                    "misses": 0, "cost": 0.0, "prompt": 0, "read": 0})
-                entry["calls"] += 1
-                entry["refused"] += c.record is None
-                entry["misses"] += c.miss is not None
-                if c.record is not None:
-                    entry["prompt"] += c.record.prompt_tokens
-                    entry["read"] += c.record.cache_read_input_tokens
-                    entry["cost"] += 0.0 if math.isnan(c.record.cost) else c.record.cost
+            fresh = [c for c in self.calls if c.n > after]
+            touched = self._totals if not after else {c.conversation: self._totals[c.conversation] for c in fresh}
             return {"source": self.source, "live": self.live, "skipped": self.skipped,
-                    "conversations": list(conversations.values()), "calls": calls,
+                    "conversations": [dict(e) for e in touched.values()], "calls": [c.summary() for c in fresh],
                     "batches": [b.summary() for b in self.batches.values()],
                     "refusals": [r for r in self.refusals if r["n"] > after]}
+
+    def _count(self, c: Call) -> None:
+        """The call in its conversation's totals (kept as calls come: a poll does not add them up again)."""
+        entry = self._totals.setdefault(c.conversation, {
+            "id": c.conversation, "label": self._labels.get(c.conversation, ""), "calls": 0, "refused": 0,
+            "misses": 0, "cost": 0.0, "prompt": 0, "read": 0})
+        entry["calls"] += 1
+        entry["refused"] += c.record is None
+        entry["misses"] += c.miss is not None
+        if c.record is not None:
+            entry["prompt"] += c.record.prompt_tokens
+            entry["read"] += c.record.cache_read_input_tokens
+            entry["cost"] += 0.0 if math.isnan(c.record.cost) else c.record.cost
 
     def call(self, n: int) -> Call | None:
         with self._lock:
             return next((c for c in self.calls if c.n == n), None)
 
-    def detail(self, n: int) -> dict | None:
-        """A call opened: its summary, and its prompt block by block in cache regions."""
+    def detail(self, n: int, around: str | None = None) -> dict | None:
+        """A call opened: its summary, and its prompt block by block in cache regions. Bounded: past
+        ``SHOWN_HEAD + SHOWN_TAIL`` blocks, the first and the last are sent (and those near the block
+        ``around``, the first difference a comparison points at), each run of the others as one gap
+        entry (how many blocks, their tokens by region, their breakpoints), so a call of 100,000 blocks
+        opens as fast as one of 300."""
         call = self.call(n)
         if call is None:
             return None
         usage = call.record or CallRecord(model=_priced(call.model), input_tokens=0)  # refused: nothing was billed
         blocks, every = [], placed(call.request, usage)
         automatic = _automatic(every) if "cache_control" in call.request else None
+        shown = _shown(len(every), next((k for k, b in enumerate(every) if b.path == around), None))
         for k, b in enumerate(every):
+            region = b.region if call.record else "refused"
+            if k not in shown:
+                if not blocks or not blocks[-1].get("gap"):
+                    blocks.append({"gap": True, "count": 0, "from": b.path, "to": b.path, "regions": {}, "tokens": 0,
+                                   "breakpoints": 0})
+                gap, tokens = blocks[-1], _counted(b)
+                gap["count"] += 1
+                gap["to"] = b.path
+                gap["tokens"] += tokens
+                gap["regions"][region] = gap["regions"].get(region, 0) + tokens
+                gap["breakpoints"] += bool(b.breakpoint) or k == automatic
+                continue
             text = _text(b.block, b.preview)
             message = int(b.path.split(".")[1]) if b.path.startswith("messages.") else None
             held = call.held is not None and call.held > 0 and (message is None or message < call.held)
-            blocks.append({"path": b.path, "where": b.where, "region": b.region if call.record else "refused",
+            blocks.append({"path": b.path, "where": b.where, "region": region,
                            "breakpoint": "automatic" if k == automatic and not b.breakpoint else b.breakpoint,
                            "turn_scoped": b.turn_scoped, "held": held,
                            "tokens": _counted(b), "preview": _shorten(text, PREVIEW),
@@ -338,8 +362,18 @@ class Timeline:
         if first is None or second is None:
             return None
         edit = _edit(first.request, second.request)
-        return {"a": self.detail(first.n), "b": self.detail(second.n), "edit": edit,
-                "highlight": first_difference(first.request, second.request, edit), "appended": edit is None}
+        highlight = first_difference(first.request, second.request, edit)
+        return {"a": self.detail(first.n, highlight), "b": self.detail(second.n, highlight), "edit": edit,
+                "highlight": highlight, "appended": edit is None}
+
+
+def _shown(count: int, around: int | None) -> set[int]:
+    """The blocks a call's detail sends: all of a call up to ``SHOWN_HEAD + SHOWN_TAIL`` blocks; past
+    that the first, the last, and those near ``around``."""
+    if count <= SHOWN_HEAD + SHOWN_TAIL:
+        return set(range(count))
+    near = range(max(0, around - SHOWN_NEAR), min(count, around + SHOWN_NEAR + 1)) if around is not None else ()
+    return {*range(SHOWN_HEAD), *range(count - SHOWN_TAIL, count), *near}
 
 
 def _counted(b) -> int:

@@ -379,3 +379,33 @@ def test_the_same_bytes_get_the_same_token_figure_in_every_call(run):
     assert all(isinstance(b["tokens"], int) and b["tokens"] > 0 for b in three)
     script = (ROOT / "minimal_runtime/serve/ui/page.js").read_text()
     assert 'el("th", { class: "tokens", textContent: "tokens"' in script and "the emulator's count" in script
+
+
+def test_a_call_of_20000_blocks_opens_bounded_its_gaps_counted(run):
+    """Past 300 blocks the detail sends the first 50 and the last 250, each run of the rest as one
+    entry with its block count and tokens by region: the page's answer stays the size of a
+    300-block call's, whatever the call holds."""
+    many = [{"type": "text", "text": f"line {k}"} for k in range(20_000)]  # 100,000 take a minute to emulate
+    small = [{"type": "text", "text": f"line {k}"} for k in range(300)]
+    for blocks in (small, many):
+        run.client.messages.create(model=MODEL, max_tokens=50, messages=[{"role": "user", "content": blocks}])
+    small_detail, big = (httpx.get(f"{run.url}/ui/api/call/{n}", timeout=120) for n in (1, 2))
+    detail = big.json()
+    assert len(detail["blocks"]) == 301  # 50, one gap, 250
+    gap = detail["blocks"][50]
+    assert gap["gap"] and gap["count"] == 20_000 - 300 and (gap["from"], gap["to"]) == ("messages.0.50", "messages.0.19749")
+    assert sum(b["tokens"] for b in detail["blocks"]) == detail["input"] + detail["read"] + detail["write"]
+    assert len(big.content) < 2 * len(small_detail.content)
+
+
+def test_the_poll_sends_only_the_conversations_that_changed(run):
+    for k in range(30):
+        create(run.client, [{"role": "user", "content": f"task {k}"}])
+    first = httpx.get(f"{run.url}/ui/api/calls").json()
+    assert len(first["conversations"]) == 30
+    create(run.client, [{"role": "user", "content": "task 3"}, {"role": "assistant", "content": "ok"},
+                        {"role": "user", "content": "more"}])
+    later = httpx.get(f"{run.url}/ui/api/calls?after=30").json()
+    assert [c["id"] for c in later["conversations"]] == [4] and later["conversations"][0]["calls"] == 2
+    assert [c["n"] for c in later["calls"]] == [31]
+    assert httpx.get(f"{run.url}/ui/api/calls?after=31").json()["conversations"] == []

@@ -107,8 +107,11 @@ def test_the_page_follows_a_300_call_sdk_run_as_it_goes(browser, artifacts, tmp_
         page.locator('.call[data-n="150"]').click()
         page.wait_for_selector('.callview[data-n="150"]')
         blocks = httpx.get(f"{url}/ui/api/call/150").json()["blocks"]
-        # tools, system, the task, then 149 rounds of thinking + tool_use and a tool_result
-        assert page.locator(".callview tbody tr").count() == len(blocks) == 2 + 1 + 149 * 3
+        # tools, system, the task, then 149 rounds of thinking + tool_use and a tool_result: past 300 blocks
+        # the first 50 and the last 250 are sent, the rest as one gap row
+        assert page.locator(".callview tbody tr").count() == len(blocks) == 50 + 1 + 250
+        assert blocks[50]["gap"] and 300 + blocks[50]["count"] == 2 + 1 + 149 * 3
+        assert page.locator(".callview tr.gap").count() == 1
         assert page.locator(".callview tr.read").count() > 250 and page.locator(".callview .mark").count() == 1
         marked = open_pair(page, 150, 151)
         assert page.locator(".compared").inner_text() == "#151 extends #150 append-only; its first new block is marked"

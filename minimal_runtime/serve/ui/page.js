@@ -277,6 +277,14 @@ function callView(d, highlight, appended) {
 function strip(blocks, refused) {
   const bar = el("div", { class: "strip", title: "the prompt in order, each block as wide as its estimated tokens" });
   for (const b of blocks) {
+    if (b.gap) {  // blocks the detail left out: their tokens, region by region, in order
+      for (const [region, tokens] of Object.entries(b.regions)) {
+        const part = el("span", { class: region.replace("cache ", "") });
+        part.style.flexGrow = String(refused ? b.count : tokens);
+        bar.append(part);
+      }
+      continue;
+    }
     if (b.tokens > 0 || refused) {
       const part = el("span", { class: refused ? "refused" : b.region.replace("cache ", "") });
       part.style.flexGrow = String(refused ? 1 : b.tokens);
@@ -290,6 +298,13 @@ function strip(blocks, refused) {
 function blocksTable(blocks, highlight, appended) {
   const body = el("tbody");
   for (const b of blocks) {
+    if (b.gap) {
+      const regions = Object.entries(b.regions).map(([r, t]) => `${count(t)} ${r}`).join(", ");
+      body.append(el("tr", { class: "gap" }, el("td", { colSpan: 3, textContent:
+        `… ${count(b.count)} blocks not sent to the page, ${b.from} to ${b.to}: ${count(b.tokens)} tokens (${regions})` +
+        (b.breakpoints ? `, ${count(b.breakpoints)} ⚑` : "") })));
+      continue;
+    }
     const region = b.region.replace("cache ", "");
     const where = el("td", { class: "where" }, el("code", { textContent: b.where }));
     if (b.breakpoint) where.append(el("span", { class: "mark", textContent: b.breakpoint === "automatic" ? " ⚑ auto" : " ⚑",
