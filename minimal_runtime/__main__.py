@@ -141,7 +141,7 @@ def _replay_command(args) -> None:
     import sys
     import tempfile
     from pathlib import Path
-    from .replay import STRATEGIES, TrajectoryError, load, plot, replay_all, table
+    from .replay import STRATEGIES, TrajectoryError, plot, replay_all, runs as read_runs, table
     names = args.strategy or list(STRATEGIES)
     unknown = [n for n in names if n not in STRATEGIES]
     if unknown:
@@ -155,19 +155,20 @@ def _replay_command(args) -> None:
               f"{args.path} is one file, replayed here", file=sys.stderr)
     if args.plot and args.plot != "none" and not Path(args.plot).expanduser().parent.is_dir():  # before the work
         raise SystemExit(f"replay: cannot write the plot {args.plot}: no folder {Path(args.plot).expanduser().parent}")
-    try:
-        runs = load(Path(args.path).expanduser())
-    except TrajectoryError as e:
-        raise SystemExit(f"cannot import: {e}")
-    except OSError as e:  # unreadable: permissions, a device, ...
-        raise SystemExit(f"cannot import: {args.path}: {e.strerror or e}")
+    def each_run():  # one run at a time: a file of many appended sessions is never held whole
+        try:
+            yield from read_runs(Path(args.path).expanduser())
+        except TrajectoryError as e:
+            raise SystemExit(f"cannot import: {e}")
+        except OSError as e:  # unreadable: permissions, a device, ...
+            raise SystemExit(f"cannot import: {args.path}: {e.strerror or e}")
 
     def progress(done: int, total: int) -> None:
         if sys.stderr.isatty() and (done % 10 == 0 or done == total):
             print(f"\r  {done}/{total} calls", end="" if done < total else "\n", file=sys.stderr, flush=True)
 
     stopped = []
-    for k, run in enumerate(runs):
+    for k, run in enumerate(each_run()):
         why = unpriced(args.model or run.model)
         if why:
             print(why, file=sys.stderr)
@@ -179,7 +180,7 @@ def _replay_command(args) -> None:
         print(table(run, results) + "\n")
         if args.plot != "none":
             if args.plot:
-                target = args.plot if len(runs) == 1 else f"{Path(args.plot).with_suffix('')}-{k + 1}.png"
+                target = args.plot if k == 0 else f"{Path(args.plot).with_suffix('')}-{k + 1}.png"
                 target += "" if Path(target).suffix else ".png"  # what matplotlib writes to, so printed as such
             else:
                 target = tempfile.NamedTemporaryFile(prefix="replay-", suffix=".png", delete=False).name

@@ -8,9 +8,9 @@ nothing from a log leaves the machine.
 """
 
 from .driver import STRATEGIES, Replay, Strategy, calibrate, replay, replay_all
-from .formats import load
+from .formats import load, runs
 from .recorded import RecordedCall, RecordedRun, RecordedUsage, TrajectoryError
 from .report import per_call, plot, rows, table
 
-__all__ = ["load", "replay", "replay_all", "calibrate", "table", "rows", "per_call", "plot", "STRATEGIES", "Strategy", "Replay", "RecordedRun",
+__all__ = ["load", "runs", "replay", "replay_all", "calibrate", "table", "rows", "per_call", "plot", "STRATEGIES", "Strategy", "Replay", "RecordedRun",
            "RecordedCall", "RecordedUsage", "TrajectoryError"]

@@ -56,40 +56,46 @@ def replay_file(path: str, strategies: list[str], model: str | None) -> tuple[st
 
 
 def _replay_file(path: str, strategies: list[str], model: str | None) -> list[dict] | str:
-    from .driver import replay_all
-    from .formats import load
+    from .formats import runs as read_runs
     from .recorded import TrajectoryError
-    from .report import rows as report_rows
     if os.path.isdir(path):  # a sub-folder find_logs could not read
         try:
             os.listdir(path)
         except OSError as e:
             return f"a folder that cannot be read ({e.strerror or e}): nothing under it was replayed"
+    rows: list[dict] = []
     try:
-        runs = load(path)
+        for run in read_runs(path):  # a run at a time: a file of appended sessions is never held whole
+            rows += _rows(run, strategies, model)
     except TrajectoryError as e:
         return f"line {e.line}: {e.problem}" if e.line else e.problem  # the line the file mode names too
     except OSError as e:
         return f"{type(e).__name__}: {e.strerror or e}"
+    return rows
+
+
+def _rows(run, strategies: list[str], model: str | None) -> list[dict]:
+    """One run's rows: what the log itself says (where it says it), and each strategy's replay."""
+    from .driver import replay_all
+    from .report import rows as report_rows
     rows = []
-    for run in runs:
-        own = {"run": run.path, "source": run.source, "logged_calls": len(run.calls), "log_cost_usd": run.cost_usd}
-        logged = [c.usage for c in run.calls if c.usage]
-        if logged:  # what the log itself says, where it says it
-            first = report_rows(run, [])[0]
-            rows.append({**own, "model": run.model, "strategy": LOGGED, "calls": len(logged),
-                         "prompt_tokens": first["prompt_tokens"],
-                         # None where the log has no cache figures (OpenHands): left out of the share
-                         "cache_read_tokens": None if first["cache_read_share"] is None else
-                         sum(u.cache_read or 0 for u in logged),
-                         "cache_read_share": None if first["cache_read_share"] is None else
-                         round(first["cache_read_share"], 4),
-                         "cost": math.nan if first["cost"] is None else round(first["cost"], 6), "stopped": ""})
-        for name, r in zip(strategies, replay_all(run, strategies, model=model)):
-            rows.append({**own, "model": r.model, "strategy": name, "calls": len(r.calls),
-                         "prompt_tokens": r.prompt_tokens, "cache_read_tokens": sum(c.cache_read_input_tokens for c in r.calls),
-                         "cache_read_share": round(r.cache_read_share, 4), "cost": round(r.cost, 6),
-                         "stopped": r.stopped or ""})
+    own = {"run": run.path, "source": run.source, "logged_calls": len(run.calls), "log_cost_usd": run.cost_usd}
+    logged = [c.usage for c in run.calls if c.usage]
+    if logged:  # what the log itself says, where it says it
+        first = report_rows(run, [])[0]
+        rows.append({**own, "model": run.model, "strategy": LOGGED, "calls": len(logged),
+                     "prompt_tokens": first["prompt_tokens"],
+                     # None where the log has no cache figures (OpenHands): left out of the share
+                     "cache_read_tokens": None if first["cache_read_share"] is None else
+                     sum(u.cache_read or 0 for u in logged),
+                     "cache_read_share": None if first["cache_read_share"] is None else
+                     round(first["cache_read_share"], 4),
+                     "cost": math.nan if first["cost"] is None else round(first["cost"], 6), "stopped": ""})
+    for name, r in zip(strategies, replay_all(run, strategies, model=model)):
+        rows.append({**own, "model": r.model, "strategy": name, "calls": len(r.calls),
+                     "prompt_tokens": r.prompt_tokens, "cache_read_tokens": sum(c.cache_read_input_tokens for c in r.calls),
+                     "cache_read_share": round(r.cache_read_share, 4), "cost": round(r.cost, 6),
+                     "stopped": r.stopped or ""})
     return rows
 
 

@@ -1,7 +1,7 @@
 """The formats ``replay`` reads: one module each, all with the same two functions.
 
     recognise(source: Source) -> bool       # is this file mine? (by its content, never its name)
-    read(source: Source) -> list[RecordedRun]
+    read(source: Source) -> Iterable[RecordedRun]  # a list, or a generator for a file of many runs
 
 and a ``NAME`` saying what the format's files are. ``load`` opens the file once (``source.py``
 checks what every file must be), asks each format in ``FORMATS`` in turn, and the first that
@@ -13,6 +13,7 @@ price, say) is a module too: its ``read`` says why, by name.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Iterator
 
 from ..recorded import RecordedRun, TrajectoryError
 from ..source import NOT_ONE, Source
@@ -25,19 +26,30 @@ ACCEPTED = ", ".join(f.NAME for f in FORMATS if not getattr(f, "REFUSED", False)
 def load(path: str | Path) -> list[RecordedRun]:
     """Every run in the file at ``path`` (a file may hold several: OpenHands, sub-agents, appended
     sessions). Anything else is refused with a ``TrajectoryError`` that says what was recognised."""
+    return list(runs(path))
+
+
+def runs(path: str | Path) -> Iterator[RecordedRun]:
+    """``load``, one run at a time: a file of appended sessions is held a session at a time (a
+    format whose ``read`` yields lazily). The refusal of a file with no model calls comes at the end."""
     path = Path(path).expanduser()
     source = Source.open(path, f"expected {ACCEPTED}")
     fmt = next((f for f in FORMATS if f.recognise(source)), None)
     if fmt is None:
         raise TrajectoryError(str(path), _where(source), _unknown(source))
-    runs = fmt.read(source)
-    if not any(r.calls for r in runs):
-        what = runs[0].source if runs else fmt.__name__.rsplit(".", 1)[-1].replace("_", "-")
-        skipped = ", ".join(f"{n} {k}" for k, n in runs[0].skipped.items()) if runs and runs[0].skipped else \
+    first, any_calls = None, False
+    for run in fmt.read(source):
+        if run.calls:
+            any_calls = True
+            yield run
+        elif first is None:
+            first = run
+    if not any_calls:
+        what = first.source if first else fmt.__name__.rsplit(".", 1)[-1].replace("_", "-")
+        skipped = ", ".join(f"{n} {k}" for k, n in first.skipped.items()) if first and first.skipped else \
             "no conversation"
         raise TrajectoryError(str(path), None, f"read as {what}, but it holds no model calls ({skipped}); "
                               f"expected {ACCEPTED}")
-    return [r for r in runs if r.calls]
 
 
 def _where(source: Source) -> int | None:

@@ -39,21 +39,29 @@ def recognise(source: Source) -> bool:
     return False
 
 
-def read(source: Source) -> list[RecordedRun]:
+def read(source: Source) -> Iterator[RecordedRun]:
     """Every run of the file: one per ``result`` event (and the lines after the last one), each
-    followed by its sub-agents."""
-    sessions: list[list[RecordedRun]] = []
-    for k, lines in enumerate(_segments(source), start=1):  # one session's lines at a time, then let go
-        sessions.append(_session(source, lines, f"{source.path}#session-{k}"))
+    followed by its sub-agents; a session at a time (the next one is read before a session is
+    handed on, to know whether the file holds several)."""
+    segments = _segments(source)
+    held = _session(source, next(segments, []), f"{source.path}#session-1")
+    k = 1
+    for lines in segments:
+        if k == 1:
+            held[0].notes.append(_of_several(1))
+        yield from held
+        k += 1
+        held = _session(source, lines, f"{source.path}#session-{k}")
+        held[0].notes.append(_of_several(k))
         del lines
-    if len(sessions) == 1:
-        for run in sessions[0]:
+    if k == 1:  # the only session: named by the file alone
+        for run in held:
             run.path = run.path.replace("#session-1", "", 1)
-    else:
-        for k, (main, *_) in enumerate(sessions, start=1):
-            main.notes.append(f"session {k} of {len(sessions)} in this file (one per result event): compared "
-                              "with its own result")
-    return [run for runs in sessions for run in runs]
+    yield from held
+
+
+def _of_several(k: int) -> str:
+    return f"session {k} in this file (the runs appended to it are cut at each result event): compared with its own result"
 
 
 def _segments(source: Source) -> Iterator[list[tuple[int, dict]]]:
