@@ -62,6 +62,7 @@ from pydantic import BaseModel
 
 from ..provider.cost import CallRecord
 from ..provider.models import model_spec
+from . import taint
 from .config import AgentConfig
 from .context import CallParts, CallPlan, TurnScopedQueue, Injection, first_edit, layout_for, without_thinking
 from .hooks import CallEvent, EndEvent, ErrorEvent, HookEvent, HookRegistry, Point, ToolCallEvent, ToolResultEvent
@@ -194,7 +195,8 @@ class Agent:
         """Add to the next call's batch a note that came from outside (a page, a file, a tool's
         output) or from an agent that read it. The layout never puts it in a system message: on the
         current models it is text of the new user turn, after the tool results, and stays in the
-        history, read on every later call (``context.outside_notes``)."""
+        history, read on every later call (``context.outside_notes``). It taints the run (``taint``)."""
+        taint.mark(self.state, f"note {source}")
         self.turn_queue.inject(source, text, untrusted=True)
 
     def steer(self, text: str) -> bool:
@@ -328,6 +330,8 @@ class Agent:
             stopped = _unfinished_status(reply.response.stop_reason, self.config.max_tokens, text_of(reply.message))
             return stopped or RunResult(status="done")
         calls = tool_uses(reply.message)
+        if taint.server_reads(reply.message["content"]):  # a web search or fetch the server ran: outside text
+            taint.mark(self.state, f"server tool {taint.server_reads(reply.message['content'])}")
         results = [self._run_tool(call, reply.results.get(call["id"])) for call in calls]
         self._land_turn(reply, calls and [{"role": "user", "content": results}])
         return self._outcome(reply.message, calls, results)
@@ -481,6 +485,8 @@ class Agent:
         if stored is None:
             self._hook(ToolCallEvent(Point.PRE_TOOL_CALL, self, call), call["id"])
             raw = self.toolbox.call(call)
+            if taint.reads_outside(self.toolbox, call):
+                taint.mark(self.state, f"tool {call.get('name')}")
             result = self.offloader(call, raw) if self.offloader is not None else raw  # large: a file, head and tail
             if isinstance(result.get("content"), str):  # undecodable bytes: the model reads U+FFFD, the store the bytes
                 result = {**result, "content": _capped(printable(result["content"]), self.config.max_tool_output)}

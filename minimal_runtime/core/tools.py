@@ -55,11 +55,13 @@ class FunctionTool:
     """A tool from a function taking one pydantic model, the model its input schema (or taking the
     input as sent, with a JSON schema instead of a model). From a plain function: ``FunctionTool.of``.
     A ``final`` tool ends the run when it succeeds; its output is the run's result (a structured
-    report, say). Input the function cannot take (a ``ValidationError``) is an error result."""
+    report, say). A tool that ``reads_outside`` (a fetch, a browser, a web search) taints the run
+    with its first result (``core.taint``). Input the function cannot take (a ``ValidationError``)
+    is an error result."""
 
     def __init__(self, name: str, description: str, input_model: type[BaseModel] | dict[str, Any],
-                 fn: Callable[[Any], str], final: bool = False):
-        self.name, self.description, self.final = name, description, final
+                 fn: Callable[[Any], str], final: bool = False, reads_outside: bool = False):
+        self.name, self.description, self.final, self.reads_outside = name, description, final, reads_outside
         if isinstance(input_model, dict):
             self.input_schema, self.call = input_model, fn
         else:
@@ -67,12 +69,14 @@ class FunctionTool:
             self.call = lambda raw_input: fn(input_model.model_validate(raw_input))
 
     @classmethod
-    def of(cls, fn: Callable[..., str] | BetaFunctionTool, final: bool = False) -> "FunctionTool":
+    def of(cls, fn: Callable[..., str] | BetaFunctionTool, final: bool = False,
+           reads_outside: bool = False) -> "FunctionTool":
         """A tool from a plain function, as the SDK's ``beta_tool`` makes one: its signature is the
         input schema (through pydantic), its docstring the description."""
         made = fn if isinstance(fn, BetaFunctionTool) else beta_tool(fn)
         checked = validate_call(made.func)
-        return cls(made.name, made.description, made.input_schema, lambda raw_input: checked(**raw_input), final)
+        return cls(made.name, made.description, made.input_schema, lambda raw_input: checked(**raw_input), final,
+                   reads_outside)
 
     def definition(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema}

@@ -14,6 +14,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Callable
 
+from ..core import taint
 from ..core.agent import Agent
 from ..core.hooks import HookRegistry
 from ..emulator import Emulator
@@ -102,7 +103,7 @@ def planning_team(workdir: str | Path, goal: str, items: list[tuple[str, str]], 
                                    PlanHook(state, render_plan) if render_plan else PlanHook(state))
     planner_kwargs.setdefault("max_steps", 3 * len(items) + 10)
     planner = Agent(client, model=model, system=PLANNER_SYSTEM, hooks=hooks, name="planner",
-                    tools=[plan_tool(state), delegate_tool(state, spawn, scope_line),
+                    tools=[plan_tool(state), delegate_tool(state, spawn, scope_line, lambda: taint.by(planner.state)),
                            next(t for t in work if t.name == "message_user")], **planner_kwargs)
     state.kept_in(planner.state)  # the plan lives in the run record: back after a kill
     return Team(planner, executors, state, emulator, outbox)

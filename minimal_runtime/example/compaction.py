@@ -65,7 +65,7 @@ def long_pages(chars: int, planted: list[int]) -> FunctionTool:
             middle = len(page) // 2
             page = page[:middle] + f" {CODE.format(page=n, code=code_for(n))}. " + page[middle:]
         return page
-    return FunctionTool("fetch", "Fetch a URL over HTTP and return the page as text.", Url, fetch)
+    return FunctionTool("fetch", "Fetch a URL over HTTP and return the page as text.", Url, fetch, reads_outside=True)
 
 
 class LongReader:

@@ -72,7 +72,7 @@ def flaky_fetch(fail_every: int = 0, failures: int = 3, chars: int = 800) -> Fun
             if attempts[n] <= failures:
                 raise ConnectionError(f"503 Service Unavailable: {args.url}")
         return fetch_text(f"{args.url.split('?')[0]}?chars={chars}")
-    return FunctionTool("fetch", "Fetch a URL over HTTP and return the page as text.", Url, fetch)
+    return FunctionTool("fetch", "Fetch a URL over HTTP and return the page as text.", Url, fetch, reads_outside=True)
 
 
 def _framing(result: str) -> str:

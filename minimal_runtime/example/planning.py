@@ -100,9 +100,12 @@ class Executor:
         self.wanders: dict[str, bool] = {}  # objective -> did this executor decide to go on?
 
     def __call__(self, request: dict) -> Turn:
-        block = batch(request).get("task")
+        notes = batch(request)
+        block = notes.get("task")
         if block is None:
             raise PolicyError("the simulated executor expects its task block (source 'task') in every call's batch")
+        if "task-text" in notes:  # a tainted task: the planner's words are user text, the frame the system entry
+            block = f"{notes['task-text']}\n{block}"
         objective = after(TASK_LINE, block)
         done = exchanges(request["messages"])
         step = next_work_step(objective, done)

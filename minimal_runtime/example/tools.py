@@ -54,9 +54,9 @@ def pricing_tools(workspace: Workspace, outbox: list[str]) -> list[FunctionTool]
 
     return [
         FunctionTool("fetch", "Fetch a URL over HTTP and return the page as text. Scripts do not run.",
-                     UrlInput, lambda a: web.fetch_text(a.url)),
+                     UrlInput, lambda a: web.fetch_text(a.url), reads_outside=True),
         FunctionTool("browse", "Open a URL in a headless browser, run its scripts, return the rendered text.",
-                     UrlInput, lambda a: web.browse_text(a.url)),
+                     UrlInput, lambda a: web.browse_text(a.url), reads_outside=True),
         FunctionTool("read_file", "Read a file from the workspace.", ReadInput, lambda a: workspace.read(a.path)),
         FunctionTool("write_file", "Write a file in the workspace (creates folders).", WriteInput,
                      lambda a: workspace.write(a.path, a.content)),

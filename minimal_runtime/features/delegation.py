@@ -6,6 +6,12 @@ the whole story (the task, why it matters, where it sits in the plan) and a scop
 the executor inside its phase. It ends by calling ``report`` (status done or partial, what it did,
 what remains); an executor that stops any other way is recorded as *partial*, never as done. The
 report moves its phase in the plan, so the planner spends no action keeping the plan current.
+
+The objective, and the plan's goal and titles, are the planner's words. A task handed over by a
+planner whose run was tainted (``core.taint``: it had read outside text, an executor's report
+included) is ``tainted``: its block keeps the frame in the system entry (the phase numbers and
+statuses, the scope line, how the run ends) and gives the planner's words as user text
+(``task-text``).
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from pydantic import BaseModel, Field, ValidationError
 from ..core.agent import RunResult
 from ..core.hooks import HookEvent, HookRegistry, Point
 from ..core.tools import FunctionTool
-from .plan import Plan, PlanState, render_phase_map
+from .plan import WRITTEN, Plan, PlanState, framed, render_phase_map, render_written
 
 # Phrases of the task block that a reader (or a simulated executor) finds the block's parts by.
 TASK_LINE = "The task handed to this executor: "
@@ -40,6 +46,7 @@ class ExecutorTask(BaseModel):
     phase: int = Field(description="1-based phase of the plan this task belongs to")
     plan: Plan  # a snapshot taken at spawn time
     scope_line: bool = True  # chapter 04 measures what happens without it
+    tainted: bool = False  # written by a planner whose run had read outside text: its words go as user text
 
 
 class ExecutorReport(BaseModel):
@@ -65,8 +72,19 @@ def render_task_block(task: ExecutorTask) -> str:
     return "\n".join(lines)
 
 
+def framed_task(task: ExecutorTask) -> ExecutorTask:
+    """``task`` with the planner's words (objective, goal, titles) replaced by where they are."""
+    return task.model_copy(update={"objective": f"({WRITTEN}, under <!-- task-text -->)", "plan": framed(task.plan)})
+
+
+def render_task_written(task: ExecutorTask) -> str:
+    """The planner's words of a task, for the user turn: the objective, then the plan as written."""
+    return f"{TASK_LINE}{task.objective}\n{render_written(task.plan, task.phase - 1, MY_PHASE)}"
+
+
 class TaskHook:
-    """PRE_LLM_CALL for an executor: the task block, on every call (the plan hook, bound to one task)."""
+    """PRE_LLM_CALL for an executor: the task block, on every call (the plan hook, bound to one task);
+    for a tainted task, its frame there and the planner's words as user text."""
 
     def __init__(self, task: ExecutorTask, render: Callable[[ExecutorTask], str] = render_task_block):
         self.task, self.render = task, render
@@ -75,7 +93,11 @@ class TaskHook:
         hooks.register(Point.PRE_LLM_CALL, self.recite)
 
     def recite(self, event: HookEvent) -> None:
-        event.agent.inject_turn_scoped("task", self.render(self.task))
+        if not self.task.tainted:
+            event.agent.inject_turn_scoped("task", self.render(self.task))
+            return
+        event.agent.inject_untrusted("task-text", render_task_written(self.task))
+        event.agent.inject_turn_scoped("task", self.render(framed_task(self.task)))
 
 
 def report_tool() -> FunctionTool:
@@ -99,8 +121,12 @@ def read_report(result_status: str, final_text: str, objective: str) -> Executor
                           remains=objective)
 
 
-def delegate_tool(state: PlanState, spawn: Callable[[ExecutorTask], Runnable], scope_line: bool = True) -> FunctionTool:
-    """The planner's tool: run an executor on one objective and return its report."""
+def delegate_tool(state: PlanState, spawn: Callable[[ExecutorTask], Runnable], scope_line: bool = True,
+                  tainted: Callable[[], str | None] | None = None) -> FunctionTool:
+    """The planner's tool: run an executor on one objective and return its report. ``tainted``
+    says what tainted the planner's run, read when it delegates (``lambda: taint.by(planner.state)``);
+    without it, every task is handed over as tainted. The tool reads outside content: a report is
+    written by an executor, which may have read pages."""
     def delegate(args: DelegateInput) -> str:
         if state.plan is None:
             raise ValueError("write the plan before delegating")
@@ -108,7 +134,7 @@ def delegate_tool(state: PlanState, spawn: Callable[[ExecutorTask], Runnable], s
             raise ValueError(f"phase {args.phase} does not exist")
         state.set_status(args.phase, "in_progress")
         task = ExecutorTask(objective=args.objective, phase=args.phase, plan=state.plan.model_copy(deep=True),
-                            scope_line=scope_line)
+                            scope_line=scope_line, tainted=tainted is None or tainted() is not None)
         executor = spawn(task)
         result = executor.run(args.objective)
         report = read_report(result.status, result.final_text, args.objective)
@@ -116,4 +142,4 @@ def delegate_tool(state: PlanState, spawn: Callable[[ExecutorTask], Runnable], s
             state.set_status(args.phase, "done")
         return report.model_dump_json()
     return FunctionTool("delegate", "Hand one atomic objective to an executor (it starts with no context: write "
-                        "the objective in full) and get its report.", DelegateInput, delegate)
+                        "the objective in full) and get its report.", DelegateInput, delegate, reads_outside=True)

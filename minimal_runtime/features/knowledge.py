@@ -391,8 +391,9 @@ def transcript(request: dict) -> str:
     ``[result]`` line per block, its later lines quoted (``quoted``). An executor's task block (from
     the request's own batch) comes first, so the KM reasons from the executor's own framing; the
     rest of the batch is the agent's notes, not its trajectory, and is left out."""
-    task = [b["text"] for b in batch_of(request) if injected_source(b) == "task"]
-    lines = task[-1:]
+    batch = batch_of(request)  # the latest task block, and a tainted task's words (``task-text``) before it
+    lines = [t for t in (next((b["text"] for b in reversed(batch) if injected_source(b) == source), None)
+                         for source in ("task-text", "task")) if t]
     for message in request.get("messages", []):
         content = message["content"] if isinstance(message["content"], list) else [{"type": "text", "text": message["content"]}]
         for block in content:

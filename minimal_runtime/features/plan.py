@@ -6,6 +6,11 @@ of the plan at the *tail* of every call, read fresh from the plan each time, so 
 newest thing the model reads as well as among the oldest. It costs no action: the model never has
 to decide to recite. On current models the batch is a system entry (operator authority), so every
 block states facts about the run ("Current phase: 2 of 4") rather than speaking as the agent.
+
+The goal, the phase titles and their skills are the model's words. Once the run has read outside
+text (``core.taint``) they may carry it, so from then on they go out as user text (``plan-text``,
+``render_written``) and the system entry keeps the frame only: numbers, statuses, the cursor, the
+rules (``framed``: the plan with the model's words replaced by where to find them).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from typing import Any, Callable, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
+from ..core import taint
 from ..core.hooks import HookEvent, HookRegistry, Point
 from ..core.tools import FunctionTool
 
@@ -160,8 +166,29 @@ def render_plan_block(plan: Plan) -> str:
     return "\n".join(lines + ["", COMMUNICATION_RULES])  # pragma: no mutate
 
 
+# Where the frame of a tainted run points for the model's words (they follow as user text).
+WRITTEN = "as written in the user turn"
+
+
+def framed(plan: Plan) -> Plan:
+    """``plan`` with the model's words (goal, titles, skills) replaced by where they are: what a
+    system entry may state of a plan once the run is tainted."""
+    return Plan(goal=f"({WRITTEN}, under <!-- plan-text -->)",
+                phases=[Phase(title=f"(title {WRITTEN})", status=p.status) for p in plan.phases])
+
+
+def render_written(plan: Plan, marked: int | None, cursor: str = CURRENT) -> str:
+    """The model's words of the plan, for the user turn: the goal, the phase map with its titles
+    (``cursor`` after the 0-based phase ``marked``), the marked phase's skills."""
+    lines = [f"The plan as written. {GOAL_LINE}{plan.goal}", render_phase_map(plan, marked, cursor)]
+    if marked is not None and plan.phases[marked].skills:
+        lines += [f"Skills this phase needs: {', '.join(plan.phases[marked].skills)}."]
+    return "\n".join(lines)
+
+
 class PlanHook:
-    """PRE_LLM_CALL: once a plan exists, recite it at the tail of every call."""
+    """PRE_LLM_CALL: once a plan exists, recite it at the tail of every call: whole in the system
+    entry, or, once the run is tainted, its frame there and the model's words as user text."""
 
     def __init__(self, state: PlanState, render: Callable[[Plan], str] = render_plan_block):
         self.state, self.render = state, render
@@ -170,7 +197,12 @@ class PlanHook:
         hooks.register(Point.PRE_LLM_CALL, self.recite, when=lambda event: self.state.plan is not None)
 
     def recite(self, event: HookEvent) -> None:
-        event.agent.inject_turn_scoped("plan", self.render(self.state.plan))
+        plan = self.state.plan
+        if taint.by(getattr(event.agent, "state", None)) is None:
+            event.agent.inject_turn_scoped("plan", self.render(plan))
+            return
+        event.agent.inject_untrusted("plan-text", render_written(plan, plan.current))
+        event.agent.inject_turn_scoped("plan", self.render(framed(plan)))
 
 
 class MessageDiscipline:
