@@ -19,8 +19,8 @@ Three rules carry the design:
 
 What a filter on the notes can do, it does: a lint refuses self-reference, headers, attribution,
 "you" and instruction overrides on every reading of a line (``reading.readings``: look-alike
-letters, invisible characters, a right-to-left override, HTML entities), so a note reads as the
-agent's own plain statement of fact; the board keeps every tool output the KM read, in any shape,
+letters, invisible characters, a right-to-left override, HTML entities, base64 decoded, digits for
+letters, letters spelled apart), so a note reads as the agent's own plain statement of fact; the board keeps every tool output the KM read, in any shape,
 in a raw section that is never injected, and refuses a note that repeats six consecutive words of
 it, one note at a time and the notes of a block read together. What no string filter can do is
 tell a restated instruction from a fact; the placement is the answer to that (chapter 07).
@@ -99,20 +99,40 @@ class KmOutput(BaseModel):
 # statement of fact; anything that names a second writer, labels itself, speaks to the reader or
 # overrides an instruction shows that someone else wrote it.
 ROLES = r"system|user|assistant|developer|operator|admin"
+# A second writer: a word for an agent-like thing, qualified as one ("background agent", "helper AI",
+# "monitor process"), or doing what a writer does ("the scanner flagged ...", "the model noticed").
+WRITER = r"(agent|ai|a\.i\.|bot|llm|model|assistant|helper|monitor|watcher|daemon|process|reviewer|observer|" \
+         r"checker|auditor|scanner|worker|service|program|script)s?"
+QUALIFIER = r"(background|helper|helping|monitor|monitoring|watching|watcher|supervising|supervisor|oversight|" \
+            r"companion|sidecar|parallel|external|auxiliary|assistant|review|reviewing|observer|guard|safety)"
+REPORTS = r"(flag|flags|flagged|notic(e|es|ed)|detect(s|ed)?|report(s|ed)|observ(es|ed)|spott(ed)|says|said|" \
+          r"suggest(s|ed)|recommend(s|ed)|warn(s|ed)|wants|asks|asked|insist(s|ed)|wrote|noted|thinks|believes|told)"
 SELF_REFERENCE = re.compile(r"\b(I notice|I noticed|I see that you|as your (assistant|helper|advisor)|I am the|"
                             r"as an AI|language model|knowledge\s*manager|manager agent|supervisor|overseer|"
                             r"(another|second|other|separate|different|outside) (agent|model|assistant|reader|ai|bot|llm|"
-                            r"writer|helper|reviewer)|the assistant|I recommend you)\b"
+                            r"writer|helper|reviewer)|the assistant|I recommend you|"
+                            rf"{QUALIFIER} {WRITER}|{WRITER}(\s+\S+){{0,4}}?\s+{REPORTS})\b"
                             r"|(?<![\d.,])(?<![\d.,] )\bk ?m\b", re.I)  # KM, K M, km (not "5 km")
-HEADER = re.compile(r"^\s*(>\s*)*(#+\s|\*\*|\[[^\]]*\]|<[^>]*>|(guidance|steering|note from|advice|reminder|tip|hint|"
-                    rf"{ROLES}|important|attention|update|instructions?)\b(\s+\w+){{0,2}}\s*[:\-])"  # a label at the start
+# A label: a framing word (or a shouted one) before a colon or a dash, at the start or after a sentence.
+LABELS = (rf"guidance|steering|note from|advice|reminder|tip|hint|{ROLES}|important|attention|update|instructions?|"
+          r"notes?|notice|nb|n\.b|ps|p\.s|fyi|psa|warning|caution|alert|urgent|critical|priority|heads up|"
+          r"action required|security|notification|memo|directive|disclaimer")
+DASH = r"[:\-\u2010-\u2015|]"  # a colon, a hyphen, the dashes (en, em ...), a bar
+HEADER = re.compile(r"^\s*(>\s*)*(#+\s|\*\*|__|~~|==|\[[^\]]*\]|<[^>]*>|"
+                    rf"({LABELS})\b(\s+\w+){{0,2}}\s*{DASH})"  # markup or a label at the start
+                    rf"|(?-i:^\s*(>\s*)*[A-Z]{{3,}}(\s+[A-Z]{{2,}}){{0,2}}\s*{DASH})"  # a shouted label ("URGENT:")
                     rf"|</?\s*({ROLES}|human|instructions?|tool[ _]?(result|use)|function[ _]?results?)\b[^>]*>"  # a role tag
                     rf"|\[\s*({ROLES}|instructions?|important|update)\s*\]"  # a bracketed role
                     rf"|([.!?;)\]>]\s+|\s[-|]\s+)({ROLES})(\s+(instructions?|message|note|prompt|override|update|mode))?\s*:"
+                    rf"|[.!?;)\]>]\s+({LABELS})\s*[:\u2013\u2014]"
                     rf"|(?-i:\b(SYSTEM|USER|ASSISTANT|DEVELOPER|OPERATOR|ADMIN)\b\s*[:\]>])", re.I)  # a label mid-line
+# "you" however it is spelled: the pronoun and its forms, run together ("Youre"), archaic ("thou"),
+# texting ("u", "ur", before a word: not "U.S.").
 ATTRIBUTION = re.compile(r"\b(from the (KM|manager|supervisor|planner)|says the|(suggested|written|sent) by|"
                          r"according to (the )?(KM|manager|supervisor)|per the (KM|manager|supervisor)|"
-                         r"you|your|yours|yourself|yourselves)\b", re.I)
+                         r"you|your|yours|yourself|yourselves|you(re|r|ve|ll|d|s)|y'?all|"
+                         r"thou|thee|thy|thine|thyself|"
+                         r"(u|ur|urs)(?=\s+[^\W\d_]{2,}))\b", re.I)
 OVERRIDE = re.compile(r"\b(ignore|disregard|forget|override|discard|bypass) ((all|any|the|your|my|every|these|those|of) )*"
                       r"(previous|prior|earlier|above|preceding|system|original|former|initial|old|existing) "
                       r"(instruction|rule|prompt|message|direction|guidance|order|command|context|policy|guideline)s?\b"
@@ -123,8 +143,8 @@ JOINER = re.compile(r"(?<=[^\W_])[_\-\u2010-\u2015./\u00b7]+(?=[^\W_])")  # "kno
 def lint(line: str) -> list[str]:
     """Why ``line`` could not pass for the agent's own note (empty: it can). Every rule is checked
     on every way a reader may read the line (``readings``: entities decoded, look-alike letters
-    folded, invisible characters as nothing and as spaces, a right-to-left run as shown), so no
-    spelling trick passes what the plain word would not."""
+    folded, invisible characters as nothing and as spaces, a right-to-left run as shown, base64
+    decoded, "Y0u" and "Y O U" as "You"), so no spelling trick passes what the plain word would not."""
     problems = []
     for seen in readings(line):
         text = JOINER.sub(" ", seen)

@@ -16,7 +16,10 @@ into the few strings a reader may take it for, and a filter checks every one of 
    fillers, variation selectors ...) read both ways: as nothing ("Y\\u200bou" is "You") and as a
    space ("ignore\\u200ball" is "ignore all"), since a reader cannot tell which was meant;
 5. a right-to-left override read both ways too: as sent, and as shown (the run after U+202E is
-   displayed reversed, so "\\u202euoy" shows "you").
+   displayed reversed, so "\\u202euoy" shows "you");
+6. and each of those re-spelled (``respelled``): base64 text decoded in place ("SWdub3Jl..." is
+   "Ignore ..."), a digit inside a word read as the letter it stands for ("Y0u" is "You"), and
+   letters spelled apart read as one word ("Y O U", "Y-o-u" are "YOU", "You").
 
 ``words`` gives the word sequence a six-word quote check compares, with the punctuation inside a
 word read both ways as well ("pre-vious" is "previous", and "pre vious").
@@ -24,6 +27,8 @@ word read both ways as well ("pre-vious" is "previous", and "pre vious").
 
 from __future__ import annotations
 
+import base64
+import binascii
 import html
 import re
 import unicodedata
@@ -99,18 +104,48 @@ def _letters(text: str) -> str:
     return unicodedata.normalize("NFKC", text).translate(CONFUSABLES)
 
 
+# A token of 16 or more base64 characters (standard or URL-safe alphabet, padding optional).
+BASE64 = re.compile(r"(?<![\w+/=-])[A-Za-z0-9+/_-]{16,}={0,2}(?![\w+/=-])")
+# A digit (or @, $) standing for a letter inside a word: next to a letter ("Y0u", "SYST3M", "@dmin").
+DIGIT_LETTERS = str.maketrans("0134579@$", "oieastgas")
+IN_A_WORD = re.compile(r"(?<=[^\W\d_])[0134579@$]+|[0134579@$]+(?=[^\W\d_])")
+# Two or more single letters with a separator between each ("Y O U", "Y-o-u", "Y.o.u", "Y _ o _ u").
+SPELLED_APART = re.compile(r"(?<![^\W\d_])[^\W\d_](?:[ \t\-_.\u00b7*]{1,3}[^\W\d_](?![^\W\d_]))+")
+
+
+def _decoded(token: str) -> str | None:
+    """The text a base64 token encodes, or None when it is not text (most words are not base64 of
+    anything printable)."""
+    core = token.rstrip("=").replace("-", "+").replace("_", "/")
+    try:
+        data = base64.b64decode(core + "=" * (-len(core) % 4), validate=True)
+        text = data.decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
+    return text if text.isprintable() and sum(c.isalpha() or c == " " for c in text) >= 0.8 * len(text) else None
+
+
+def respelled(text: str) -> str:
+    """``text`` with base64 decoded in place, digits inside words as letters, letters spelled apart
+    joined: what a reader who decodes, or reads "Y0u" and "Y O U" as words, takes it for."""
+    text = BASE64.sub(lambda m: _decoded(m.group()) or m.group(), text)
+    text = IN_A_WORD.sub(lambda m: m.group().translate(DIGIT_LETTERS), text)
+    return SPELLED_APART.sub(lambda m: re.sub(r"[\W_]", "", m.group()), text)
+
+
 def readings(text: str) -> list[str]:
-    """The strings a reader may take ``text`` for (one to four, distinct, in a fixed order): as sent
+    """The strings a reader may take ``text`` for (one to eight, distinct, in a fixed order): as sent
     and as shown (a right-to-left override), each with the invisible characters as nothing and as
-    a space. Any other format character (category Cf) is dropped."""
+    a space, each as it is and ``respelled``. Any other format character (category Cf) is dropped."""
     out: list[str] = []
     for order in dict.fromkeys([text, _shown(text)]):
         for invisible in ("", " "):
             seen = _letters(INVISIBLE.sub(invisible, order))
             seen = "".join(c for c in seen if unicodedata.category(c) != "Cf")
             seen = re.sub(r"[ \t]+", " ", seen)
-            if seen not in out:
-                out.append(seen)
+            for form in (seen, respelled(seen)):
+                if form not in out:
+                    out.append(form)
     return out
 
 
