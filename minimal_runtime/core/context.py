@@ -484,6 +484,16 @@ def batch_of(request: dict[str, Any], size: int | None = None) -> list[dict]:
     return found
 
 
+def last_note(history: list[dict], source: str) -> str | None:
+    """The text of the latest note of ``source`` in user text (``messages``: a request's, where the
+    call's own outside notes are, or the history, which keeps them on the current layout), or None."""
+    for message in reversed(history):
+        for block in reversed(message.get("content") if isinstance(message.get("content"), list) else []):
+            if message.get("role") == "user" and injected_source(block) == source:
+                return block["text"].split("\n", 1)[-1]
+    return None
+
+
 def rendered(messages: list[dict]) -> list[dict]:
     """The messages the model reads: a turn-scoped entry that a later user message follows is
     cleared (it stays on the wire, shows nothing, costs nothing)."""

@@ -23,6 +23,7 @@ import json
 import random
 import re
 
+from ..core.context import last_note
 from ..emulator.policies import Turn, text
 from ..features.delegation import MY_PHASE, SCOPE_LINE, TASK_LINE
 from .work import PolicyError, SingleAgent, act, after, batch, exchanges, next_work_step, objective_for, pricing_items, reference_items
@@ -104,8 +105,9 @@ class Executor:
         block = notes.get("task")
         if block is None:
             raise PolicyError("the simulated executor expects its task block (source 'task') in every call's batch")
-        if "task-text" in notes:  # a tainted task: the planner's words are user text, the frame the system entry
-            block = f"{notes['task-text']}\n{block}"
+        written = last_note(request["messages"], "task-text")
+        if written:  # a tainted task: the planner's words are user text (kept in the history), the frame the system entry
+            block = f"{written}\n{block}"
         objective = after(TASK_LINE, block)
         done = exchanges(request["messages"])
         step = next_work_step(objective, done)

@@ -11,7 +11,7 @@ The objective, and the plan's goal and titles, are the planner's words. A task h
 planner whose run was tainted (``core.taint``: it had read outside text, an executor's report
 included) is ``tainted``: its block keeps the frame in the system entry (the phase numbers and
 statuses, the scope line, how the run ends) and gives the planner's words as user text
-(``task-text``).
+(``task-text``: once on the current layout, where the history keeps it; every call on the 2025 one).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field, ValidationError
 from ..core.agent import RunResult
 from ..core.hooks import HookEvent, HookRegistry, Point
 from ..core.tools import FunctionTool
+from ..core.context import last_note
 from .plan import WRITTEN, Plan, PlanState, framed, render_phase_map, render_written
 
 # Phrases of the task block that a reader (or a simulated executor) finds the block's parts by.
@@ -74,7 +75,7 @@ def render_task_block(task: ExecutorTask) -> str:
 
 def framed_task(task: ExecutorTask) -> ExecutorTask:
     """``task`` with the planner's words (objective, goal, titles) replaced by where they are."""
-    return task.model_copy(update={"objective": f"({WRITTEN}, under <!-- task-text -->)", "plan": framed(task.plan)})
+    return task.model_copy(update={"objective": f"({WRITTEN}: the task-text note)", "plan": framed(task.plan)})
 
 
 def render_task_written(task: ExecutorTask) -> str:
@@ -96,7 +97,9 @@ class TaskHook:
         if not self.task.tainted:
             event.agent.inject_turn_scoped("task", self.render(self.task))
             return
-        event.agent.inject_untrusted("task-text", render_task_written(self.task))
+        words = render_task_written(self.task)
+        if last_note(event.agent.messages, "task-text") != words:  # kept in the history on the current layout
+            event.agent.inject_untrusted("task-text", words)
         event.agent.inject_turn_scoped("task", self.render(framed_task(self.task)))
 
 

@@ -42,7 +42,7 @@ from typing import Callable, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from ..core.context import batch_of, injected_source
+from ..core.context import batch_of, injected_source, last_note
 from ..core.hooks import HookEvent, HookRegistry, Point
 from ..provider.cost import CallRecord
 from .reading import readings, words
@@ -411,9 +411,9 @@ def transcript(request: dict) -> str:
     ``[result]`` line per block, its later lines quoted (``quoted``). An executor's task block (from
     the request's own batch) comes first, so the KM reasons from the executor's own framing; the
     rest of the batch is the agent's notes, not its trajectory, and is left out."""
-    batch = batch_of(request)  # the latest task block, and a tainted task's words (``task-text``) before it
-    lines = [t for t in (next((b["text"] for b in reversed(batch) if injected_source(b) == source), None)
-                         for source in ("task-text", "task")) if t]
+    task = [b["text"] for b in batch_of(request) if injected_source(b) == "task"]
+    words = last_note(request.get("messages", []), "task-text")  # a tainted task's words: user text, kept
+    lines = [f"<!-- task-text -->\n{words}"] * bool(words) + task[-1:]
     for message in request.get("messages", []):
         content = message["content"] if isinstance(message["content"], list) else [{"type": "text", "text": message["content"]}]
         for block in content:

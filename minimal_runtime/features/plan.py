@@ -9,8 +9,9 @@ block states facts about the run ("Current phase: 2 of 4") rather than speaking 
 
 The goal, the phase titles and their skills are the model's words. Once the run has read outside
 text (``core.taint``) they may carry it, so from then on they go out as user text (``plan-text``,
-``render_written``) and the system entry keeps the frame only: numbers, statuses, the cursor, the
-rules (``framed``: the plan with the model's words replaced by where to find them).
+``render_words``: kept in the history, sent again when the plan is rewritten) and the system entry
+keeps the frame only: numbers, statuses, the cursor, the rules (``framed``: the plan with the
+model's words replaced by where to find them).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any, Callable, Literal
 from pydantic import BaseModel, Field, model_validator
 
 from ..core import taint
+from ..core.context import last_note
 from ..core.hooks import HookEvent, HookRegistry, Point
 from ..core.tools import FunctionTool
 
@@ -173,7 +175,7 @@ WRITTEN = "as written in the user turn"
 def framed(plan: Plan) -> Plan:
     """``plan`` with the model's words (goal, titles, skills) replaced by where they are: what a
     system entry may state of a plan once the run is tainted."""
-    return Plan(goal=f"({WRITTEN}, under <!-- plan-text -->)",
+    return Plan(goal=f"({WRITTEN}: the plan-text note)",
                 phases=[Phase(title=f"(title {WRITTEN})", status=p.status) for p in plan.phases])
 
 
@@ -186,9 +188,19 @@ def render_written(plan: Plan, marked: int | None, cursor: str = CURRENT) -> str
     return "\n".join(lines)
 
 
+def render_words(plan: Plan) -> str:
+    """The model's words of a plan, for the user turn: its goal, each phase's title and skills by
+    number (statuses and the cursor are the frame's), so they change only when the plan is rewritten."""
+    return "\n".join([f"The plan as written. {GOAL_LINE}{plan.goal}"] + [
+        f"- phase {i + 1} -- {p.title}" + (f" (skills: {', '.join(p.skills)})" if p.skills else "")
+        for i, p in enumerate(plan.phases)])
+
+
 class PlanHook:
     """PRE_LLM_CALL: once a plan exists, recite it at the tail of every call: whole in the system
-    entry, or, once the run is tainted, its frame there and the model's words as user text."""
+    entry, or, once the run is tainted, its frame there and the model's words as user text. Those
+    stay in the history on the current layout (user text cannot be turn-scoped), so they go again
+    only when the plan is rewritten; on the 2025 layout the batch is not kept, and they go every call."""
 
     def __init__(self, state: PlanState, render: Callable[[Plan], str] = render_plan_block):
         self.state, self.render = state, render
@@ -201,7 +213,9 @@ class PlanHook:
         if taint.by(getattr(event.agent, "state", None)) is None:
             event.agent.inject_turn_scoped("plan", self.render(plan))
             return
-        event.agent.inject_untrusted("plan-text", render_written(plan, plan.current))
+        words = render_words(plan)
+        if last_note(event.agent.messages, "plan-text") != words:
+            event.agent.inject_untrusted("plan-text", words)
         event.agent.inject_turn_scoped("plan", self.render(framed(plan)))
 
 

@@ -66,6 +66,8 @@ def _user(request: dict) -> str:
 def test_after_a_marked_tool_s_result_the_plan_s_words_are_user_text_and_its_frame_stays_in_the_system_entry():
     agent, seen = _run()
     assert agent.state.get(taint.KEY) == "tool fetch"
+    kept = [m for m in agent.messages if "<!-- plan-text -->" in json.dumps(m)]
+    assert len(kept) == 1 and kept[0]["role"] == "user"  # kept in the history: sent again only when rewritten
     before, after = seen[:3], seen[3:]  # calls 1-3 precede the fetch's result; 4 and 5 follow it
     assert len(after) == 2
     assert COPIED in _shown_system(before[-1])  # today's rendering, while nothing from outside was read
@@ -120,3 +122,4 @@ def test_a_task_handed_over_by_a_tainted_planner_gives_its_objective_as_user_tex
     assert SCOPE_LINE in _shown_system(request) and "phase 2 of 2" in _shown_system(request)
     assert "Summarise reference page 1" not in _shown_system(request)  # a title: the planner's words
     assert "Summarise reference page 1" in _user(request)
+    assert sum(m["role"] == "user" and "<!-- task-text -->" in json.dumps(m) for m in second.messages) == 1  # once, kept
