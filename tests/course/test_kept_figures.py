@@ -43,3 +43,15 @@ def test_a_rerun_of_the_benchmark_writes_the_kept_figures():
     """Minutes: the whole 500-page benchmark again (``-m slow``). No rule in it draws a coin."""
     bench = benchmark()
     assert bench.measure() == json.loads(bench.KEPT.read_text()), "the runtime or the emulator moved the 500-page figures: rerun make bench"
+
+
+CODE_WIDTH = 118  # characters: what JupyterLab 1,366 px wide with its file browser open shows of a code line
+
+
+def test_no_notebook_code_line_is_wider_than_jupyterlab_shows():
+    """A code line past the width scrolls sideways in JupyterLab (printed output has its own test, at 110)."""
+    wide = [f"{notebook.name} cell {n}: {len(line)} characters: {line.strip()[:50]!r}..."
+            for notebook in sorted((ROOT / "chapters").glob("*.ipynb"))
+            for n, cell in enumerate(json.loads(notebook.read_text())["cells"]) if cell["cell_type"] == "code"
+            for line in "".join(cell["source"]).splitlines() if len(line) > CODE_WIDTH]
+    assert wide == [], f"{len(wide)} code lines over {CODE_WIDTH} characters:\n" + "\n".join(wide)
