@@ -19,6 +19,7 @@ title, a summary) do not count as edits of its main loop.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import math
@@ -31,6 +32,7 @@ from typing import Any, Callable
 from ..core.context import _strip, first_edit, unmarked
 from ..emulator.binding import canon
 from ..emulator.prompt import Render, flatten
+from ..emulator.validate import drop_null_markers
 from ..provider.cost import CallRecord
 from ..provider.models import lookup
 
@@ -413,6 +415,8 @@ def breakpoint_reach(request: dict, record: CallRecord, spec=None) -> tuple[int,
     rendering of the request, its count scaled to the call's billed prompt (exact against the
     emulator; behind the proxy an estimate). None when the request does not render."""
     try:
+        request = copy.deepcopy(request)  # as the emulator reads it: a null marker is none (in place, so a copy)
+        drop_null_markers(request)
         prompt = flatten(request, render=Render(system_messages=spec.system_messages) if spec else None)
     except Exception:  # a request the server refused, or one the emulator cannot render: no estimate
         return None
@@ -427,7 +431,7 @@ def breakpoint_reach(request: dict, record: CallRecord, spec=None) -> tuple[int,
 
 def _has_breakpoint(value: Any) -> bool:
     if isinstance(value, dict):
-        return "cache_control" in value or any(_has_breakpoint(v) for k, v in value.items() if k in (
+        return value.get("cache_control") is not None or any(_has_breakpoint(v) for k, v in value.items() if k in (
             "system", "tools", "messages", "content"))
     if isinstance(value, list):
         return any(_has_breakpoint(v) for v in value)

@@ -324,7 +324,7 @@ class Timeline:
             return None
         usage = call.record or CallRecord(model=_priced(call.model), input_tokens=0)  # refused: nothing was billed
         blocks, every = [], placed(call.request, usage)
-        automatic = _automatic(every) if "cache_control" in call.request else None
+        automatic = _automatic(every) if call.request.get("cache_control") is not None else None
         shown = _shown(len(every), next((k for k, b in enumerate(every) if b.path == around), None))
         for k, b in enumerate(every):
             region = b.region if call.record else "refused"
@@ -337,13 +337,13 @@ class Timeline:
                 gap["to"] = b.path
                 gap["tokens"] += tokens
                 gap["regions"][region] = gap["regions"].get(region, 0) + tokens
-                gap["breakpoints"] += bool(b.breakpoint) or k == automatic
+                gap["breakpoints"] += b.block.get("cache_control") is not None or k == automatic
                 continue
-            text = _text(b.block, b.preview)
+            text, marked = _text(b.block, b.preview), b.block.get("cache_control") is not None  # a null is no marker
             message = int(b.path.split(".")[1]) if b.path.startswith("messages.") else None
             held = call.held is not None and call.held > 0 and (message is None or message < call.held)
             blocks.append({"path": b.path, "where": b.where, "region": region,
-                           "breakpoint": "automatic" if k == automatic and not b.breakpoint else b.breakpoint,
+                           "breakpoint": "automatic" if k == automatic and not marked else marked,
                            "turn_scoped": b.turn_scoped, "held": held,
                            "tokens": _counted(b), "preview": _shorten(text, PREVIEW),
                            "text": text[:TEXT], "chars": len(text)})

@@ -1,4 +1,4 @@
-"""Clients whose loops end by a tool, or by a text format, against plain ``serve`` (its default
+"""Clients whose loops end by a tool, or that stopped on an edge of ``serve``, against plain ``serve`` (its default
 policy, SIMULATED, no ``--policy``): each pinned client's own loop runs to its end on two current
 models, every request accepted and through the prefix check.
 
@@ -7,6 +7,8 @@ models, every request accepted and through the prefix check.
   on claude-sonnet-5-5 LiteLLM itself refuses forced tool use, before any request, so it runs on
   claude-haiku-5-5 and claude-sonnet-4-6.
 - the ``cline`` CLI (npm) ends when its model stops calling tools: ``finishReason: completed``.
+- mirascope 2's default loop (``execute_tools`` and ``resume`` until no tool call, two turns) moves its
+  breakpoint each call and clears the one before with ``"cache_control": null``.
 
 Each client is installed into its own folder (``install.ensure_client``: ``clients/NAME/`` holds its
 pins); a registry that cannot be reached skips that client in one line. Each client's driver runs
@@ -41,6 +43,8 @@ class Client:
 CLIENTS = {
     "smolagents": Client(("claude-haiku-5-5", "claude-sonnet-4-6"),
                          lambda folder: [str(folder / "bin" / "python"), str(HERE / "drivers" / "smolagents_driver.py")]),
+    "mirascope": Client(("claude-sonnet-5-5", "claude-sonnet-4-6"),
+                        lambda folder: [str(folder / "bin" / "python"), str(HERE / "drivers" / "mirascope_driver.py")]),
     "cline": Client(("claude-sonnet-5-5", "claude-sonnet-4-6"),
                     lambda folder: [sys.executable, str(HERE / "drivers" / "cline_driver.py"),
                                     str(folder / "node_modules" / ".bin" / "cline")]),

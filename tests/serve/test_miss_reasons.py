@@ -71,3 +71,19 @@ def test_the_minimum_length_reason_judges_the_prefix_up_to_the_breakpoint_not_th
         assert line.endswith(f"miss: the longest prefix a breakpoint marks (through system.0) is {head:,} tokens "
                              f"< 1,024, the model's minimum cacheable prefix: nothing is written (mark a block "
                              f"further on)"), line
+
+
+def test_a_null_marker_is_no_breakpoint_in_the_reason_nor_on_the_page():
+    """mirascope clears its previous breakpoint with "cache_control": null (the API takes it):
+    the reason judges the one marker left, and the page flags only it."""
+    import httpx
+    marked, cleared = {"cache_control": {"type": "ephemeral"}}, {"cache_control": None}
+    messages = [{"role": "user", "content": [{"type": "text", "text": "first", **cleared}]},
+                {"role": "assistant", "content": "ok"},
+                {"role": "user", "content": [{"type": "text", "text": "second", **marked}]}]
+    with started(Emulator(model="claude-sonnet-4-6", policy=ToolThenAnswer()), ui=True) as (url, front):
+        client = anthropic.Anthropic(base_url=url, api_key="dummy")
+        client.messages.create(model="claude-sonnet-4-6", max_tokens=100, messages=messages)
+        blocks = httpx.get(f"{url}/ui/api/call/1").json()["blocks"]
+    assert "the longest prefix a breakpoint marks (through messages.2.content.0) is" in front.lines[0], front.lines[0]
+    assert [b["breakpoint"] for b in blocks] == [False, False, True]
