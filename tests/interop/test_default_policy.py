@@ -7,6 +7,8 @@ models, every request accepted and through the prefix check.
   on claude-sonnet-5-5 LiteLLM itself refuses forced tool use, before any request, so it runs on
   claude-haiku-5-5 and claude-sonnet-4-6.
 - the ``cline`` CLI (npm) ends when its model stops calling tools: ``finishReason: completed``.
+- LangGraph's prebuilt ReAct agent (langchain-anthropic), agno's ``Agent`` with ``Claude``, and the
+  OpenAI Agents SDK with ``LitellmModel``: each client's own tool loop, two turns.
 - mirascope 2's default loop (``execute_tools`` and ``resume`` until no tool call, two turns) moves its
   breakpoint each call and clears the one before with ``"cache_control": null``.
 
@@ -45,6 +47,9 @@ CLIENTS = {
                          lambda folder: [str(folder / "bin" / "python"), str(HERE / "drivers" / "smolagents_driver.py")]),
     "mirascope": Client(("claude-sonnet-5-5", "claude-sonnet-4-6"),
                         lambda folder: [str(folder / "bin" / "python"), str(HERE / "drivers" / "mirascope_driver.py")]),
+    **{name: Client(("claude-sonnet-5-5", "claude-sonnet-4-6"), lambda folder, name=name: [
+        str(folder / "bin" / "python"), str(HERE / "drivers" / f"{name.replace('-', '_')}_driver.py")])
+       for name in ("langgraph", "agno", "openai-agents")},
     "cline": Client(("claude-sonnet-5-5", "claude-sonnet-4-6"),
                     lambda folder: [sys.executable, str(HERE / "drivers" / "cline_driver.py"),
                                     str(folder / "node_modules" / ".bin" / "cline")]),
