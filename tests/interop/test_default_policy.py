@@ -7,8 +7,9 @@ models, every request accepted and through the prefix check.
   on claude-sonnet-5-5 LiteLLM itself refuses forced tool use, before any request, so it runs on
   claude-haiku-5-5 and claude-sonnet-4-6.
 - the ``cline`` CLI (npm) ends when its model stops calling tools: ``finishReason: completed``.
-- LangGraph's prebuilt ReAct agent (langchain-anthropic), agno's ``Agent`` with ``Claude``, and the
-  OpenAI Agents SDK with ``LitellmModel``: each client's own tool loop, two turns.
+- LangGraph's prebuilt ReAct agent (langchain-anthropic), agno's ``Agent`` with ``Claude``, the
+  OpenAI Agents SDK with ``LitellmModel``, and Google ADK's ``LlmAgent`` on ``LiteLlm``: each client's own tool
+  loop, two turns.
 - mirascope 2's default loop (``execute_tools`` and ``resume`` until no tool call, two turns) moves its
   breakpoint each call and clears the one before with ``"cache_control": null``.
 
@@ -49,7 +50,7 @@ CLIENTS = {
                         lambda folder: [str(folder / "bin" / "python"), str(HERE / "drivers" / "mirascope_driver.py")]),
     **{name: Client(("claude-sonnet-5-5", "claude-sonnet-4-6"), lambda folder, name=name: [
         str(folder / "bin" / "python"), str(HERE / "drivers" / f"{name.replace('-', '_')}_driver.py")])
-       for name in ("langgraph", "agno", "openai-agents")},
+       for name in ("langgraph", "agno", "openai-agents", "google-adk")},
     "cline": Client(("claude-sonnet-5-5", "claude-sonnet-4-6"),
                     lambda folder: [sys.executable, str(HERE / "drivers" / "cline_driver.py"),
                                     str(folder / "node_modules" / ".bin" / "cline")]),
