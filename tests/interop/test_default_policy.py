@@ -8,8 +8,8 @@ models, every request accepted and through the prefix check.
   claude-haiku-5-5 and claude-sonnet-4-6.
 - the ``cline`` CLI (npm) ends when its model stops calling tools: ``finishReason: completed``.
 - LangGraph's prebuilt ReAct agent (langchain-anthropic), agno's ``Agent`` with ``Claude``, the
-  OpenAI Agents SDK with ``LitellmModel``, and Google ADK's ``LlmAgent`` on ``LiteLlm``: each client's own tool
-  loop, two turns.
+  OpenAI Agents SDK with ``LitellmModel``, Google ADK's ``LlmAgent`` on ``LiteLlm``, and a crewAI ``Crew``
+  (native Anthropic provider; it counts tokens before each call): each client's own tool loop, two turns.
 - mirascope 2's default loop (``execute_tools`` and ``resume`` until no tool call, two turns) moves its
   breakpoint each call and clears the one before with ``"cache_control": null``.
 
@@ -50,7 +50,7 @@ CLIENTS = {
                         lambda folder: [str(folder / "bin" / "python"), str(HERE / "drivers" / "mirascope_driver.py")]),
     **{name: Client(("claude-sonnet-5-5", "claude-sonnet-4-6"), lambda folder, name=name: [
         str(folder / "bin" / "python"), str(HERE / "drivers" / f"{name.replace('-', '_')}_driver.py")])
-       for name in ("langgraph", "agno", "openai-agents", "google-adk")},
+       for name in ("langgraph", "agno", "openai-agents", "google-adk", "crewai")},
     "cline": Client(("claude-sonnet-5-5", "claude-sonnet-4-6"),
                     lambda folder: [sys.executable, str(HERE / "drivers" / "cline_driver.py"),
                                     str(folder / "node_modules" / ".bin" / "cline")]),
