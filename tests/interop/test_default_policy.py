@@ -10,6 +10,9 @@ models, every request accepted and through the prefix check.
 - LangGraph's prebuilt ReAct agent (langchain-anthropic), agno's ``Agent`` with ``Claude``, the
   OpenAI Agents SDK with ``LitellmModel``, Google ADK's ``LlmAgent`` on ``LiteLlm``, and a crewAI ``Crew``
   (native Anthropic provider; it counts tokens before each call): each client's own tool loop, two turns.
+- the ``opencode`` CLI (npm ``opencode-ai``), ``opencode run``, two turns (``--continue``); offline its
+  bundled model catalog has no 5.5 model (it fails before any request), so on claude-opus-4-6 and
+  claude-sonnet-4-6.
 - mirascope 2's default loop (``execute_tools`` and ``resume`` until no tool call, two turns) moves its
   breakpoint each call and clears the one before with ``"cache_control": null``.
 
@@ -51,6 +54,9 @@ CLIENTS = {
     **{name: Client(("claude-sonnet-5-5", "claude-sonnet-4-6"), lambda folder, name=name: [
         str(folder / "bin" / "python"), str(HERE / "drivers" / f"{name.replace('-', '_')}_driver.py")])
        for name in ("langgraph", "agno", "openai-agents", "google-adk", "crewai")},
+    "opencode": Client(("claude-opus-4-6", "claude-sonnet-4-6"),  # its bundled catalog has no 5.5 (offline)
+                       lambda folder: [sys.executable, str(HERE / "drivers" / "opencode_driver.py"),
+                                       str(folder / "node_modules" / ".bin" / "opencode")]),
     "cline": Client(("claude-sonnet-5-5", "claude-sonnet-4-6"),
                     lambda folder: [sys.executable, str(HERE / "drivers" / "cline_driver.py"),
                                     str(folder / "node_modules" / ".bin" / "cline")]),
