@@ -359,7 +359,7 @@ class Emulator:
         if "diagnostics" not in request:
             return None
         # [CD] model_changed: "model or speed differs"
-        model = prepared.spec.id + ("|fast" if request.get("speed") == "fast" else "")
+        model = prepared.spec.id + ("|fast" if pipeline.speed(prepared.spec, request) == "fast" else "")
         current = Fingerprint.of(model, request, prepared.prompt, betas)
         self._fingerprints[message_id] = current
         while len(self._fingerprints) > 4096:  # short-lived, as the API's are

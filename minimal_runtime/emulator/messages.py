@@ -95,7 +95,7 @@ def prepare(emu: "Emulator", request: Any, betas: set[str], spec: ModelSpec, *, 
     render = Render(start=(at_m, at_b) if record else (0, -1), drop=frozenset(dropped), last_user=last_user_index(messages),
                     system_messages=spec.system_messages,
                     tools={t["name"]: t for t in request.get("tools") or [] if isinstance(t, dict) and "name" in t},
-                    params=cache_params(request, spec), head=_head_label(request, special),
+                    params=cache_params(request, spec), head=_head_label(request, special, spec),
                     citations=citations is not None)
     if not spec.keeps_prior_thinking:
         render.prior_thinking_before = _last_new_user_turn(messages)
@@ -139,13 +139,23 @@ def cache_params(request: dict, spec: ModelSpec) -> dict:
     return {"tool_choice": request.get("tool_choice"), "thinking": resolved, "output_config": config}
 
 
-def _head_label(request: dict, special: list) -> str:
+def speed(spec: ModelSpec, request: dict) -> str | None:
+    """The speed a request runs at (None when it sets none): "fast" on Opus 4.6, which left fast mode,
+    runs at standard speed and rates and reports usage.speed "standard" [FM; issue 48 item 3]."""
+    asked = request.get("speed")
+    return "standard" if asked == "fast" and getattr(spec, "fast_runs_standard", False) else asked
+
+
+def _head_label(request: dict, special: list, spec: ModelSpec) -> str:
     """What changes the start of the rendered prompt besides tools and system:
-    - the speed: requests at different speeds "do not share cached prefixes" [FM];
+    - the speed it runs at: requests at different speeds "do not share cached prefixes" [FM]. The
+      caching page's table marks the tools cache kept when ``speed`` changes [caching, "What
+      invalidates the cache"]; the fast-mode page is the more specific page on speed, so we follow it:
+      a speed change misses from the first tool (issue 48 item 8);
     - every tool deferred (a tool search tool counts as not deferred) while a tool is defined by value
       in the messages: "the first by-value definition changes the start of the rendered prompt and
       costs one full cache miss" [MCSM, "Keep at least one non-deferred tool in tools"]."""
-    label = "|fast" if request.get("speed") == "fast" else ""
+    label = "|fast" if speed(spec, request) == "fast" else ""
     tools = [t for t in request.get("tools") or [] if isinstance(t, dict)]
     if not any(not t.get("defer_loading") or str(t.get("type", "")).startswith("tool_search") for t in tools) and any(
             b[2].get("type") == "tool_addition" and (b[2].get("tool") or {}).get("type") == "tool_definition"
@@ -464,7 +474,7 @@ def usage_details(spec: ModelSpec, request: dict, answer: Answer) -> dict:
     if spec.us_inference is not None:
         out["inference_geo"] = request.get("inference_geo") or "global"
     if request.get("speed") is not None:
-        out["speed"] = request["speed"]
+        out["speed"] = speed(spec, request)
     return out
 
 

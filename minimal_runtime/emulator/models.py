@@ -73,6 +73,10 @@ class EmulatedSpec(ModelSpec, frozen=True):
     sampling_deprecated: bool = Field(default=False, description="temperature other than 1, top_p, top_k are a "
                                       "400 under 2023-06-01 [TH; API-2026 §13]")
     fast_beta: bool = Field(default=False, description="speed 'fast' needs the fast-mode beta header [FM]")
+    fast_runs_standard: bool = Field(default=False, description="speed 'fast' is accepted and runs at standard "
+                                     "speed and rates, usage.speed 'standard' [FM]")
+    interleaved_manual: bool = Field(default=True, description="the interleaved-thinking beta lets a manual "
+                                     "budget_tokens reach max_tokens [TH]")
 
     def enforces_prefix_check(self, account_created: datetime) -> bool:
         """Is a failing thinking block a 400 when the request leaves ``prefix_mismatch_behavior`` unset? [PT]"""
@@ -105,13 +109,18 @@ FACTS: dict[str, dict] = {
     "claude-mythos-5": dict(thinking="always_on", **_BUDGETS, **_NEW),
     "claude-opus-4-8": dict(**_BUDGETS, **_NEW, fast_beta=True),
     "claude-opus-4-7": dict(**_BUDGETS, **_NEW),
-    # Opus 4.6 and Sonnet 4.6: max but not xhigh; display summarized [EFF; TH].
+    # Opus 4.6 and Sonnet 4.6: max but not xhigh; display summarized [EFF; TH]. Opus 4.6 left fast mode
+    # (the page lists Opus 5.5, 5 and 4.8): speed "fast" runs at standard speed and rates and reports
+    # usage.speed "standard" [FM, as issue 48 quotes it; two clients' notes agree: "4.6 silently runs at
+    # standard speed, while 4.7 rejects speed: fast"]. Its manual thinking has no interleaving [TH].
+    "claude-opus-4-6": dict(fast_runs_standard=True, interleaved_manual=False),
     # Opus 4.5: effort without max; extended thinking only [EFF; TT].
     "claude-opus-4-5": dict(efforts=EFFORTS[:3]),
     # Haiku 4.5 and Sonnet 4.5: no effort parameter ("This model does not support the effort
     # parameter", live, github.com/oratis/LISA/pull/218); extended thinking only [TT].
+    # Haiku 4.5 accepts the interleaved-thinking header and ignores it [TH].
     "claude-haiku-4-5": dict(keeps_prior_thinking=False, clear_thinking_keeps_all=False,
-                             efforts=(), default_effort=None),
+                             efforts=(), default_effort=None, interleaved_manual=False),
     "claude-sonnet-4-5": dict(keeps_prior_thinking=False, clear_thinking_keeps_all=False,
                               efforts=(), default_effort=None),
 }

@@ -40,7 +40,8 @@ from typing import Any
 from .models import MAX_BREAKPOINTS, TTL_SECONDS
 from .errors import bad_request
 from .binding import signature_of
-from .tokens import block_tokens
+from ..provider.models import lookup
+from .tokens import STANDARD_IMAGES, block_tokens
 
 # Blocks that cannot carry a breakpoint themselves; automatic caching skips past them.
 UNCACHEABLE_TYPES = {"thinking", "redacted_thinking"}
@@ -126,13 +127,17 @@ class Prompt:
     auto_upto: list[int] = field(default_factory=list)  # auto_target after each message
     head_of: tuple = ()  # (model, tools, system) as parsed: a request with the same objects has this head
     marker_at: dict = field(default_factory=dict)  # position of an explicit breakpoint -> where it was sent
+    image_limits: tuple[int, int] = STANDARD_IMAGES  # the model's [VIS] limits
+    tool_prompt: int = 0  # the tool-use system prompt's tokens, at the start of the prompt
+    _unplaced: int = 0  # of those, not yet in ``cum``
 
     def _append(self, prev: bytes, rendered: str, block: dict, where: Any, tokens: int | None = None,
                 cacheable: bool = True) -> bytes:  # pragma: no mutate (the default serves tools and system only)
         digest = _digest(prev, rendered)
-        n = block_tokens(block, rendered) if tokens is None else tokens
+        n = block_tokens(block, rendered, self.image_limits) if tokens is None else tokens
         self.tokens.append(n)
-        self.cum.append((self.cum[-1] if self.cum else 0) + n)
+        self.cum.append((self.cum[-1] if self.cum else 0) + n + self._unplaced)
+        self._unplaced = 0
         self.digests.append(digest)
         if "cache_control" in block:
             self.explicit_breakpoints.append((len(self.tokens) - 1, _cache_ttl(block["cache_control"], where)))
@@ -208,9 +213,11 @@ def flatten(request: dict, reuse: tuple["Prompt", int] | None = None, render: Re
     from ``earlier`` instead of being rendered again (agent calls share almost all their prefix).
     """
     render = render or Render()
-    p = Prompt()
+    spec = lookup(request["model"]) if isinstance(request.get("model"), str) else None
+    p = Prompt(image_limits=spec.image_limits if spec is not None else STANDARD_IMAGES)
     system = request.get("system")
-    seed = request["model"] + render.head + ("|citations" if render.citations else "")
+    p.tool_prompt = tool_prompt_tokens(request, spec)
+    seed = request["model"] + render.head + ("|citations" if render.citations else "") + f"|{p.tool_prompt}"
     p.head_of = (seed, request.get("tools"), system)
     same = reuse[0].head_of if reuse else ()
     if same and same[0] == p.head_of[0] and same[1] is p.head_of[1] and same[2] is system:
@@ -220,8 +227,10 @@ def flatten(request: dict, reuse: tuple["Prompt", int] | None = None, render: Re
         p.explicit_breakpoints = [b for b in earlier.explicit_breakpoints if b[0] < p.head]
         p.marker_at = {k: v for k, v in earlier.marker_at.items() if k < p.head}
         p.tools_fp, p.system_fp, p.auto_target = earlier.tools_fp, earlier.system_fp, p.head - 1
+        p._unplaced = 0 if p.head else p.tool_prompt  # the copied ``cum`` holds it (``seed`` names its size)
         prev = p.digests[-1] if p.head else _digest(b"", "model:" + request["model"] + render.head)  # pragma: no mutate
     else:
+        p._unplaced = p.tool_prompt  # counted with the first position rendered (no block of its own)
         prev = _head(p, request["model"] + render.head, request.get("tools"), system, render.citations)
     head_breakpoints = list(p.explicit_breakpoints)
 
@@ -251,6 +260,7 @@ def flatten(request: dict, reuse: tuple["Prompt", int] | None = None, render: Re
         p.auto_target = p.auto_upto[-1]
         if upto > p.head:  # pragma: no mutate (>=: upto == head leaves prev the seed either way)
             prev = p.digests[-1]
+            p._unplaced = 0  # the reused positions' ``cum`` holds it
     else:
         first = render.start[0]
         # Messages before a compaction block are ignored: they end where the head ends.
@@ -294,6 +304,27 @@ def flatten(request: dict, reuse: tuple["Prompt", int] | None = None, render: Re
     _add_automatic_breakpoint(request, p)
     _check_breakpoints(p)
     return p
+
+
+def tool_prompt_tokens(request: dict, spec: Any) -> int:
+    """The system prompt the API adds when a request has tools: "When you use tools, the API also
+    automatically includes a special system prompt for the model which enables tool use", its size
+    per model and tool_choice, "added to your normal input"; "the table assumes at least 1 tool is
+    provided. If no tools are provided, then a tool choice of none uses 0 additional system prompt
+    tokens" ([TOOLS] in ``provider.models``; the sizes are the model table's ``tool_prompt``).
+
+    Where it sits [INFERRED]: at the start of the prompt, the preamble the tool definitions are
+    rendered into, so every cached prefix holds it. It is no block position (the 20-block lookback
+    does not count it), and it is not in any digest: a ``tool_choice`` change, which changes its size,
+    keeps the tools and system caches [caching: "What invalidates the cache"], so a read after one
+    counts the new size.
+    """
+    tools = request.get("tools")
+    if not tools or spec is None or spec.tool_prompt is None:
+        return 0
+    choice = request.get("tool_choice")
+    forced = isinstance(choice, dict) and choice.get("type") in ("any", "tool")
+    return spec.tool_prompt[1 if forced else 0]
 
 
 def _tool_change(block: dict, role: str, tools: dict) -> str:

@@ -6,11 +6,13 @@ both come out near the ratio published for Claude models (about 3.5-4 characters
 close enough for the shapes the course measures: growth, ratios, cache-read shares. Absolute
 counts differ from the real API; online, the provider's own ``usage`` replaces this estimate.
 
-Images follow the vision guide instead (https://platform.claude.com/docs/en/build-with-claude/vision):
-about width x height / 750 tokens, after scaling an image down (aspect ratio kept) until its long
-edge is at most 1,568 px and it is at most ~1.15 megapixels. Dimensions are read from the image
-header (PNG, GIF, JPEG, WebP); an image given by URL or file id, whose size we cannot see, counts
-as the largest an image can be after scaling (~1,600 tokens).
+Images follow the vision page instead ([VIS] https://platform.claude.com/docs/en/build-with-claude/vision,
+"Resolution and token cost"): "ceil(width / 28) x ceil(height / 28)" visual tokens, after the image
+is scaled down (aspect ratio kept) to fit the model's limits, its long edge and its visual tokens:
+"Claude 4.7 and later models: 2576 px, 4784 tokens", "all other models: 1568 px, 1568 tokens" (the
+model table's ``image_limits``). Dimensions are read from the image header (PNG, GIF, JPEG, WebP);
+an image given by URL or file id, whose size we cannot see, counts as the most an image can cost on
+that model.
 
 A thinking block sent back counts as the reasoning it stands for, not as the text it shows: "the
 server decrypts the signature to reconstruct the original thinking" and prior-turn thinking kept in
@@ -29,17 +31,15 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import math
 import re
 import struct
+from functools import lru_cache
 
 from .binding import THINKING_TYPES, reasoning_tokens
 
 CHARS_PER_TOKEN = 4
-PIXELS_PER_TOKEN = 750
-MAX_EDGE = 1568
-MAX_PIXELS = 1_150_000
-MAX_IMAGE_TOKENS = math.ceil(MAX_PIXELS / PIXELS_PER_TOKEN)
+PATCH = 28  # [VIS] one visual token per 28 x 28 pixel patch
+STANDARD_IMAGES = (1568, 1568)  # [VIS] "all other models": long edge in px, visual tokens
 
 
 def estimate_tokens(rendered: str) -> int:
@@ -89,7 +89,8 @@ def image_size(data: bytes) -> tuple[int, int] | None:
     return None
 
 
-def image_tokens(block: dict) -> int:
+def image_tokens(block: dict, limits: tuple[int, int] = STANDARD_IMAGES) -> int:
+    """Visual tokens of an image block on a model whose ``image_limits`` are ``limits`` [VIS]."""
     source = block.get("source") or {}
     size = None
     if source.get("type") == "base64":
@@ -98,10 +99,32 @@ def image_tokens(block: dict) -> int:
         except (binascii.Error, ValueError):
             size = None
     if size is None or min(size) <= 0:
-        return MAX_IMAGE_TOKENS
-    w, h = size
-    scale = min(1.0, MAX_EDGE / max(w, h), math.sqrt(MAX_PIXELS / (w * h)))
-    return max(1, math.ceil((w * scale) * (h * scale) / PIXELS_PER_TOKEN))
+        return limits[1]
+    return scaled_image_tokens(*size, *limits)
+
+
+@lru_cache(maxsize=4096)
+def scaled_image_tokens(width: int, height: int, max_edge: int, max_tokens: int) -> int:
+    """``ceil(w / 28) x ceil(h / 28)`` once the image fits ``max_edge`` and ``max_tokens`` [VIS].
+
+    How the API picks the scaled size is not stated; we take the longest long edge that is a whole
+    number of patches (at most the image's own, at most ``max_edge``) whose scaled image fits the
+    token limit, the short edge rounded to the pixel [INFERRED]. This reproduces every worked example
+    quoted from the page: 1920x1080 -> 1456x819, 1,560 tokens (standard) and unscaled, 2,691 (4.7 and
+    later); 3840x2160 -> 2576x1449, 4,784; and third-party measurements 3024x1964 -> 2380x1546, 4,760
+    and 4032x3024 -> 2212x1659, 4,740."""
+    def cost(w: int, h: int) -> int:
+        return -(-w // PATCH) * -(-h // PATCH)
+
+    long_edge = max(width, height)
+    if long_edge <= max_edge and cost(width, height) <= max_tokens:
+        return cost(width, height)
+    for patches in range(min(long_edge, max_edge) // PATCH, 0, -1):
+        scale = patches * PATCH / long_edge
+        n = cost(max(1, round(width * scale)), max(1, round(height * scale)))
+        if n <= max_tokens:
+            return n
+    return 1
 
 
 # Not an API rule: a hook for replaying logs (``replay/driver.py``). A log shows a prompt's size but
@@ -116,7 +139,7 @@ def stand_in(tokens: int) -> str:
     return f"<!-- stand-in: {tokens} tokens -->"
 
 
-def block_tokens(block: dict, rendered: str) -> int:
+def block_tokens(block: dict, rendered: str, image_limits: tuple[int, int] = STANDARD_IMAGES) -> int:
     """Tokens of one block: images by their pixels, thinking by the reasoning its signature names,
     everything else by its rendered text (a replay's stand-in counted as it says)."""
     kind = block.get("type")
@@ -124,7 +147,7 @@ def block_tokens(block: dict, rendered: str) -> int:
         marked = [int(n) for n in STAND_IN.findall(rendered)]
         return estimate_tokens(STAND_IN.sub("", rendered)) + sum(marked)
     if kind == "image":
-        return image_tokens(block)
+        return image_tokens(block, image_limits)
     if kind in THINKING_TYPES:
         n = reasoning_tokens(block)
         return estimate_tokens(rendered) if n is None else n
@@ -133,5 +156,5 @@ def block_tokens(block: dict, rendered: str) -> int:
             isinstance(b, dict) and b.get("type") == "image" for b in content):
         images = [b for b in content if isinstance(b, dict) and b.get("type") == "image"]
         rest = {**block, "content": [b for b in content if b not in images]}
-        return estimate_tokens(json.dumps(rest, ensure_ascii=False)) + sum(image_tokens(b) for b in images)
+        return estimate_tokens(json.dumps(rest, ensure_ascii=False)) + sum(image_tokens(b, image_limits) for b in images)
     return estimate_tokens(rendered)

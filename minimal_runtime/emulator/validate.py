@@ -211,10 +211,19 @@ def validate(request: Any, spec: ModelSpec, betas: set[str], *, needs_max_tokens
     if role == "user" and asked - answered:
         _unanswered(asked - answered)
     _check_image_sizes(images)
+    if len(images) > spec.max_images:
+        # [VIS] "General limits": "100 per request on the API, for models with a 200k-token context
+        # window", "600 per request on the API, for all other models"; the words are ours.
+        raise bad_request(f"messages: too many images: {len(images)} in one request, at most {spec.max_images} "
+                          f"on {spec.id}")
     if _ends_in_assistant(messages) and not request.get("compaction"):
         if not spec.supports_prefill:  # the live text carries no model id (API-2026 §7, GitHub issues quoting it)
             raise bad_request("This model does not support assistant message prefill. "
                               "The conversation must end with a user message.")
+        if (request.get("output_config") or {}).get("format") is not None or request.get("output_format") is not None:
+            # [SO] structured outputs are "incompatible with message prefilling"; the words are ours.
+            raise bad_request("output_config.format: structured outputs are incompatible with a prefilled assistant "
+                              "message (the conversation must end with a user message)")
         last = len(messages) - 1
         first = _blocks(messages[last].get("content"))[:1]
         if (request.get("thinking") or {}).get("type") in ("enabled", "adaptive") and \
@@ -414,9 +423,12 @@ def _check_thinking(request: dict, spec: ModelSpec, betas: set[str]) -> None:
             # live: github.com/workglow-dev/libs/pull/746 (probed on claude-haiku-4-5)
             raise bad_request("thinking.enabled.budget_tokens: Input should be greater than or equal to 1024")
         max_tokens = request.get("max_tokens")
-        if isinstance(max_tokens, int) and budget >= max_tokens and INTERLEAVED_BETA not in betas:
+        interleaved = INTERLEAVED_BETA in betas and spec.interleaved_manual
+        if isinstance(max_tokens, int) and budget >= max_tokens and not interleaved:
             # "budget_tokens must be less than max_tokens", except with interleaved thinking, where the
-            # budget spans the turn [TH; extended-thinking]. Live words: github.com/router-for-me/CLIProxyAPI/issues/413
+            # budget spans the turn [TH; extended-thinking]; Haiku 4.5 "accepts the header but ignores it"
+            # and Opus 4.6's manual mode has no interleaving, so there the rule holds [TH, issue 48 item 5].
+            # Live words: github.com/router-for-me/CLIProxyAPI/issues/413
             raise bad_request("`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our "
                               "documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
                               "#max-tokens-and-context-window-size")
@@ -500,7 +512,7 @@ def _check_params(request: dict, spec: ModelSpec, betas: set[str], version: str)
     if speed is not None:  # [FM]; the words are ours
         if speed not in ("standard", "fast"):
             raise bad_request("speed: Input should be 'standard' or 'fast'")
-        if speed == "fast" and spec.known and spec.fast is None:
+        if speed == "fast" and spec.known and spec.fast is None and not spec.fast_runs_standard:
             raise bad_request(f"speed: fast mode is not supported on {spec.id}")
         if speed == "fast" and spec.fast_beta and FAST_BETA not in betas:
             raise bad_request(f"speed: fast mode on {spec.id} requires the anthropic-beta header {FAST_BETA}")
@@ -508,10 +520,12 @@ def _check_params(request: dict, spec: ModelSpec, betas: set[str], version: str)
     if tier is not None and tier not in ("auto", "standard_only"):  # [SDK message_create_params.py]
         raise bad_request("service_tier: Input should be 'auto' or 'standard_only'")
     if request.get("max_tokens") == 0:
-        # A cache pre-warm (max_tokens 0) generates nothing, so it takes nothing that shapes generation
-        # (issue 37 item 14, after the prompt-caching page; the words are ours [UNCERTAIN]).
-        if (request.get("thinking") or {}).get("type") in ("enabled", "adaptive"):
-            raise bad_request("max_tokens: 0 cannot be combined with thinking")
+        # A cache pre-warm (max_tokens 0) is refused with stream (above), manual thinking, a structured
+        # output format or a forced tool_choice, and nothing else: the caching page lists those four and
+        # tells users to warm "with the same thinking configuration" as the follow-up, so adaptive
+        # thinking is accepted [caching, "Pre-warming the cache"; issue 48 item 4]. The words are ours.
+        if (request.get("thinking") or {}).get("type") == "enabled":
+            raise bad_request("max_tokens: 0 cannot be combined with manual thinking (thinking.type 'enabled')")
         if (request.get("output_config") or {}).get("format") is not None:
             raise bad_request("max_tokens: 0 cannot be combined with output_config.format")
         if (request.get("tool_choice") or {}).get("type") in ("any", "tool"):

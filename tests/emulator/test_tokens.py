@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import struct
 
-from minimal_runtime.emulator.tokens import MAX_IMAGE_TOKENS, block_tokens, estimate_tokens, image_size, image_tokens
+from minimal_runtime.emulator.tokens import STANDARD_IMAGES, block_tokens, estimate_tokens, image_size, image_tokens
+
+MAX_IMAGE_TOKENS = STANDARD_IMAGES[1]  # the most an image costs on a model before 4.7
 
 
 def test_text_is_four_characters_a_token_rounded_up():
@@ -42,9 +44,9 @@ def _png(width: int, height: int) -> dict:
 
 
 def test_images_scale_at_exactly_the_documented_limits():
-    """Vision guide: the long edge is scaled to at most 1,568 px, the area to at most ~1.15 megapixels,
-    then width x height / 750 tokens."""
-    assert image_tokens(_png(1568, 700)) == 1464  # at the edge limit: not scaled
-    assert image_tokens(_png(1569, 700)) == 1463  # one pixel over: scaled down
-    assert image_tokens(_png(1500, 1500)) == 1534  # over the area limit: scaled to 1.15 MP
-    assert image_tokens(_png(100, 75)) == 10
+    """Vision page: ceil(w / 28) x ceil(h / 28) visual tokens once the image fits 1,568 px and 1,568
+    tokens (models before 4.7)."""
+    assert image_tokens(_png(1568, 700)) == 56 * 25  # at the edge limit: not scaled
+    assert image_tokens(_png(1569, 700)) == 56 * 25  # one pixel over: scaled to 1568 x 700
+    assert image_tokens(_png(1500, 1500)) == 39 * 39  # over the token limit: scaled to 1092 x 1092
+    assert image_tokens(_png(100, 75)) == 4 * 3
