@@ -334,7 +334,7 @@ class Emulator:
             block = compaction.block("cod", summary, digest, seed, changes)
         else:
             block = compaction.block("ct", summary, binding._h(seed, b"compaction", summary.encode()), seed)
-        summary_tokens = estimate_tokens(summary)
+        summary_tokens = estimate_tokens(summary, prepared.spec.tokenizer)
         cost = {"type": "compaction", **{k: v for k, v in pipeline.usage(outcome, summary_tokens).items()
                                          if k != "service_tier"}}
         plan["iterations"] = [*(iterations or []), cost]

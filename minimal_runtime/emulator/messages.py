@@ -355,7 +355,7 @@ def content_of(emu: "Emulator", prepared: Prepared, turn: Turn, message_digest: 
         prefix = binding.response_prefix(bound, len(bound.chain))
         previous = binding.last_kept(bound, prepared.render.drop)
         # Billed in full whatever is shown: "You're still charged for the full thinking tokens" [TH].
-        thought = estimate_tokens(turn.thinking) if turn.thinking else 0
+        thought = estimate_tokens(turn.thinking, spec.tokenizer) if turn.thinking else 0
         shown = turn.thinking or "" if display(spec, request) == "summarized" else ""
         own = binding.thinking_block(spec, emu.account, prefix, previous, turn.thinking or "", shown, thought,
                                      redacted=turn.redacted)
@@ -381,13 +381,13 @@ def content_of(emu: "Emulator", prepared: Prepared, turn: Turn, message_digest: 
         if b is own:
             n = thought
         elif b["type"] == "thinking":
-            n = estimate_tokens(b["thinking"]) if b["thinking"] else 0
+            n = estimate_tokens(b["thinking"], spec.tokenizer) if b["thinking"] else 0
         else:
-            n = estimate_tokens(render_block(b))
+            n = estimate_tokens(render_block(b), spec.tokenizer)  # output is text in the same tokenizer [TOK]
         if used + n > limit:
             room_left = limit - used
             if b["type"] == "text" and room_left > 0:
-                out.append({**b, "text": b["text"][: room_left * CHARS_PER_TOKEN]})
+                out.append({**b, "text": b["text"][: int(room_left * CHARS_PER_TOKEN / spec.tokenizer)]})
             used, stop, matched = limit, cut, None
             break
         out.append(b)

@@ -128,13 +128,14 @@ class Prompt:
     head_of: tuple = ()  # (model, tools, system) as parsed: a request with the same objects has this head
     marker_at: dict = field(default_factory=dict)  # position of an explicit breakpoint -> where it was sent
     image_limits: tuple[int, int] = STANDARD_IMAGES  # the model's [VIS] limits
+    tokenizer: float = 1.0  # the model's tokens per token of Sonnet 4.6's tokenizer [TOK]
     tool_prompt: int = 0  # the tool-use system prompt's tokens, at the start of the prompt
     _unplaced: int = 0  # of those, not yet in ``cum``
 
     def _append(self, prev: bytes, rendered: str, block: dict, where: Any, tokens: int | None = None,
                 cacheable: bool = True) -> bytes:  # pragma: no mutate (the default serves tools and system only)
         digest = _digest(prev, rendered)
-        n = block_tokens(block, rendered, self.image_limits) if tokens is None else tokens
+        n = block_tokens(block, rendered, self.image_limits, self.tokenizer) if tokens is None else tokens
         self.tokens.append(n)
         self.cum.append((self.cum[-1] if self.cum else 0) + n + self._unplaced)
         self._unplaced = 0
@@ -214,7 +215,8 @@ def flatten(request: dict, reuse: tuple["Prompt", int] | None = None, render: Re
     """
     render = render or Render()
     spec = lookup(request["model"]) if isinstance(request.get("model"), str) else None
-    p = Prompt(image_limits=spec.image_limits if spec is not None else STANDARD_IMAGES)
+    p = Prompt(image_limits=spec.image_limits if spec is not None else STANDARD_IMAGES,
+               tokenizer=spec.tokenizer if spec is not None else 1.0)
     system = request.get("system")
     p.tool_prompt = tool_prompt_tokens(request, spec)
     seed = request["model"] + render.head + ("|citations" if render.citations else "") + f"|{p.tool_prompt}"

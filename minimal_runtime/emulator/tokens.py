@@ -32,6 +32,7 @@ import base64
 import binascii
 import json
 import re
+import math
 import struct
 from functools import lru_cache
 
@@ -42,9 +43,13 @@ PATCH = 28  # [VIS] one visual token per 28 x 28 pixel patch
 STANDARD_IMAGES = (1568, 1568)  # [VIS] "all other models": long edge in px, visual tokens
 
 
-def estimate_tokens(rendered: str) -> int:
-    """Tokens for one rendered block (see ``prompt.render_block``)."""
-    return max(1, -(-len(rendered) // CHARS_PER_TOKEN))
+def estimate_tokens(rendered: str, tokenizer: float = 1.0) -> int:
+    """Tokens for one rendered block (see ``prompt.render_block``), on a model whose tokenizer gives
+    ``tokenizer`` times the tokens of the same text on Sonnet 4.6 and earlier (the model table's
+    ``tokenizer``: 1.3 where a page says "roughly 30% more tokens for the same text" [TOK])."""
+    if tokenizer == 1.0:
+        return max(1, -(-len(rendered) // CHARS_PER_TOKEN))
+    return max(1, math.ceil(len(rendered) * tokenizer / CHARS_PER_TOKEN))
 
 
 def image_format(data: bytes) -> str | None:
@@ -139,22 +144,24 @@ def stand_in(tokens: int) -> str:
     return f"<!-- stand-in: {tokens} tokens -->"
 
 
-def block_tokens(block: dict, rendered: str, image_limits: tuple[int, int] = STANDARD_IMAGES) -> int:
+def block_tokens(block: dict, rendered: str, image_limits: tuple[int, int] = STANDARD_IMAGES,
+                 tokenizer: float = 1.0) -> int:
     """Tokens of one block: images by their pixels, thinking by the reasoning its signature names,
     everything else by its rendered text (a replay's stand-in counted as it says)."""
     kind = block.get("type")
     if "<!-- stand-in: " in rendered:
         marked = [int(n) for n in STAND_IN.findall(rendered)]
-        return estimate_tokens(STAND_IN.sub("", rendered)) + sum(marked)
+        return estimate_tokens(STAND_IN.sub("", rendered), tokenizer) + sum(marked)  # a stand-in is as logged
     if kind == "image":
         return image_tokens(block, image_limits)
     if kind in THINKING_TYPES:
         n = reasoning_tokens(block)
-        return estimate_tokens(rendered) if n is None else n
+        return estimate_tokens(rendered, tokenizer) if n is None else n
     content = block.get("content")
     if block.get("type") == "tool_result" and isinstance(content, list) and any(
             isinstance(b, dict) and b.get("type") == "image" for b in content):
         images = [b for b in content if isinstance(b, dict) and b.get("type") == "image"]
         rest = {**block, "content": [b for b in content if b not in images]}
-        return estimate_tokens(json.dumps(rest, ensure_ascii=False)) + sum(image_tokens(b, image_limits) for b in images)
-    return estimate_tokens(rendered)
+        return estimate_tokens(json.dumps(rest, ensure_ascii=False), tokenizer) + \
+            sum(image_tokens(b, image_limits) for b in images)
+    return estimate_tokens(rendered, tokenizer)

@@ -13,6 +13,7 @@ from minimal_runtime.emulator import Emulator
 from minimal_runtime.emulator.prompt import render_block
 from minimal_runtime.emulator.tokens import estimate_tokens
 from minimal_runtime.provider.cost import CallRecord
+from minimal_runtime.provider.models import lookup
 
 from .helpers import SYSTEM_TEXT, FakeClock
 
@@ -96,7 +97,7 @@ def counted(model: str, **kw) -> int:
 @pytest.mark.parametrize("model, auto, forced", [(SONNET46, 497, 589), (OPUS47, 675, 804), (OPUS5, 286, 406),
                                                  (HAIKU45, 496, 588)])
 def test_tools_add_the_models_tool_use_system_prompt_by_tool_choice(model, auto, forced):
-    definition = estimate_tokens(render_block(TOOL))
+    definition = estimate_tokens(render_block(TOOL), lookup(model).tokenizer)
     bare = counted(model)
     assert counted(model, tools=[TOOL]) - bare == definition + auto
     assert counted(model, tools=[TOOL], tool_choice={"type": "none"}) - bare == definition + auto
@@ -206,3 +207,27 @@ def test_images_per_request_are_limited_by_the_models_window(model, limit):
     ask(limit)
     with pytest.raises(anthropic.BadRequestError, match="too many images"):
         ask(limit + 1)
+
+
+# -- issue 48 item 9: the tokenizer of 4.7 and later ------------------------------------------------
+
+@pytest.mark.parametrize("model, factor", [(OPUS47, 1.3), (OPUS5, 1.3), ("claude-sonnet-5", 1.3), ("claude-fable-5", 1.3),
+                                           (SONNET46, 1.0), (HAIKU45, 1.0), (SONNET55, 1.0)])
+def test_the_same_text_counts_about_30_percent_more_on_the_models_a_page_names(model, factor):
+    """Pricing and token-counting pages: Opus 4.7 and later, Sonnet 5, Fable/Mythos 5 give roughly 30%
+    more tokens for the same text; a model no page names (Sonnet 5.5 here) keeps 1.0 [UNCERTAIN]."""
+    text = "Compare the four pricing pages and write the differences down. " * 200
+    base = client_for(SONNET46).messages.count_tokens(
+        model=SONNET46, messages=[{"role": "user", "content": text}]).input_tokens
+    n = client_for(model).messages.count_tokens(model=model, messages=[{"role": "user", "content": text}]).input_tokens
+    assert abs(n / base - factor) < 0.01
+
+
+def test_the_answer_is_counted_in_the_same_tokenizer():
+    """Output tokens of the same answer text are 1.3x on Opus 4.7 what they are on Sonnet 4.6."""
+    from minimal_runtime.emulator import Turn
+    answer = "The Pro plan costs $29 per user per month and includes SSO. " * 50
+    out = {m: Emulator(model=m, clock=FakeClock(), policy=lambda r: Turn(content=[{"type": "text", "text": answer}]))
+           .client(max_retries=0).messages.create(model=m, max_tokens=8000, messages=[{"role": "user", "content": "hi"}])
+           .usage.output_tokens for m in (SONNET46, OPUS47)}
+    assert abs(out[OPUS47] / out[SONNET46] - 1.3) < 0.01
