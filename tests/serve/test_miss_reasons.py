@@ -55,7 +55,8 @@ def test_the_minimum_length_reason_judges_the_prefix_up_to_the_breakpoint_not_th
     """A breakpoint on a system prompt shorter than the model's minimum writes nothing however long
     the prompt grows; the reason says so of that prefix, on the first call and once the whole prompt
     is past the minimum."""
-    system = [{"type": "text", "text": "You are a careful agent. " * 70, "cache_control": {"type": "ephemeral"}}]
+    # 60 repeats: with the tools and their tool-use system prompt (497 tokens on Sonnet 4.6, issue 48) under 1,024
+    system = [{"type": "text", "text": "You are a careful agent. " * 60, "cache_control": {"type": "ephemeral"}}]
     emulator = Emulator(model="claude-sonnet-4-6", policy=ToolThenAnswer())
     with started(emulator) as (url, front):
         client = anthropic.Anthropic(base_url=url, api_key="dummy")
