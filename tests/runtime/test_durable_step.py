@@ -139,10 +139,16 @@ def assert_as_uninterrupted(world: World, run: dict, model: str, repeats: int = 
     saved = run["saved"]
     assert run["result"].status == "done", run["result"].error
     assert dumps(saved.messages) == dumps(load(ref_events).messages)  # the history
-    assert bill(saved) == bill(load(ref_events))  # the bill: calls and lost calls
+    paid_twice = len(world.emu.calls) - len(ref_world.emu.calls)
+    # the bill: calls and lost calls. A call in flight at the kill wrote the cache its re-send then
+    # reads (as the API's would, once the prompt passes the model's minimum, which the tool-use system
+    # prompt of issue 48 makes it do here), so after one the bill can only be lower
+    if paid_twice:
+        assert bill(saved) <= bill(load(ref_events))
+    else:
+        assert bill(saved) == bill(load(ref_events))
     assert saved.state == load(ref_events).state
     assert world.appended == ref_world.appended  # each side effect once
-    paid_twice = len(world.emu.calls) - len(ref_world.emu.calls)
     assert 0 <= paid_twice <= len(saved.unanswered_calls)  # only a call in flight at the kill, and it is listed
     assert len(world.tool_runs) - len(set(world.tool_runs)) == 0
     assert len(world.hook_runs) == len(ref_world.hook_runs) + repeats
