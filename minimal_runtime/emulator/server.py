@@ -4,7 +4,7 @@
 emulator itself, or ``minimal_runtime.serve``'s reporting front. The in-process transport calls the
 same ``handle``, so an endpoint, a header or a stream added there is served here as it is.
 
-The HTTP is uvicorn's, on h11 (see the README for why not aiohttp): it parses and frames every
+The HTTP is uvicorn's, on h11 (see docs/serve.md for why not aiohttp): it parses and frames every
 request (a chunked body included: a chunk size that is not hex, ``-1`` say, is a 400 before a
 byte of it is read), and its limits are settings here: ``CONNECTIONS`` open at once (past it a
 request is a 503), ``HEADER_BYTES`` of request line and headers (past it a 431, however the head
@@ -291,7 +291,8 @@ class _Asgi:
 def foreign_host(header: str | None, served: str) -> str | None:
     """The name a Host header gives when it is neither loopback nor ``served``; else None. No Host
     at all passes: only an HTTP/1.0 client omits it, and every browser sends one. (The steering
-    server in ``core/`` keeps the same rule: neither package may import the other.)"""
+    server, ``minimal_runtime/steering.py``, keeps the same rule: a fork carries it without the
+    emulator, and the emulator imports nothing of the runtime.)"""
     if header is None:
         return None
     name = header.strip().lower()

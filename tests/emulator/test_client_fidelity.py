@@ -244,7 +244,7 @@ def test_an_unknown_top_level_field_is_a_400_that_names_it(field):
 
 @pytest.mark.parametrize("path", ["/v1/messages", "/v1/messages/count_tokens"])
 def test_json_nested_3000_deep_is_a_400_not_a_500(path):
-    """A malformed request is always a 400 that names the problem (README, "The wire")."""
+    """A malformed request is always a 400 that names the problem (docs/emulator.md, "The wire")."""
     emu = Emulator(model="claude-sonnet-5-5")
     deep = '{"model": "claude-sonnet-5-5", "max_tokens": 8, "metadata": ' + "[" * 3000 + "]" * 3000 + ', "messages": []}'
     status, _, payload = emu.handle("POST", path, deep.encode(), {"content-type": "application/json",
