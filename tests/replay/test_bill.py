@@ -12,7 +12,8 @@ import pytest
 
 from minimal_runtime.replay import calibrate, load, replay, table
 from minimal_runtime.replay.current import write_current
-from tests.replay.test_real_variants import assistant, final, init, result, tool_use, usage, write
+from tests.replay.test_real_variants import (assistant, final, init, result, third_call_read_nothing, tool_use, usage,
+                                             write)
 
 
 @pytest.fixture(scope="module")
@@ -218,13 +219,7 @@ def test_recorded_mirrors_a_miss_the_replays_cache_would_not_have_had_and_says_i
     log's own bill (-31% on a public session). Now recorded bills it as the log did, and says what
     the replay's own cache would have billed."""
     from minimal_runtime.replay.report import usage_bill
-    path = write(tmp_path / "missed.stream.jsonl", [
-        init(),
-        assistant("msg_1", [tool_use("toolu_1")], usage(2, 6_000, 12_000)), result("toolu_1", "a.py"),
-        assistant("msg_2", [tool_use("toolu_2")], usage(3, 300, 18_000)), result("toolu_2", "b.py"),
-        assistant("msg_3", [tool_use("toolu_3")], usage(3, 18_400, 0)), result("toolu_3", "c.py"),
-        assistant("msg_4", [{"type": "text", "text": "Done."}], usage(3, 200, 18_500)), final(),
-    ])
+    path = third_call_read_nothing(tmp_path / "missed.stream.jsonl")
     (run,) = load(path)
     recorded = replay(run, "recorded")
     assert recorded.calls[2].cache_read_input_tokens == 0 and recorded.own_cache[2].cache_read_input_tokens > 18_000

@@ -264,18 +264,23 @@ def test_fuzz_malformed_logs_stop_with_one_line_and_no_traceback(tmp_path, capsy
     assert 10 < refused < 50  # both outcomes were exercised, each many times
 
 
-def test_a_call_the_replay_cannot_reproduce_is_marked_as_a_departure(tmp_path, capsys):
-    """The log's third call read nothing from cache (its system prompt changed, say, which the log
-    does not record): the replay reads as usual there, and the report marks the call."""
-    from minimal_runtime.__main__ import main
-    from minimal_runtime.replay import per_call
-    path = write(tmp_path / "changed.stream.jsonl", [
+def third_call_read_nothing(path: Path) -> Path:
+    """A four-call log whose third call read nothing from cache though its prefix had been written."""
+    return write(path, [
         init(),
         assistant("msg_1", [tool_use("toolu_1")], usage(2, 6_000, 12_000)), result("toolu_1", "a.py"),
         assistant("msg_2", [tool_use("toolu_2")], usage(3, 300, 18_000)), result("toolu_2", "b.py"),
         assistant("msg_3", [tool_use("toolu_3")], usage(3, 18_400, 0)), result("toolu_3", "c.py"),
         assistant("msg_4", [{"type": "text", "text": "Done."}], usage(3, 200, 18_500)), final(),
     ])
+
+
+def test_a_call_the_replay_cannot_reproduce_is_marked_as_a_departure(tmp_path, capsys):
+    """The log's third call read nothing from cache (its system prompt changed, say, which the log
+    does not record): the replay reads as usual there, and the report marks the call."""
+    from minimal_runtime.__main__ import main
+    from minimal_runtime.replay import per_call
+    path = third_call_read_nothing(tmp_path / "changed.stream.jsonl")
     (run,) = load(path)
     calls = per_call(run, replay(run, "recorded"))
     assert [d["call"] for d in calls if d["departs"]] == [3]
