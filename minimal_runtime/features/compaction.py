@@ -16,6 +16,8 @@ which observation will matter ten steps later.
 - **Compression awareness** (``ContextGauge``, ``handoff=True``): the agent is told how full its
   window is, in tenths, and asked for notes at each new tenth; before a summary it is asked for a
   handoff note, which the summary only merges.
+- **The user's notice** (``CompactionNotice``): each compaction told to the person running the agent,
+  in one line, and never to the model.
 
 On the current models what matters as much as tokens is whether a strategy edits what was sent:
 preserved thinking binds each thinking block to everything before it. The ladder rewrites history,
@@ -338,6 +340,47 @@ class ContextGauge:
             self.asks += 1
         self._announced = tenth
         event.agent.inject_turn_scoped("context", text)
+
+
+# -- the user's notice ------------------------------------------------------------------------
+
+NOTICE = "Context compacted before call {call} ({kind}): about {before:,} -> {after:,} tokens. {kept}"
+NOTICE_KEPT = {
+    "compact": "Older tool calls were replaced by the paths that give them back.",
+    "summary": "A summary replaced the history; every URL and path it named is in its appendix.",
+    "server": "The server's summary replaced the earlier turns.",
+    "server summary": "The server's summary replaced the history.",
+}
+
+
+def notice_line(compaction: Compaction) -> str:
+    return NOTICE.format(call=compaction.call + 1, kind=compaction.kind, before=compaction.before,
+                         after=compaction.after, kept=NOTICE_KEPT.get(compaction.kind, ""))
+
+
+class CompactionNotice:
+    """POST_LLM_CALL and END: tells the user, through ``tell`` (``print`` by default), each compaction
+    the given strategies made (anything with a ``log`` of ``Compaction``: the ladder, simple
+    compaction, ``ServerCompaction``, ``OnDemandCompaction``). createrole's rule (seed 004): the user
+    sees a notice when compression happens, and the notice never enters the model's context. So
+    nothing here is queued: the notice costs no token and moves no cached prefix, while the person
+    watching learns why the agent may have to re-read a file. ``told`` keeps every line."""
+
+    def __init__(self, *strategies, tell: Callable[[str], None] = print):
+        self.strategies, self.tell = strategies, tell
+        self.told: list[str] = []
+        self._seen = [0] * len(strategies)
+
+    def install(self, hooks: HookRegistry) -> None:
+        hooks.register(Point.POST_LLM_CALL, self.catch_up)
+        hooks.register(Point.END, self.catch_up)  # a compaction before a call that failed is told too
+
+    def catch_up(self, event: HookEvent) -> None:
+        for k, strategy in enumerate(self.strategies):
+            for compaction in strategy.log[self._seen[k]:]:
+                self._seen[k] += 1  # counted first: a ``tell`` that raises does not repeat the line
+                self.told.append(notice_line(compaction))
+                self.tell(self.told[-1])
 
 
 # -- what was lost ----------------------------------------------------------------------------

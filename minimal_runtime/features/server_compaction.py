@@ -27,7 +27,7 @@ from ..core.messages import user
 from ..core.protocols import Layout
 from ..provider.cost import CallRecord
 from ..provider.models import COMPACT_ON_DEMAND_BETA, COMPACT_THRESHOLD_BETA, CONTEXT_EDITING_BETA
-from .compaction import context_tokens
+from .compaction import Compaction, context_tokens, estimate
 
 CONTINUE = "The conversation so far is summarized above. I continue the task from there."
 
@@ -66,7 +66,11 @@ class ServerCompaction:
         self.edit: dict[str, Any] = {"type": "compact_20260112", "trigger": {"type": "input_tokens", "value": trigger}}
         if instructions:
             self.edit["instructions"] = instructions
-        self.compactions = 0
+        self.log: list[Compaction] = []  # each time the client's copy dropped what the server compacted
+
+    @property
+    def compactions(self) -> int:
+        return len(self.log)
 
     def install(self, hooks: HookRegistry) -> None:
         hooks.register(Point.PRE_LLM_CALL, self.drop_before_block)
@@ -77,7 +81,7 @@ class ServerCompaction:
         newest = max((i for i, m in enumerate(messages) if _has_block(m)), default=0)
         if newest > 0:
             event.agent.replace_history(messages[newest:])
-            self.compactions += 1
+            self.log.append(Compaction(len(event.agent.calls), "server", estimate(messages), estimate(messages[newest:])))
 
     def layout(self, inner: Layout) -> Layout:
         def compacting(parts: CallParts) -> dict[str, Any]:
@@ -94,6 +98,7 @@ class OnDemandCompaction:
         self.trigger, self.instructions, self.max_tokens = trigger, instructions, max_tokens
         self.spent: list[CallRecord] = []
         self.failed: list[str] = []  # stop reasons of summaries that did not come back
+        self.log: list[Compaction] = []
 
     def install(self, hooks: HookRegistry) -> None:
         hooks.register(Point.PRE_LLM_CALL, self.before_call)
@@ -115,7 +120,9 @@ class OnDemandCompaction:
         if block is None or not block.content:
             self.failed.append(str(response.stop_reason))  # no summary: go on uncompacted [COD]
             return
-        agent.replace_history([{"role": "assistant", "content": [block.model_dump(exclude_none=True)]}, user(CONTINUE)])
+        compacted = [{"role": "assistant", "content": [block.model_dump(exclude_none=True)]}, user(CONTINUE)]
+        self.log.append(Compaction(len(agent.calls), "server summary", estimate(agent.messages), estimate(compacted)))
+        agent.replace_history(compacted)
 
     def layout(self, inner: Layout) -> Layout:
         def with_block(parts: CallParts) -> dict[str, Any]:

@@ -12,7 +12,8 @@ from minimal_runtime.core.messages import user
 from minimal_runtime.emulator import Emulator, Turn
 from minimal_runtime.example import scratch_dir
 from minimal_runtime.example.compaction import LongReader, code_for, reader_agent, task_text
-from minimal_runtime.features.compaction import SUMMARY_HEAD, ManusLadder, SimpleCompaction, ThinkingLedger, drop_block
+from minimal_runtime.features.compaction import (SUMMARY_HEAD, CompactionNotice, ManusLadder, SimpleCompaction,
+                                                 ThinkingLedger, drop_block)
 from minimal_runtime.features.recall import Keeper, Produced, appendix, compact_call, grouped_texts, restorable, texts_of
 from minimal_runtime.features.compaction_rungs import CreateroleRungs, RetryOnOverflow, trim
 from minimal_runtime.features.server_compaction import OnDemandCompaction, ServerClearing, ServerCompaction
@@ -21,7 +22,7 @@ CURRENT = "claude-sonnet-5-5"
 PLANTED = [3, 20]
 
 
-def run(strategy, *, pages=40, offload=None, model=CURRENT, thinking="strip", limit=8_000):
+def run(strategy, *, pages=40, offload=None, model=CURRENT, thinking="strip", limit=8_000, also=lambda feature: ()):
     """The long reader under one strategy; returns (agent, result, reader, keeper, produced, ledger, feature)."""
     reader = LongReader(pages, PLANTED)
     work = scratch_dir()
@@ -47,7 +48,7 @@ def run(strategy, *, pages=40, offload=None, model=CURRENT, thinking="strip", li
     if thinking == "drop_block":
         layout = drop_block(layout or turn_scoped_layout)
     produced, ledger = Produced(keeper), ThinkingLedger()
-    hooks.install(produced, ledger, *([feature] if feature else []))
+    hooks.install(produced, ledger, *([feature] if feature else []), *also(feature))
     agent, _, _ = reader_agent(work, reader, chars=8000, model=model, layout=layout, hooks=hooks, offload=offload)
     result = agent.run(task_text(pages, PLANTED))
     return agent, result, reader, keeper, produced, ledger, feature
@@ -234,3 +235,35 @@ def test_the_rungs_trim_leaves_a_summary_naming_what_it_left_out_so_the_reader_n
     assert rungs.trimmed > 10 and result.status == "done", result.error
     assert len(fetched) == len(set(fetched)) == 24  # no page read twice: the summary's appendix names every note
     assert all(code_for(p) in result.final_text for p in PLANTED)
+
+
+@pytest.mark.parametrize("strategy", ["ladder", "simple", "server", "on demand"])
+def test_the_user_is_told_each_compaction_and_the_model_never_sees_the_notice(strategy):
+    told, notices = [], []
+
+    def notice(feature):
+        notices.append(CompactionNotice(feature, tell=told.append))
+        return notices
+
+    pages = 120 if strategy == "server" else 40
+    agent, result, *_, feature = run(strategy, pages=pages, offload=4000 if strategy == "server" else None, also=notice)
+    plain, *_ = run(strategy, pages=pages, offload=4000 if strategy == "server" else None)
+    assert result.status == "done" and len(feature.log) >= 1
+    assert told == notices[0].told and len(told) == len(feature.log)
+    assert all(line.startswith("Context compacted before call ") for line in told)
+    assert f"({feature.log[0].kind}): about {feature.log[0].before:,} -> " in told[0]
+    sent = [e for e in agent.store.events() if e["type"] in ("sent", "turn", "task", "compaction")]
+    assert not any("Context compacted" in str(e) for e in sent)  # not in any request, batch or history
+    # and so it costs nothing: the same calls, token for token, as the run without it
+    assert [c.model_dump() for c in agent.calls] == [c.model_dump() for c in plain.calls]
+
+
+def test_a_notice_whose_channel_fails_costs_a_logged_hook_failure_and_is_not_repeated():
+    attempts = []
+
+    def broken(line):
+        attempts.append(line)
+        raise OSError("the terminal went away")
+
+    agent, result, *_, feature = run("simple", also=lambda feature: [CompactionNotice(feature, tell=broken)])
+    assert result.status == "done" and len(attempts) == len(feature.log) >= 2

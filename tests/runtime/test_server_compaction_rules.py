@@ -79,7 +79,7 @@ def test_server_compaction_sends_its_edit_and_instructions_only_when_given():
 
 class Agent:
     def __init__(self, messages):
-        self.messages, self.replaced = list(messages), []
+        self.messages, self.replaced, self.calls = list(messages), [], []
 
     def replace_history(self, messages):
         self.replaced.append(list(messages))
