@@ -11,13 +11,19 @@ the apostrophes, hyphens, points and commas inside it (``don't``, ``5.5``, ``1,2
 
 *main path*: the prose before the notebook's first "Going further" heading (all of it where there is
 none); *in all*: every Markdown cell. The sentence figures and the largest cell are over the whole
-notebook. The issue's targets are printed beside the figures (a figure over its target is starred);
-they are not asserted yet: the chapters are rewritten to them later.
+notebook. Each figure is printed beside the same figure before the rewrite (``prose_before.json``:
+the chapters at commit ``BEFORE``, the last one before issue 54's rewrite began) and the issue's target
+(a figure over its target is starred).
+
+    python benchmarks/prose_stats.py --before   # recount the chapters at BEFORE from git (rewrites the file)
 """
 
 from __future__ import annotations
 
+import io
+import json
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -29,6 +35,8 @@ TARGETS = {"main_words": 1200, "sentence_mean": 22, "sentence_longest": 60, "lar
 WORD = re.compile(r"[A-Za-z0-9](?:[\w'’]|[.,-](?=\w))*")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9])")
 LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+BEFORE = "8db30ef"  # main before the chapters were rewritten to one idea each
+BEFORE_FILE = ROOT / "benchmarks" / "prose_before.json"
 GOING_FURTHER = re.compile(r"^#{1,6}\s+Going further", re.I | re.M)
 
 
@@ -83,8 +91,10 @@ def sentences(unit: str) -> list[int]:
     return [n for n in (words(s) for s in SENTENCE_END.split(unit)) if n]
 
 
-def chapter_prose(path: Path) -> ChapterProse:
-    cells = [c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "markdown"]
+def chapter_prose(path: Path, text: str | None = None) -> ChapterProse:
+    """The figures of one notebook (``text``: its contents, where they are not the file's)."""
+    notebook = nbformat.read(io.StringIO(text) if text is not None else path, as_version=4)
+    cells = [c.source for c in notebook.cells if c.cell_type == "markdown"]
     main, lengths, cell_words, on_main = 0, [], [], True
     for source in cells:
         if on_main and (hit := GOING_FURTHER.search(source)):
@@ -100,25 +110,41 @@ def chapter_prose(path: Path) -> ChapterProse:
                         largest_cell=max(cell_words, default=0))
 
 
-def table(rows: list[ChapterProse]) -> str:
-    def over(value: float, key: str) -> str:
-        return "*" if value > TARGETS[key] else ""
+def table(rows: list[ChapterProse], before: dict[str, ChapterProse]) -> str:
+    def cell(r: ChapterProse, key: str, fmt: str = ",") -> str:
+        now = f"{getattr(r, key):{fmt}}" + ("*" if key in TARGETS and getattr(r, key) > TARGETS[key] else "")
+        old = before.get(r.chapter)
+        return f"{getattr(old, key):{fmt}} → {now}" if old else now
+    keys = [("main_words", ","), ("all_words", ","), ("sentences", ","), ("sentence_mean", ".1f"),
+            ("sentence_longest", ","), ("largest_cell", ",")]
     lines = ["| # | main path (words) | in all (words) | sentences | mean (words) | longest (words) | largest cell (words) |",
              "|---|---|---|---|---|---|---|"]
-    for r in rows:
-        lines.append(f"| {r.chapter} | {r.main_words:,}{over(r.main_words, 'main_words')} | {r.all_words:,} | {r.sentences} | "
-                     f"{r.sentence_mean:.1f}{over(r.sentence_mean, 'sentence_mean')} | "
-                     f"{r.sentence_longest}{over(r.sentence_longest, 'sentence_longest')} | "
-                     f"{r.largest_cell}{over(r.largest_cell, 'largest_cell')} |")
+    lines += ["| " + " | ".join([r.chapter, *(cell(r, k, f) for k, f in keys)]) + " |" for r in rows]
     t = TARGETS
     lines.append(f"| target | at most {t['main_words']:,} | | | at most {t['sentence_mean']} | at most {t['sentence_longest']} | "
                  f"at most {t['largest_cell']} |")
-    return "\n".join(lines) + "\n(* over the issue's target; not asserted until the chapters are rewritten)"
+    return "\n".join(lines) + f"\n(before → now; before: the chapters at {BEFORE}; * over the issue's target)"
+
+
+def counted_at(commit: str) -> dict[str, ChapterProse]:
+    """Every chapter's figures as the notebooks stood at ``commit`` (needs the git history)."""
+    names = subprocess.run(["git", "ls-tree", "--name-only", commit, "chapters/"], cwd=ROOT, capture_output=True,
+                           text=True, check=True).stdout.split()
+    return {Path(n).name[:2]: chapter_prose(Path(n), subprocess.run(["git", "show", f"{commit}:{n}"], cwd=ROOT,
+                                                                     capture_output=True, text=True, check=True).stdout)
+            for n in names if n.endswith(".ipynb")}
+
+
+def before() -> dict[str, ChapterProse]:
+    return {k: ChapterProse(**v) for k, v in json.loads(BEFORE_FILE.read_text()).items()}
 
 
 def main(wanted: list[str]) -> None:
+    if wanted == ["--before"]:
+        BEFORE_FILE.write_text(json.dumps({k: r.model_dump() for k, r in counted_at(BEFORE).items()}, indent=1) + "\n")
+        return
     notebooks = sorted((ROOT / "chapters").glob("*.ipynb"))
-    print(table([chapter_prose(p) for p in notebooks if not wanted or p.name[:2] in wanted]))
+    print(table([chapter_prose(p) for p in notebooks if not wanted or p.name[:2] in wanted], before()))
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import nbformat
+import pytest
 
 from tests.docs.pages import ROOT
 
@@ -59,3 +60,13 @@ def test_the_script_prints_a_row_per_chapter_and_the_targets_beside_them():
     rows = [line.split("|")[1].strip() for line in run.stdout.splitlines() if line.startswith("| ")][1:]
     assert rows == [p.name[:2] for p in sorted((ROOT / "chapters").glob("*.ipynb"))] + ["target"]
     assert "at most 1,200" in run.stdout and "at most 22" in run.stdout and "at most 60" in run.stdout
+    now = prose_stats.chapter_prose(sorted((ROOT / "chapters").glob("09_*.ipynb"))[0])
+    was = prose_stats.before()["09"]
+    assert f"| 09 | {was.main_words:,} → {now.main_words:,}" in run.stdout  # before → now, each figure
+
+
+def test_the_before_figures_are_the_chapters_as_they_stood_before_the_rewrite():
+    """prose_before.json is counted, not typed: the notebooks at BEFORE, from the git history."""
+    if subprocess.run(["git", "cat-file", "-e", prose_stats.BEFORE], cwd=ROOT, capture_output=True).returncode:
+        pytest.skip(f"no git history with {prose_stats.BEFORE} (a shallow clone)")
+    assert prose_stats.counted_at(prose_stats.BEFORE) == prose_stats.before()
