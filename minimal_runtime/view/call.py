@@ -99,7 +99,7 @@ class Placed:
     block: dict
     preview: str
     region: str  # "cache read", "cache write", "uncached", or "cleared" (turn-scoped, its turn over: renders nothing)
-    breakpoint: bool  # carries cache_control
+    breakpoint: bool  # carries a cache_control marker (a null one is none)
     batch: bool  # in the call's batch (``batch_of``, found by place)
     turn_scoped: bool  # in a system message with ``clear_at``: this turn's, or cleared
     tokens: float  # its estimated share of the prompt's tokens (0 when cleared)
@@ -122,7 +122,8 @@ def placed(request: dict[str, Any], usage: CallRecord, batch_size: int | None = 
         seen += weight * scale
         region = "cleared" if cleared else "cache read" if middle <= read else \
             "cache write" if middle <= read + written else "uncached"
-        out.append(Placed(where, path, block, preview, region, "cache_control" in block, batch, scoped, weight * scale))
+        out.append(Placed(where, path, block, preview, region, block.get("cache_control") is not None, batch, scoped,
+                          weight * scale))  # a null marker is no breakpoint (the API ignores it)
     return out
 
 

@@ -156,3 +156,16 @@ def test_demo_turns_below_one_is_a_usage_error(turns, capsys):
     assert stopped.value.code == 2
     assert capsys.readouterr().err.splitlines()[-1].endswith(f"argument --turns: '{turns}' is not a number of turns: "
                                                              "1 or more")
+
+
+def test_a_null_cache_control_is_drawn_as_no_breakpoint():
+    """The API ignores ``cache_control: null`` (the emulator counts it as no marker): the view must not
+    draw a breakpoint there, or a notebook's call view shows a cache boundary the bill never had."""
+    from minimal_runtime.provider.cost import CallRecord
+    from minimal_runtime.view.call import placed
+
+    request = {"messages": [{"role": "user", "content": [
+        {"type": "text", "text": "a", "cache_control": None},
+        {"type": "text", "text": "b", "cache_control": {"type": "ephemeral"}}]}]}
+    usage = CallRecord(model="claude-sonnet-5-5", input_tokens=10, output_tokens=1)
+    assert [p.breakpoint for p in placed(request, usage)] == [False, True]
