@@ -353,7 +353,8 @@ class Timeline:
                     if k in call.request}
         return {**call.summary(), "blocks": blocks, "answer": [_shorten(a, 400) for a in answer],
                 "stop_reason": (call.response or {}).get("stop_reason"), "settings": settings,
-                "label": self._labels.get(call.conversation, "")}
+                "label": self._labels.get(call.conversation, ""),
+                "forgotten": KEPT_BYTES if call.request.get("messages") is FORGOTTEN else None}  # its bound, in bytes
 
     def compare(self, a: int, b: int) -> dict | None:
         """Two calls side by side, the earlier first: whether the later is an append-only extension of

@@ -140,6 +140,7 @@ def test_the_report_the_page_and_the_parser_keep_at_most_their_bytes(monkeypatch
         forgotten = [c.n for c in page.calls if not c.request["messages"]]
         assert forgotten == list(range(1, len(forgotten) + 1)) and len(forgotten) >= 9  # the oldest went first
         assert page.detail(1)["blocks"] == [] and page.detail(1)["input"] > 0  # its figures stay
+        assert page.detail(1)["forgotten"] == 100_000 and page.detail(12)["forgotten"] is None  # and it says so
         assert len(page.detail(12)["blocks"]) == 1
         client.messages.create(**_call(99, 120_000))  # past the parser's bound: parsed, not kept
         assert parser and all(len(b.text) < 100_000 for b in parser)

@@ -267,6 +267,8 @@ function callView(d, highlight, appended) {
     ? `${d.thread}: the thread held an earlier part this record does not have (regions estimated over the part sent)`
     : d.thread === "continue" ? `continue: ${d.held} earlier messages (and system, tools) held by the thread, ` +
       `not sent again; billed as if sent` : d.thread);
+  if (d.forgotten) verdict("", "prompt forgotten:", `the page keeps ${count(d.forgotten)} bytes of prompts, those ` +
+    `of the conversations used most recently; this call's figures stay, its blocks are gone (serve --log keeps them all)`);
   view.append(strip(d.blocks, refused));
   view.append(blocksTable(d.blocks, highlight, appended));
   if (d.answer.length) view.append(el("p", { class: "answer" },
