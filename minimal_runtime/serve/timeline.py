@@ -38,6 +38,7 @@ from ..core.context import unmarked
 from ..emulator.prompt import render_block
 from ..emulator.tokens import block_tokens
 from ..provider.cost import CallRecord
+from ..provider.models import ModelSpec, lookup
 from ..view.call import placed
 from .exchange import request_flaw
 from .report import ERROR_SHOWN, BatchResults, Conversations, answer_of, diagnose, holds, is_results, sdk_retry, thread_note
@@ -324,6 +325,7 @@ class Timeline:
             return None
         usage = call.record or CallRecord(model=_priced(call.model), input_tokens=0)  # refused: nothing was billed
         blocks, every = [], placed(call.request, usage)
+        spec = lookup(call.model) if isinstance(call.model, str) else None  # its images' and tokenizer's counts
         automatic = _automatic(every) if call.request.get("cache_control") is not None else None
         shown = _shown(len(every), next((k for k, b in enumerate(every) if b.path == around), None))
         for k, b in enumerate(every):
@@ -332,7 +334,7 @@ class Timeline:
                 if not blocks or not blocks[-1].get("gap"):
                     blocks.append({"gap": True, "count": 0, "from": b.path, "to": b.path, "regions": {}, "tokens": 0,
                                    "breakpoints": 0})
-                gap, tokens = blocks[-1], _counted(b)
+                gap, tokens = blocks[-1], _counted(b, spec)
                 gap["count"] += 1
                 gap["to"] = b.path
                 gap["tokens"] += tokens
@@ -345,7 +347,7 @@ class Timeline:
             blocks.append({"path": b.path, "where": b.where, "region": region,
                            "breakpoint": "automatic" if k == automatic and not marked else marked,
                            "turn_scoped": b.turn_scoped, "held": held,
-                           "tokens": _counted(b), "preview": _shorten(text, PREVIEW),
+                           "tokens": _counted(b, spec), "preview": _shorten(text, PREVIEW),
                            "text": text[:TEXT], "chars": len(text)})
         answer = [_text(b, "") for b in (call.response or {}).get("content") or [] if isinstance(b, dict)]
         settings = {k: call.request[k] for k in ("max_tokens", "thinking", "tool_choice", "cache_control",
@@ -377,16 +379,18 @@ def _shown(count: int, around: int | None) -> set[int]:
     return {*range(SHOWN_HEAD), *range(count - SHOWN_TAIL, count), *near}
 
 
-def _counted(b) -> int:
+def _counted(b, spec: ModelSpec | None) -> int:
     """A block's tokens as the emulator counts its own bytes (``emulator.tokens``): the same bytes
     get the same figure in every call, so the compare view shows only what changed. The regions are
     still placed by the call's billed usage (``placed``); behind the proxy this figure is the
-    emulator's estimate, not the upstream's tokenizer."""
+    emulator's estimate, not the upstream's tokenizer. ``spec``: the call's model, whose image limits
+    and tokenizer the emulator counts by."""
     if b.region == "cleared":
         return 0
     role = b.where.split()[1] if b.path.startswith("messages.") and len(b.where.split()) > 1 else ""
     try:
-        return block_tokens(b.block, render_block(b.block, role))
+        facts = (spec.image_limits, spec.tokenizer) if spec is not None else ()  # else the emulator's defaults
+        return block_tokens(b.block, render_block(b.block, role), *facts)
     except (AttributeError, KeyError, TypeError, ValueError):  # a malformed block a server refused
         return 0
 

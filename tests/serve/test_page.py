@@ -414,3 +414,19 @@ def test_the_poll_sends_only_the_conversations_that_changed(run):
     assert [c["id"] for c in later["conversations"]] == [4] and later["conversations"][0]["calls"] == 2
     assert [c["n"] for c in later["calls"]] == [31]
     assert httpx.get(f"{run.url}/ui/api/calls?after=31").json()["conversations"] == []
+
+
+def test_a_blocks_figure_is_counted_with_its_models_image_limits_and_tokenizer():
+    """An image of unknown size costs the model's most: 4,784 tokens on a 4.7-or-later model, 1,568 on
+    an earlier one; the same text is 1.3x the tokens on a model with the newer tokenizer. The page
+    counted every block with the old limits and factor 1.0."""
+    image = {"type": "image", "source": {"type": "url", "url": "https://example.org/a.png"}}
+    text = {"type": "text", "text": "a sentence of ordinary words, long enough to count. " * 40}
+    timeline = Timeline("test", live=False)
+    for n, model in enumerate(["claude-opus-5-5", "claude-sonnet-4-5", "claude-opus-4-7"], 1):
+        timeline.add({**record(n, {"model": model, "messages": [{"role": "user", "content": [image, text]}]},
+                               usage(read=0, write=0, uncached=9000)), "model": model})
+    (new_image, new_text), (old_image, old_text), (_, opus47_text) = (
+        [b["tokens"] for b in timeline.detail(n)["blocks"]] for n in (1, 2, 3))
+    assert (new_image, old_image) == (4784, 1568)
+    assert new_text == old_text and opus47_text > old_text * 1.25
