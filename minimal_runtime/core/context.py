@@ -507,9 +507,9 @@ def first_edit(previous: dict[str, Any], current: dict[str, Any]) -> str | None:
     What the prefix check of preserved thinking compares: ``system``, the non-deferred ``tools``,
     and every earlier message, by value; ``cache_control`` markers are not content. Thinking blocks
     may be left out at the start, at the end, or all of them, never in the middle."""
-    if _strip(_system_blocks(previous)) != _strip(_system_blocks(current)):
+    if without_markers(_system_blocks(previous)) != without_markers(_system_blocks(current)):
         return "system: changed since the previous request"
-    if _strip(_sent_tools(previous)) != _strip(_sent_tools(current)):
+    if without_markers(_sent_tools(previous)) != without_markers(_sent_tools(current)):
         return "tools: changed since the previous request"
     before, after = previous.get("messages", []), current.get("messages", [])
     if len(after) < len(before):
@@ -529,14 +529,15 @@ def _sent_tools(request: dict[str, Any]) -> list:
     return [t for t in request.get("tools") or [] if not t.get("defer_loading")]  # deferred tools are not in the prefix
 
 
-def _strip(value: Any) -> Any:
+def without_markers(value: Any) -> Any:
+    """``value`` as the cache sees it: no ``cache_control`` anywhere, a string content its text block."""
     if isinstance(value, dict):
-        out = {k: _strip(v) for k, v in value.items() if k != "cache_control"}
+        out = {k: without_markers(v) for k, v in value.items() if k != "cache_control"}
         if isinstance(out.get("content"), str) and "role" in out:
             out["content"] = [{"type": "text", "text": out["content"]}]
         return out
     if isinstance(value, list):
-        return [_strip(v) for v in value]
+        return [without_markers(v) for v in value]
     return value
 
 
@@ -554,7 +555,7 @@ def _only_thinking_left_out(old: dict, new: dict) -> bool:
         return True
     kept = {_thinking_id(b) for b in new.get("content") or [] if _is_thinking(b)}
     had = {_thinking_id(b) for b in old.get("content") or [] if _is_thinking(b)}
-    return kept <= had and _strip(without_thinking(old)) == _strip(without_thinking(new))
+    return kept <= had and without_markers(without_thinking(old)) == without_markers(without_thinking(new))
 
 
 def without_thinking(message: dict) -> dict:

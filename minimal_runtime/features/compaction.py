@@ -157,7 +157,7 @@ def answered_calls(messages: list[dict]) -> list[tuple[int, int, int, int]]:
     return out
 
 
-def _task(messages: list[dict]) -> str:
+def task_of(messages: list[dict]) -> str:
     """The task as first given: the first message, or the part of an earlier summary before its head."""
     first = messages[0] if messages else {"content": ""}
     text = result_text(first["content"]) if isinstance(first["content"], list) else str(first["content"])
@@ -233,7 +233,7 @@ class SimpleCompaction(_Summarizing):
             return
         # every call is compacted first, so what the summary drops is saved and its path in the appendix
         messages = compact_calls(agent.messages, answered_calls(agent.messages), self.keeper)
-        self._rewrite(agent, "summary", [summary_message(_task(messages), messages, self.summarize(messages),
+        self._rewrite(agent, "summary", [summary_message(task_of(messages), messages, self.summarize(messages),
                                                          self._handoff_note(), self.keeper)])
 
 
@@ -298,7 +298,7 @@ class ManusLadder(_Summarizing):
             cut -= 1
         # what is kept starts at an assistant turn or a system entry, never a user turn after the summary's
         compacted, kept = messages[:cut], messages[cut:]
-        head = summary_message(_task(messages), compacted, self.summarize(compacted), self._handoff_note(), self.keeper)
+        head = summary_message(task_of(messages), compacted, self.summarize(compacted), self._handoff_note(), self.keeper)
         kept = strip_thinking(kept) if self.strip else kept
         self._rewrite(agent, "summary", [head, *kept], self._seen)
 

@@ -34,7 +34,7 @@ import anthropic
 from ..core.context import CallParts
 from ..core.hooks import HookEvent, HookRegistry, Point
 from ..core.protocols import Layout
-from .compaction import _task, answered_calls, estimate, mechanical_summary, strip_thinking, summary_message
+from .compaction import task_of, answered_calls, estimate, mechanical_summary, strip_thinking, summary_message
 from .recall import Keeper, compact_call
 
 
@@ -82,7 +82,7 @@ class CreateroleRungs:
             gone = messages[1:len(messages) - len(kept) + 1]
             if not gone:
                 return kept  # only the last exchange is left: nothing to summarize
-            head = summary_message(_task(messages), gone, mechanical_summary(gone), None, self.keeper,
+            head = summary_message(task_of(messages), gone, mechanical_summary(gone), None, self.keeper,
                                    appendix_chars=self.budget)
             if estimate([head, *kept[1:]]) <= self.budget:
                 break

@@ -29,7 +29,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..core.context import _strip, first_edit, unmarked
+from ..core.context import first_edit, unmarked, without_markers
 from ..emulator.binding import canon
 from ..emulator.prompt import Render, flatten
 from ..emulator.validate import drop_null_markers
@@ -83,7 +83,7 @@ class Conversations:
 
         def continued(p: Previous) -> tuple[int, bool, int]:
             before = p.request.get("messages") or []
-            shared = _shared(before, messages)
+            shared = common_prefix(before, messages)
             if holds(p.request, request, shared):
                 return -1, False, -len(before)  # holds this whole request (of those, the nearest its length)
             whole = shared == len(before) and all(_same(p.request.get(k), request.get(k)) for k in ("system", "tools"))
@@ -173,16 +173,16 @@ class Report:
                 parts.append(f"prefix {prefix}")
             parts += [p for p in (thread, again) if p]
             previous = self.conversations.previous(request)
-            if previous is not None and (edit := _edit(previous.request, request)):
+            if previous is not None and (edit := edit_if_wellformed(previous.request, request)):
                 parts.append(f"edit: {edit}")
             return " | ".join(parts)
-        record = CallRecord.from_usage(x.usage, _priced(x.model or "?"))
+        record = CallRecord.from_usage(x.usage, price_name(x.model or "?"))
         self.calls.append(record)
         parts = [f"{model} {x.status}", _tokens(record), f"read {record.cache_read_share:.0%} {_dollars(record.cost)}"]
         if isinstance(x.predicted, dict) and isinstance(x.predicted.get("usage"), dict):
             # The prediction is of the prompt's accounting; the output is the real model's.
             guess = CallRecord.from_usage({**x.predicted["usage"], "output_tokens": record.output_tokens},
-                                          _priced(x.model or "?"))
+                                          price_name(x.model or "?"))
             self.predicted.append((record, guess))
             parts.append(f"predicted {_tokens(guess, output=False)} read {guess.cache_read_share:.0%} "
                          f"{_dollars(guess.cost)}")
@@ -268,7 +268,7 @@ class BatchResults:
         kinds: dict[str, int] = {}
         for line in lines:
             kinds[line["result"]["type"]] = kinds.get(line["result"]["type"], 0) + 1
-        records = [CallRecord.from_usage(m["usage"], _priced(m.get("model") or "?")) for m in
+        records = [CallRecord.from_usage(m["usage"], price_name(m.get("model") or "?")) for m in
                    (line["result"]["message"] for line in lines if line["result"]["type"] == "succeeded")]
         return cls(path.split("/")[-2], kinds, records)
 
@@ -310,7 +310,7 @@ def thread_note(kind: str, request: dict, previous: Previous | None) -> str:
     if kind != "create" or previous is None:
         return kind
     before = [*(previous.request.get("messages") or []), *([previous.answer] if previous.answer else [])]
-    shared = _shared(unmarked(before), unmarked(request.get("messages") or []))
+    shared = common_prefix(unmarked(before), unmarked(request.get("messages") or []))
     return f"create (replays {shared} messages of an earlier call)" if shared > 1 else "create"
 
 
@@ -341,7 +341,7 @@ def diagnose(previous: Previous | None, request: dict, record: CallRecord, respo
         compared = ""  # judged on this request alone
     elif previous.request.get("model") != request.get("model"):
         reasons.append(f"model changed ({previous.request.get('model')} -> {request.get('model')}): a cache is per model")
-    elif edit := _edit(previous.request, request):
+    elif edit := edit_if_wellformed(previous.request, request):
         reasons.append(edit)
     else:
         changed = [k for k in ("tool_choice", "thinking", "output_config") if previous.request.get(k) != request.get(k)]
@@ -361,11 +361,11 @@ def holds(earlier: dict, request: dict, shared: int | None = None) -> bool:
     """``earlier`` sent every message of ``request`` (and maybe more): the request repeats it, or is
     behind it (another run of the same script, a turn behind), rather than continuing it."""
     before, messages = earlier.get("messages") or [], request.get("messages") or []
-    shared = _shared(before, messages) if shared is None else shared
+    shared = common_prefix(before, messages) if shared is None else shared
     return shared == len(messages) and len(before) >= len(messages)
 
 
-def _shared(before: list, after: list, exact: bool = False) -> int:
+def common_prefix(before: list, after: list, exact: bool = False) -> int:
     """How many leading messages two requests have in common (a moved breakpoint is no difference,
     unless ``exact``)."""
     n = 0
@@ -378,13 +378,14 @@ def _shared(before: list, after: list, exact: bool = False) -> int:
 
 def _same(old: Any, new: Any) -> bool:
     """Equal once cache_control markers are left out (markers are not content)."""
-    return old is new or old == new or _strip(old) == _strip(new)
+    return old is new or old == new or without_markers(old) == without_markers(new)
 
 
-def _edit(previous: dict, request: dict) -> str | None:
+def edit_if_wellformed(previous: dict, request: dict) -> str | None:
+    """``first_edit``, or None for a malformed request (the server's own error says why)."""
     try:
         return first_edit(previous, request)
-    except (AttributeError, TypeError, KeyError):  # a malformed request: the server's own error says why
+    except (AttributeError, TypeError, KeyError):
         return None
 
 
@@ -449,7 +450,8 @@ def _share(calls: list[CallRecord]) -> float:
     return sum(c.cache_read_input_tokens for c in calls) / prompt if prompt else 0.0
 
 
-def _priced(model: str) -> str:
+def price_name(model: str) -> str:
+    """The model's id in the price table (an alias or a dated name priced as its model), else as given."""
     spec = lookup(model)
     return spec.id if spec else model
 

@@ -42,7 +42,7 @@ from ..provider.models import ModelSpec, lookup
 from ..view.call import placed
 from .exchange import request_flaw
 from .report import ERROR_SHOWN, BatchResults, Conversations, answer_of, diagnose, holds, is_results, sdk_retry, thread_note
-from .report import _edit, _priced, _shared
+from .report import edit_if_wellformed, price_name, common_prefix
 
 KEPT_BYTES = 32 * 2**20  # the messages and answers (their JSON) the page keeps of calls
 FORGOTTEN: list = []  # the messages of a call whose prompt the page no longer keeps (past KEPT_BYTES)
@@ -162,7 +162,7 @@ class Timeline:
         # serialized again: a long run would otherwise serialize its whole history on every call)
         messages = [m for m in conversation.get("messages") or [] if isinstance(m, dict)]
         kept = previous.request["messages"] if previous is not None else []
-        shared = _shared(kept, messages, exact=True)
+        shared = common_prefix(kept, messages, exact=True)
         conversation = {**conversation, "messages": kept[:shared] + [self._intern(m, number) for m in messages[shared:]]}
         for name in ("system", "tools"):  # sent again by every call: kept once too
             if name in conversation:
@@ -175,9 +175,9 @@ class Timeline:
         error, miss, edit, call_record = None, None, None, None
         if status >= 400 or usage is None:
             error = _error(record)
-            edit = _edit(previous.request, conversation) if previous is not None else None
+            edit = edit_if_wellformed(previous.request, conversation) if previous is not None else None
         else:
-            call_record = CallRecord.from_usage(usage, _priced(model))
+            call_record = CallRecord.from_usage(usage, price_name(model))
             miss = diagnose(previous, conversation, call_record, response, at)
         thread = sent.get("thread").get("type") if isinstance(sent.get("thread"), dict) else None
         if thread is not None:  # a create that replays a lost thread says so, as serve's line does
@@ -323,7 +323,7 @@ class Timeline:
         call = self.call(n)
         if call is None:
             return None
-        usage = call.record or CallRecord(model=_priced(call.model), input_tokens=0)  # refused: nothing was billed
+        usage = call.record or CallRecord(model=price_name(call.model), input_tokens=0)  # refused: nothing was billed
         blocks, every = [], placed(call.request, usage)
         spec = lookup(call.model) if isinstance(call.model, str) else None  # its images' and tokenizer's counts
         automatic = _automatic(every) if call.request.get("cache_control") is not None else None
@@ -364,7 +364,7 @@ class Timeline:
         first, second = self.call(min(a, b)), self.call(max(a, b))
         if first is None or second is None:
             return None
-        edit = _edit(first.request, second.request)
+        edit = edit_if_wellformed(first.request, second.request)
         highlight = first_difference(first.request, second.request, edit)
         return {"a": self.detail(first.n, highlight), "b": self.detail(second.n, highlight), "edit": edit,
                 "highlight": highlight, "appended": edit is None}

@@ -9,7 +9,7 @@ from types import SimpleNamespace as NS
 from minimal_runtime.core.hooks import CallEvent, HookEvent, HookRegistry, Point
 from minimal_runtime.core.messages import user
 from minimal_runtime.features.compaction import (APPENDIX_HEAD, HANDOFF_ASK, HANDOFF_PATH, SUMMARY_HEAD, ContextGauge,
-                                                 ManusLadder, SimpleCompaction, ThinkingLedger, _task, answered_calls,
+                                                 ManusLadder, SimpleCompaction, ThinkingLedger, task_of, answered_calls,
                                                  context_tokens, drop_block, estimate, mechanical_summary,
                                                  strip_thinking, summary_message)
 from minimal_runtime.features.recall import Keeper, restorable
@@ -108,10 +108,10 @@ def test_answered_calls_pair_each_result_with_its_call_and_skip_the_unanswered()
 
 
 def test_the_task_is_the_first_message_or_what_precedes_a_summary_s_head():
-    assert _task([user("the task")]) == "the task"
-    assert _task([user(f"the task\n\n{SUMMARY_HEAD}\nsummary")]) == "the task"
-    assert _task([{"role": "user", "content": "a string task"}]) == "a string task"
-    assert _task([]) == ""
+    assert task_of([user("the task")]) == "the task"
+    assert task_of([user(f"the task\n\n{SUMMARY_HEAD}\nsummary")]) == "the task"
+    assert task_of([{"role": "user", "content": "a string task"}]) == "a string task"
+    assert task_of([]) == ""
 
 
 def history(n, size=400):
