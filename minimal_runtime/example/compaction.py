@@ -274,7 +274,9 @@ def strategy(name: str, keeper, limit: int, window: int):
 def run(name: str, pages: int, limit: int, *, window: int = 1_000_000, chars: int = 8000,
         model: str = "claude-sonnet-5-5", extra=(), wrap=None, reader: "LongReader | None" = None) -> dict:
     """One run of the long reader under strategy ``name``: ``extra`` features installed after the
-    strategy's, ``wrap`` a further layout wrapper around the strategy's layout."""
+    strategy's (or a function of the strategy's features that returns them: a feature that watches
+    the strategy, as ``CompactionNotice`` does), ``wrap`` a further layout wrapper around the
+    strategy's layout."""
     from ..core.context import turn_scoped_layout
     from ..core.hooks import HookRegistry
     from ..features.compaction import ThinkingLedger
@@ -283,7 +285,7 @@ def run(name: str, pages: int, limit: int, *, window: int = 1_000_000, chars: in
     reader, work = reader or LongReader(pages, planted_pages(pages)), scratch_dir()
     keeper = Keeper(work / "workspace")
     features, own, offload = strategy(name, keeper, limit, window)
-    features = [*features, *extra]
+    features = [*features, *(extra(features) if callable(extra) else extra)]
     produced, ledger, hooks = Produced(keeper), ThinkingLedger(), HookRegistry()
     hooks.install(produced, ledger, *features)
     layout = turn_scoped_layout
