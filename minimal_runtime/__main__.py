@@ -130,9 +130,10 @@ def replay_command(args) -> None:
 def unpriced(model: str | None) -> str | None:
     """One line for a model the price table does not know: its costs are unknown, and how to price it."""
     from .provider.models import lookup
+    from .replay.deepseek import api_name
     from .replay.retired import retired
-    if model and (lookup(model) or retired(model)):  # a retired model is billed at its own prices (retired.py)
-        return None
+    if model and (lookup(model) or retired(model) or api_name(model)):  # a retired model is billed at its own
+        return None  # prices (retired.py), DeepSeek's at DeepSeek's (deepseek.py)
     return (f"note: {model or 'the model'} is not in the price table, so its costs are n/a; to price the replay as a "
             "known model, give --model (e.g. --model claude-sonnet-4-6)")
 

@@ -65,6 +65,8 @@ from .as_logged import mirror_tail, mirrored_misses, misses_note, priced_as_logg
 from .calibration import Calibration, Limits, fit
 from .recorded import RecordedRun
 from .retired import note as retired_note, retired
+from . import deepseek
+from .deepseek import Rates
 
 
 def _own_layout(spec: ModelSpec) -> Layout:
@@ -243,10 +245,15 @@ class Replay:
         return sum(c.cache_read_input_tokens for c in self.calls) / max(1, self.prompt_tokens)
 
     price_factor: float = 1.0  # the multiple of the calls' model's prices billed (a retired model's: retired.py)
+    rates: list[Rates] | None = None  # per call, another provider's own prices (DeepSeek's: deepseek.py)
 
     @property
     def cost(self) -> float:
         """The run's bill under this strategy: the replayed calls, and the calls the log does not show."""
+        if self.rates is not None:  # hits, misses (writes and uncached input alike) and output
+            return sum(r.dollars(c.cache_read_input_tokens, c.input_tokens + c.cache_creation_input_tokens,
+                                 c.output_tokens) for r, c in zip(self.rates, self.calls)) \
+                + sum(c.cost for c in self.unlogged)
         return self.price_factor * (sum(c.cost for c in self.calls) + sum(c.cost for c in self.unlogged))
 
 
@@ -387,8 +394,13 @@ def _in_log_tokens(run: RecordedRun, strategy: Strategy, raw: Replay, calibratio
     as_logged_model = raw.model == replay_model(run)
     factor = price_factor(run, None) if as_logged_model else 1.0
     notes += [retired_note(run.model)] if as_logged_model and retired(run.model) else []
+    rates = None
+    if as_logged_model and calls and deepseek.api_name(run.model):  # priced as DeepSeek priced each call, by its time
+        times = [c.at for c in run.calls]
+        rates = [deepseek.rates(run.model, times[k] if k < len(times) else times[-1]) for k in range(len(calls))]
+        notes.append(deepseek.note(run.model, times[:len(calls)]))
     return Replay(raw.strategy, raw.model, calls, raw.seconds, raw.hidden_tokens, notes, raw.stopped, raw.layout,
-                  not calibration.identity, unlogged, raw.sizes, raw.calls, raw.crashed, own_cache, factor)
+                  not calibration.identity, unlogged, raw.sizes, raw.calls, raw.crashed, own_cache, factor, rates)
 
 
 def call_models(run: RecordedRun) -> list[str | None]:

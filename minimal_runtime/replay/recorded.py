@@ -35,14 +35,19 @@ class RecordedUsage(BaseModel):
     def cache_read_share(self) -> float | None:
         return None if self.cache_read is None or not self.prompt_tokens else self.cache_read / self.prompt_tokens
 
-    def cost(self, model: str) -> float | None:
+    def cost(self, model: str, at: float | None = None) -> float | None:
         """Dollars under our price table, when the model is in it and the log has cache figures.
-        Cache writes are priced by their TTL, as the log breaks them down (5-minute when it does not)."""
+        Cache writes are priced by their TTL, as the log breaks them down (5-minute when it does not).
+        A DeepSeek model is priced by DeepSeek's list of the call's time ``at`` (deepseek.py)."""
         from ..provider.cost import CallRecord
+        from .deepseek import rates
         from .retired import priced_as
         if self.cache_read is None:
             return None
         write = self.cache_write or 0
+        own = rates(model, at)
+        if own is not None:  # hits, and every other prompt token a miss: DeepSeek has no write premium
+            return own.dollars(self.cache_read, self.prompt_tokens - self.cache_read, self.output or 0)
         model, factor = priced_as(model)
         cost = factor * CallRecord(model=model, input_tokens=self.prompt_tokens - self.cache_read - write,
                           cache_creation_input_tokens=write, cache_creation_5m=write - self.cache_write_1h,

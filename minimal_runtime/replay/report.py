@@ -15,7 +15,9 @@ def usage_bill(run: RecordedRun) -> float | None:
     placeholder) and the calls it counts but does not show. None where it cannot be priced."""
     own = [c.model for c in run.calls if c.usage]
     usages = [c.usage for c in run.calls if c.usage]
-    costs = [u.cost(m if m and lookup(m) else run.model) for u, m in zip(usages, own)] if run.model and usages else [None]
+    times = [c.at for c in run.calls if c.usage]
+    costs = [u.cost(m if m and lookup(m) else run.model, at) for u, m, at in zip(usages, own, times)] \
+        if run.model and usages else [None]
     if None in costs:
         return None
     return sum(costs) + sum(c.cost for c in unlogged_calls(run, run.model)[0])

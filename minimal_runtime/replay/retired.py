@@ -8,8 +8,9 @@ $0.50 / $25 in every category; Claude Sonnet 4 and Sonnet 3.7 at Sonnet 4.5's $3
 / $15; Claude Haiku 3.5 at $0.80 / $1 / $1.60 / $0.08 / $4, 0.8x Haiku 4.5's. [UNCERTAIN] the
 replay runs them with the stand-in's caching rules (its minimum cacheable prompt, its window); the
 retired models' own minimums were 1,024 tokens for Opus and Sonnet 4 and 2,048 for Haiku 3.5.
-Models of other providers (DeepSeek in mini-swe-agent logs) are not priced here: the report names
-the model and says how to price the replay as one (``--model``)."""
+DeepSeek's models (mini-swe-agent logs) are priced at DeepSeek's own lists, by date: ``deepseek.py``.
+Other providers' models are not priced: the report names the model and says how to price the replay
+as one of the table's (``--model``)."""
 
 from __future__ import annotations
 
