@@ -82,8 +82,9 @@ class Emulator:
     def transport(self) -> httpx2.MockTransport:
         """An httpx transport that answers from this emulator (sync and async)."""
         def handler(request: httpx2.Request) -> httpx2.Response:
+            # items(): one pass over the headers (a dict of the Headers looks each key up again, O(n^2))
             status, headers, body = self.handle(request.method, request.url.raw_path.decode(), request.read(),
-                                                dict(request.headers))
+                                                dict(request.headers.items()))
             return httpx2.Response(status, headers=headers, content=body)
         return httpx2.MockTransport(handler)
 

@@ -49,6 +49,7 @@ from ..core.context import layout_for, tail_layout
 from ..core.hooks import HookRegistry, Point
 from ..core.messages import text_block, user
 from ..core.protocols import Layout
+from ..core.store import MemoryStore
 from ..emulator import Emulator
 from ..emulator.compaction import MIN_TRIGGER
 from ..emulator.policies import Turn
@@ -499,15 +500,18 @@ def _sizes(run: RecordedRun, client, model: str) -> Sizes:
         prompt_hidden = base + hidden - after.cache_read
         hidden -= prompt_hidden
     warm_part = max(0, min(warm, base + hidden) - base)  # the part of the hidden head the log found cached
-    shown = [text_block(run.system)] if run.system else []
-    return Sizes(hidden, prompt_hidden, warm_part, warm, _head_tokens(client, model, shown, _tool_definitions(run)), until)
+    # the head is ``base`` less its one-message prompt: the system as a string or as its one text block
+    # counts the same (the API treats the two alike), so it is not counted again
+    bare = client.messages.count_tokens(model=model, messages=[user("-")]).input_tokens
+    return Sizes(hidden, prompt_hidden, warm_part, warm, base - bare, until)
 
 
 def _replay_in(workdir: Path, run: RecordedRun, strategy: Strategy, model: str,
                progress: Callable[[int, int], None] | None, calibration: Calibration, known: Sizes | None) -> Replay:
     clock = _RecordedClock(run)
     policy = _ReplayPolicy(run)
-    client = Emulator(model=model, policy=policy, clock=clock).client()
+    # no spans: a replay's calls are the emulator's own, and ten strategies' worth of them are no one's trace
+    client = Emulator(model=model, policy=policy, clock=clock).client(open_telemetry=False)
     notes: list[str] = []
     sizes = known or _sizes(run, client, model)
     hidden, prompt_hidden, warm_part, warm = sizes.hidden, sizes.prompt_hidden, sizes.warm_part, sizes.warm
@@ -540,7 +544,7 @@ def _replay_in(workdir: Path, run: RecordedRun, strategy: Strategy, model: str,
         compaction = strategy.compaction(workdir, Limits(calibration, run))
         hooks.install(compaction)
         layout = compaction.layout(layout) if hasattr(compaction, "layout") else layout
-    agent = Agent(client, model=model, system=system, layout=layout, hooks=hooks,
+    agent = Agent(client, model=model, system=system, layout=layout, hooks=hooks, store=_Unrecorded(),
                   toolbox=RecordedTools(run), max_steps=len(run.calls) + 1, max_tokens=21_000,  # above ~21K the SDK insists on streaming
                   offloader=Offloader(workdir, strategy.offload_threshold) if strategy.offload_threshold else None)
 
@@ -585,6 +589,14 @@ def _replay_in(workdir: Path, run: RecordedRun, strategy: Strategy, model: str,
                   hidden + prompt_hidden, notes, stopped, where, sizes=sizes, crashed=crashed)
 
 
+class _Unrecorded(MemoryStore):
+    """A replay's run record: nothing is kept. The replay reads the agent's calls, never its record,
+    and a record is nothing a replay could resume from (its tools are the log's)."""
+
+    def write(self, event: dict, sync: bool = True) -> None:
+        pass
+
+
 def _thinking_note(run: RecordedRun, policy: _ReplayPolicy, spec: ModelSpec) -> str:
     """What the replay did with the log's thinking, and its tokens next to what the replay bills."""
     text_tokens = sum(-(-len(t) // 4) for t in policy.thinking)  # the emulator's estimate of the logged text
@@ -597,13 +609,6 @@ def _thinking_note(run: RecordedRun, policy: _ReplayPolicy, spec: ModelSpec) -> 
               if logged_output else "output is billed as the emulator estimates the answers")
     return (f"the log recorded {policy.recorded} thinking blocks ({redacted} redacted), ~{text_tokens:,} tokens of "
             f"thinking text: {done}; {billed}")
-
-
-def _head_tokens(client, model: str, system: list[dict], tools: list[dict]) -> int:
-    """Estimated tokens of the tools and system blocks every prompt of the replay starts with."""
-    bare = client.messages.count_tokens(model=model, messages=[user("-")]).input_tokens
-    return client.messages.count_tokens(model=model, system=system or "-", messages=[user("-")],
-                                        **({"tools": tools} if tools else {})).input_tokens - bare
 
 
 def _shown_tokens(run: RecordedRun, client, model: str, *, system: str, task: str) -> int:
