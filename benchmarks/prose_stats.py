@@ -13,7 +13,7 @@ the apostrophes, hyphens, points and commas inside it (``don't``, ``5.5``, ``1,2
 none); *in all*: every Markdown cell. The sentence figures and the largest cell are over the whole
 notebook. Each figure is printed beside the same figure before the rewrite (``prose_before.json``:
 the chapters at commit ``BEFORE``, the last one before issue 54's rewrite began) and the issue's target
-(a figure over its target is starred).
+(a figure over its target is starred; ``tests/docs/test_prose_stats.py`` fails on one).
 
     python benchmarks/prose_stats.py --before   # recount the chapters at BEFORE from git (rewrites the file)
 """

@@ -31,9 +31,11 @@ class NotesProgress:
         event.agent.inject_turn_scoped("progress", f"Where I stand: notes saved for {len(notes)} of 4 competitors ({have}).")
 
 
-def pages_progress(event: HookEvent) -> None:
-    """The long run's PRE_LLM_CALL hook: how far the reading has got."""
-    event.agent.inject_turn_scoped("progress", f"Where I stand: {len(event.agent.calls)} pages read so far.")
+def calls_progress(event: HookEvent) -> None:
+    """The long run's PRE_LLM_CALL hook: how far the run has got, in calls (what the runtime counts;
+    a model online may read no page on some of them)."""
+    n = len(event.agent.calls)
+    event.agent.inject_turn_scoped("progress", f"Where I stand: {n} call{'' if n == 1 else 's'} made so far.")
 
 
 class DemoFailed(RuntimeError):
@@ -47,7 +49,7 @@ def run_demo(turns: int | None = None, out=None) -> Agent:
     workdir = Path(tempfile.mkdtemp(prefix="demo-"))
     workspace = Workspace(workdir / "workspace")
     hooks = HookRegistry()
-    hooks.register(Point.PRE_LLM_CALL, pages_progress if turns else NotesProgress(workspace))
+    hooks.register(Point.PRE_LLM_CALL, calls_progress if turns else NotesProgress(workspace))
     agent, _, outbox = pricing_agent(workdir, policy=policy, online=online, hooks=hooks, max_steps=(turns or 30) + 5)
 
     server = os.environ.get("ANTHROPIC_BASE_URL", "https://api.anthropic.com")

@@ -70,3 +70,14 @@ def test_the_before_figures_are_the_chapters_as_they_stood_before_the_rewrite():
     if subprocess.run(["git", "cat-file", "-e", prose_stats.BEFORE], cwd=ROOT, capture_output=True).returncode:
         pytest.skip(f"no git history with {prose_stats.BEFORE} (a shallow clone)")
     assert prose_stats.counted_at(prose_stats.BEFORE) == prose_stats.before()
+
+
+def test_every_chapter_is_within_the_issues_targets():
+    """Issue 54's reading load, asserted now that the chapters are rewritten: a main path of at most
+    1,200 words, sentences of 22 words on average and none over 60, no Markdown cell over 250."""
+    over = {}
+    for notebook in sorted((ROOT / "chapters").glob("*.ipynb")):
+        got = prose_stats.chapter_prose(notebook)
+        over.update({f"{got.chapter} {key}": getattr(got, key) for key, target in prose_stats.TARGETS.items()
+                     if getattr(got, key) > target})
+    assert over == {}

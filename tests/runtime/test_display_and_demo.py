@@ -96,6 +96,14 @@ def test_demo_runs_offline_and_summarises(monkeypatch):
     assert len(agent.calls) == 14
 
 
+def test_the_long_demos_progress_note_counts_calls_and_says_so(monkeypatch):
+    """It said "N pages read so far" while counting calls (a learner saw "98 pages read" on page 89)."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    agent = run_demo(turns=3, out=io.StringIO())
+    notes = [n["text"] for e in agent.store.events() if e["type"] == "sent" for n in e.get("batch") or []]
+    assert notes[:3] == [f"Where I stand: {n} made so far." for n in ("0 calls", "1 call", "2 calls")]
+
+
 def test_demo_online_path_against_any_messages_api_server(monkeypatch):
     """With a key set the demo builds a plain anthropic.Anthropic from the environment. Pointed by
     ANTHROPIC_BASE_URL at the emulator served over HTTP, that online path runs end to end."""
