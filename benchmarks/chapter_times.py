@@ -6,7 +6,8 @@ and to write (``make times``; about ten minutes).
 
 *run*: one execution of the whole notebook, offline, kernel start included (nbclient, the engine
 behind ``jupyter nbconvert --execute``); seconds on this machine, so they move with its load.
-*prose*: words in the notebook's Markdown cells. *exercise*: the functions and classes of
+*prose*: the words of the main path (before "Going further") of all the prose, counted by
+``prose_stats`` (one rule for both tables). *exercise*: the functions and classes of
 ``exercises/chNN_*.py`` as committed that raise ``NotImplementedError``, and the tests of ``tests/chNN_*``.
 How long a person takes to read and to solve is not measured here: that needs people.
 """
@@ -28,6 +29,9 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from prose_stats import chapter_prose  # noqa: E402
+
 from minimal_runtime.features.filesystem import write_whole
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,11 +44,10 @@ def run_seconds(path: Path) -> float:
     return time.perf_counter() - start
 
 
-def prose_words(path: Path) -> int:
-    notebook = nbformat.read(path, as_version=4)
-    # a <span> is markup, not prose (chapter 02 wraps its prices in one that keeps JupyterLab's maths off them)
-    return sum(len(re.findall(r"[A-Za-z0-9][\w'’.,-]*", re.sub(r"</?span\b[^>]*>", " ", c.source)))
-               for c in notebook.cells if c.cell_type == "markdown")
+def prose_column(path: Path) -> str:
+    """The README's prose cell: "716 of 1,418 words" (the main path of all the notebook's prose)."""
+    counted = chapter_prose(path)
+    return f"{counted.main_words:,} of {counted.all_words:,} words"
 
 
 def committed(path: Path, root: Path = ROOT) -> str:
@@ -97,7 +100,7 @@ def main() -> None:
         number = path.name[:2]
         if wanted and number not in wanted:
             continue
-        print(f"| {number} | {run_seconds(path):.0f} | {prose_words(path):,} words | {exercise_size(number, tests)} |", flush=True)
+        print(f"| {number} | {run_seconds(path):.0f} | {prose_column(path)} | {exercise_size(number, tests)} |", flush=True)
 
 
 if __name__ == "__main__":

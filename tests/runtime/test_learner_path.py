@@ -143,7 +143,7 @@ def readme_table_mismatches(root: Path = ROOT, tests=None) -> list[str]:
     if sorted(rows) != [p.name[:2] for p in notebooks]:
         return [f"README rows {sorted(rows)} for notebooks {[p.name for p in notebooks]}"]
     tests = tests or chapter_times.chapter_tests(root)
-    counted = {p.name[:2]: (f"{chapter_times.prose_words(p):,} words", chapter_times.exercise_size(p.name[:2], tests, root))
+    counted = {p.name[:2]: (chapter_times.prose_column(p), chapter_times.exercise_size(p.name[:2], tests, root))
                for p in notebooks}
     return [f"README row {n}: {rows[n]} but counted {counted[n]}; run make times" for n in rows if rows[n] != counted[n]]
 
