@@ -64,10 +64,8 @@ def _sample() -> list:
     from ..replay.current import write_current
     from ..replay.samples import write_samples
     from . import scratch_dir
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the mini-swe-agent sample's deepseek-chat: not priced here
-        paths = [*write_samples(scratch_dir()).values()]
-        current = write_current(scratch_dir(), "claude-sonnet-5-5", rounds=10, output_chars=30_000)
+    paths = [*write_samples(scratch_dir()).values()]
+    current = write_current(scratch_dir(), "claude-sonnet-5-5", rounds=10, output_chars=30_000)
     return _load([*paths, current["session"], current["stream"]])[0]
 
 

@@ -40,6 +40,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
@@ -61,7 +62,7 @@ from ..features.server_compaction import ServerClearing, ServerCompaction
 from ..provider.cost import CallRecord
 from ..emulator.models import model_spec
 from ..emulator.tokens import estimate_tokens, stand_in
-from ..provider.models import ModelSpec, lookup
+from ..provider.models import ModelSpec, UnknownModelWarning, lookup
 from .as_logged import mirror_tail, mirrored_misses, misses_note, priced_as_logged, warmed_note
 from .calibration import Calibration, Limits, fit
 from .recorded import RecordedRun
@@ -270,7 +271,12 @@ def replay_model(run: RecordedRun, model: str | None = None) -> str:
     model it is billed as: ``retired.py``). A model that is not in the table is replayed as the
     table says of unknown models (its cost is unknown, NaN)."""
     stand_in = retired(run.model) if model is None else None
-    return model_spec(stand_in[0] if stand_in else model or run.model or "unknown").id
+    name = stand_in[0] if stand_in else model or run.model or "unknown"
+    if deepseek.api_name(name):  # not in the table, but priced (deepseek.py): its "cost unknown" warning is false
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UnknownModelWarning)
+            return model_spec(name).id
+    return model_spec(name).id
 
 
 def price_factor(run: RecordedRun, model: str | None) -> float:

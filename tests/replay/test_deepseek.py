@@ -90,3 +90,15 @@ def test_the_command_no_longer_calls_deepseek_unpriced(sample, tmp_path, capsys)
     out, err = capsys.readouterr()
     assert "not in the price table" not in err and "priced as DeepSeek priced it" in out
     assert "nan" not in out.split("the log itself")[1].splitlines()[0]
+
+
+def test_replaying_a_deepseek_run_warns_of_no_unknown_cost(sample, tmp_path, monkeypatch):
+    """The model table's warning says an unknown model's "cost unknown": false for a priced DeepSeek run."""
+    import warnings
+    from minimal_runtime.provider import models
+    monkeypatch.setattr(models, "_warned", set())  # the warning is given once per name a process
+    run = dated(sample, tmp_path, at("2026-04-13T07:42"))
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert not math.isnan(replay(run, "tail").cost)
+    assert [str(w.message) for w in seen if issubclass(w.category, models.UnknownModelWarning)] == []
