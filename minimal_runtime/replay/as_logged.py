@@ -29,6 +29,7 @@ from ..core.protocols import Layout
 from ..emulator.prompt import render_block
 from ..emulator.tokens import block_tokens
 from ..provider.cost import CallRecord
+from ..provider.models import ModelSpec
 from .recorded import RecordedRun
 
 MIRRORED_TAIL = 1_024  # log tokens: a shorter uncached tail is Claude Code's usual few tokens, left alone
@@ -41,12 +42,14 @@ def uncached(usage) -> int:
     return usage.prompt_tokens - usage.cache_read - usage.cache_write
 
 
-def mirror_tail(layout: Layout, run: RecordedRun, call: Callable[[], int]) -> Layout:
+def mirror_tail(layout: Layout, run: RecordedRun, call: Callable[[], int], spec: ModelSpec | None = None) -> Layout:
     """``layout``, with the last breakpoint in the messages moved back where the log's call
     ``call()`` left a long uncached tail: onto the block after which about that many tokens follow,
     in the emulator's estimate (the log's tail scaled by how the log counted the tokens this call
-    added against the emulator). Only blocks added since the previous call are candidates."""
+    added against the emulator). Only blocks added since the previous call are candidates; ``spec``,
+    the replay model, counts their images and text as the emulator bills them."""
     seen = {"messages": 0}
+    facts = (spec.image_limits, spec.tokenizer) if spec is not None else ()
 
     def mirrored(parts):
         plan = CallPlan.of(layout(parts))
@@ -59,7 +62,7 @@ def mirror_tail(layout: Layout, run: RecordedRun, call: Callable[[], int]) -> La
         tail, added = uncached(usage), usage.prompt_tokens - before.prompt_tokens
         if tail < MIRRORED_TAIL or added <= 0:
             return plan
-        blocks = [(m, i, block_tokens(b, render_block(b, messages[m]["role"])))
+        blocks = [(m, i, block_tokens(b, render_block(b, messages[m]["role"]), *facts))
                   for m in range(new_from, len(messages)) for i, b in enumerate(blocks_of(messages[m]))]
         estimated = sum(n for _, _, n in blocks)
         marked = [(m, i) for m, i, _ in blocks if "cache_control" in blocks_of(messages[m])[i]]

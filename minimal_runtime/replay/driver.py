@@ -545,7 +545,7 @@ def _replay_in(workdir: Path, run: RecordedRun, strategy: Strategy, model: str,
                      "recorded places none")
     layout = _with_ttl(strategy.layout(model_spec(model)), ttl, uncached)
     if strategy.as_logged and not uncached:
-        layout = mirror_tail(layout, run, lambda: clock.k)
+        layout = mirror_tail(layout, run, lambda: clock.k, lookup(model))
     if strategy.compaction is not None:
         compaction = strategy.compaction(workdir, Limits(calibration, run))
         hooks.install(compaction)
