@@ -21,7 +21,8 @@ def lint(line: str) -> list[str]:
     self-reference ("I notice", "as your assistant", "another agent"); a header or label at the
     start ("Guidance:", "Steering -", "Note from ...", "# ...", "**"); attribution or second-person
     address ("suggested by", "according to the manager", any "you" or "your"); more than one
-    line. A first-person statement of fact ("The Initech page moved to /plans.") passes."""
+    line. A plain statement of fact, as in the agent's own notes ("The Initech page moved to
+    /plans."), passes."""
     raise NotImplementedError("ch07: lint")
 
 

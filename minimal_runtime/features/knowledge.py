@@ -95,8 +95,8 @@ class KmOutput(BaseModel):
 # -- the shape of a note: the formatter and the lint ---------------------------------------------
 
 # What a note may not say, matched on every reading of it (``reading.readings``) with the joiners
-# inside a phrase read as spaces ("knowledge.manager", "K-M"). A note is a plain first-person
-# statement of fact; anything that names a second writer, labels itself, speaks to the reader or
+# inside a phrase read as spaces ("knowledge.manager", "K-M"). A note is a plain statement of
+# fact, as in the agent's own notes; anything that names a second writer, labels itself, speaks to the reader or
 # overrides an instruction shows that someone else wrote it.
 ROLES = r"system|user|assistant|developer|operator|admin"
 # A second writer: a word for an agent-like thing, qualified as one ("background agent", "helper AI",
