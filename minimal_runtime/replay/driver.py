@@ -119,7 +119,8 @@ STRATEGIES = {s.name: s for s in [
     Strategy("simple", "tail; past 60,000 tokens the whole history becomes one summary message (no earlier "
              "turn, so no thinking to fail the prefix check)",
              compaction=lambda work, limits: SimpleCompaction(Keeper(work), limits.prompt(COMPACTION_LIMIT), handoff=False)),
-    Strategy("clearing", "tail; the server clears old tool results past 60,000 tokens, 30,000 at least",
+    Strategy("clearing", "tail; past 60,000 tokens the server clears old tool results (the last 3 kept), "
+             "30,000 tokens or more at a time",
              compaction=lambda work, limits: ServerClearing(limits.prompt(COMPACTION_LIMIT), keep=3,
                                                    clear_at_least=limits.amount(30_000, at=COMPACTION_LIMIT))),
     # The limit in the emulator's tokens is under the API's smallest trigger (50,000) wherever the log's
