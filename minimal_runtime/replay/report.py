@@ -160,12 +160,16 @@ def plot(run: RecordedRun, replays: list[Replay], path: str | Path | None = None
         fig = Figure(figsize=(12, 4.6))
     left, right = fig.subplots(1, 2)
     usages = [c.usage for c in run.calls]
+
+    def numbers(values) -> range:  # calls are counted from 1, as the table does
+        return range(1, len(values) + 1)
+
     if any(usages):
-        left.plot([u.prompt_tokens if u else None for u in usages], color="black", linewidth=2.2, alpha=0.35,
-                  label="the log itself")
+        prompts = [u.prompt_tokens if u else None for u in usages]
+        left.plot(numbers(prompts), prompts, color="black", linewidth=2.2, alpha=0.35, label="the log itself")
         shares = [u.cache_read_share if u else None for u in usages]
         if any(s is not None for s in shares):
-            right.plot(shares, color="black", linewidth=2.2, alpha=0.35)
+            right.plot(numbers(shares), shares, color="black", linewidth=2.2, alpha=0.35)
     series: dict[tuple, list[str]] = {}
     for r in replays:
         if r.calls:
@@ -174,13 +178,13 @@ def plot(run: RecordedRun, replays: list[Replay], path: str | Path | None = None
     styles = ["-", "--", "-.", ":"]
     for k, ((prompts, shares), names) in enumerate(series.items()):
         style = dict(linewidth=1.3, linestyle=styles[k % len(styles)], color=f"C{k % 10}")
-        left.plot(prompts, label=" = ".join(names), **style)
-        right.plot(shares, **style)
+        left.plot(numbers(prompts), prompts, label=" = ".join(names), **style)
+        right.plot(numbers(shares), shares, **style)
     for r in replays:
         if r.strategy == "recorded":
             departs = [d for d in per_call(run, r) if d["departs"]]
             if departs:
-                right.scatter([d["call"] - 1 for d in departs], [d["replayed_share"] for d in departs], marker="x",
+                right.scatter([d["call"] for d in departs], [d["replayed_share"] for d in departs], marker="x",
                               color="red", zorder=3, label="recorded departs from the log")
     left.set_xlabel("call"); left.set_ylabel("prompt tokens"); left.set_title("Prompt per call")
     right.set_xlabel("call"); right.set_ylabel("cache-read share"); right.set_title("Cache reads per call")

@@ -305,3 +305,13 @@ def test_a_retired_2025_model_is_billed_at_its_own_prices(tmp_path, model, stand
     main(["replay", str(path), "--strategy", "recorded", "--plot", "none"])
     captured = capsys.readouterr()
     assert "not in the price table" not in captured.err and f"billed at {factor:g}x its prices" in captured.out
+
+
+def test_the_plot_counts_calls_from_1_as_the_table_does(tmp_path, generated):
+    """The table's call 1 was the plot's call 0 (a learner read the log's pause at "call 4", the table's 5)."""
+    from minimal_runtime.replay import plot
+    (run,) = load(generated["subagent"])
+    fig = plot(run, [replay(run, "recorded"), replay(run, "tail")], tmp_path / "p.png")
+    for ax in fig.axes:
+        for line in ax.get_lines():
+            assert list(line.get_xdata()) == list(range(1, len(run.calls) + 1))
