@@ -1,4 +1,4 @@
-"""Chapter 05 exercise: warn once, before the usable context budget runs out.
+"""Chapter 05 exercise: warn once, when the prompt crosses a share of the usable budget (before the compaction).
 
 Post-call measures, pre-call acts: ``record`` runs after every call and keeps the provider's count
 of the prompt just sent (``event.agent.calls[-1].prompt_tokens``: cached + written + uncached).
