@@ -1,4 +1,4 @@
-"""Warning the agent before it runs out: of context, and of steps.
+"""Warning the agent in time to act: before the compaction its budget stands for, and before its last step.
 
 The model cannot see how full its context is. A POST_LLM_CALL hook records what the provider
 reported for the call just made (cached + written + uncached input tokens); a PRE_LLM_CALL hook
