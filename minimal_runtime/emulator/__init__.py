@@ -329,12 +329,12 @@ class Emulator:
             if prepared.spec.prefix_check == "none":
                 # Kept turns keep valid thinking only if "every compaction since the block was produced
                 # ran on a preserved-thinking model" [CTB]: here none can match the block.
-                digest = binding._h(digest, b"compacted without preserved thinking")
+                digest = binding.digest_of(digest, b"compacted without preserved thinking")
             changes = compaction.tool_changes([t for t in request.get("tools") or [] if not t.get("defer_loading")],
                                               prepared.seen["tools"])
             block = compaction.block("cod", summary, digest, seed, changes)
         else:
-            block = compaction.block("ct", summary, binding._h(seed, b"compaction", summary.encode()), seed)
+            block = compaction.block("ct", summary, binding.digest_of(seed, b"compaction", summary.encode()), seed)
         summary_tokens = estimate_tokens(summary, prepared.spec.tokenizer)
         cost = {"type": "compaction", **{k: v for k, v in pipeline.usage(outcome, summary_tokens).items()
                                          if k != "service_tier"}}

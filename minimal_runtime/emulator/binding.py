@@ -47,7 +47,8 @@ SKIPPED = (*THINKING_TYPES, "compaction")
 Reason = Literal["prefix_binding_mismatch", "model_binding_mismatch", "organization_binding_mismatch"]
 
 
-def _h(*parts: bytes) -> bytes:
+def digest_of(*parts: bytes) -> bytes:
+    """One 16-byte digest of the parts, kept apart by a separator (what every binding and seed is made of)."""
     return hashlib.blake2b(b"\x00".join(parts), digest_size=16).digest()
 
 
@@ -77,7 +78,7 @@ def message_digest(message: dict, deferred: dict | None = None) -> bytes:
     blocks = [b for b in _blocks(message.get("content")) if not (isinstance(b, dict) and b.get("type") in SKIPPED)]
     rest = {k: v for k, v in message.items() if k != "content"}
     referenced = [deferred[name] for name in _references(blocks) if name in deferred] if deferred else []
-    return _h(canon(rest), canon(blocks), *([canon(referenced)] if referenced else []))
+    return digest_of(canon(rest), canon(blocks), *([canon(referenced)] if referenced else []))
 
 
 def _references(blocks: list) -> list[str]:
@@ -95,7 +96,7 @@ def seed(request: dict) -> bytes:
     """``system`` and the non-deferred ``tools``: a deferred tool added later is not an edit [PT]."""
     tools = [t for t in request.get("tools") or [] if isinstance(t, dict) and not t.get("defer_loading")]
     system = request.get("system")
-    return _h(b"seed", canon(tools), canon(_blocks(system) if system else []))
+    return digest_of(b"seed", canon(tools), canon(_blocks(system) if system else []))
 
 
 # -- signatures ---------------------------------------------------------------------------------
@@ -121,7 +122,7 @@ def read(signature: Any) -> dict | None:
 
 
 def text_digest(block: dict) -> str:
-    return _h(canon(block.get("thinking", block.get("data", "")))).hex()[:16]
+    return digest_of(canon(block.get("thinking", block.get("data", "")))).hex()[:16]
 
 
 def signature_of(block: dict) -> Any:
@@ -133,7 +134,7 @@ def thinking_block(spec: ModelSpec, account: str, prefix: bytes, previous: str |
                    shown: str, tokens: int, redacted: bool = False) -> dict:
     """A new signed thinking block for a response whose request ended with ``prefix``: its record
     names the ``reasoning`` and its ``tokens``; the block shows ``shown`` (empty when omitted)."""
-    ident = _h(prefix, (previous or "").encode(), reasoning.encode("utf-8", "surrogatepass")).hex()[:16]
+    ident = digest_of(prefix, (previous or "").encode(), reasoning.encode("utf-8", "surrogatepass")).hex()[:16]
     signature = sign({"k": "thinking", "m": spec.id, "a": account, "p": prefix.hex(), "c": previous or "",
                       "i": ident, "t": text_digest({"thinking": reasoning}), "n": tokens})
     if redacted:
@@ -233,7 +234,7 @@ def check(request: dict, spec: ModelSpec, account: str, start: int, start_digest
     s = seed(request)
     deferred = deferred_tools(request)
     b = Binding(key=(s, spec.id, account, start, start_digest, canon(deferred) if deferred else b""), start=start)
-    b.base = start_digest if start_digest is not None else _h(s)
+    b.base = start_digest if start_digest is not None else digest_of(s)
     first = start
     if earlier is not None and earlier.key == b.key and shared > start:
         n = min(shared, len(earlier.chain))
@@ -260,7 +261,7 @@ def check(request: dict, spec: ModelSpec, account: str, start: int, start_digest
                         b.verdicts.append(Verdict(i, j, "", "prefix_binding_mismatch", tampered=True))
                         continue
                     ident = record.get("i", "")
-                    here = _h(before, canon(kept)) if kept else before
+                    here = digest_of(before, canon(kept)) if kept else before
                     if not can_read(spec.id, record.get("m", "")):
                         b.verdicts.append(Verdict(i, j, ident, "model_binding_mismatch"))
                         continue
@@ -284,7 +285,7 @@ def check(request: dict, spec: ModelSpec, account: str, start: int, start_digest
         if i == start and start_digest is not None and _only(message, "compaction"):
             b.chain.append(b.base)  # the block stands for what it summarized: kept turns chain on from there
         else:
-            b.chain.append(_h(b.prefix(i), message_digest(message, deferred)) if isinstance(message, dict) else b.prefix(i))
+            b.chain.append(digest_of(b.prefix(i), message_digest(message, deferred)) if isinstance(message, dict) else b.prefix(i))
         b.state.append((last, failed))
     return b
 

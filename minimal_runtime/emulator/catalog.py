@@ -3,7 +3,7 @@
 
 ``capabilities`` describes what this server accepts, so a client that reads it is never refused
 for following it: the thinking types and effort levels are the emulator's own checks
-(``validate._check_thinking``) and its model facts (``models.py``, each with its source there, the
+(``validate.check_thinking``) and its model facts (``models.py``, each with its source there, the
 [UNCERTAIN] extensions to the 5.5 and 5.2 models among them). ``batch``: "all active models" [BP:
 batch-processing page, Sep 2026]. ``context_management``: the table's ``compaction``
 (compact_20260112), and the two clearing strategies, which this server runs on every model ("all
@@ -26,7 +26,7 @@ from ..provider.models import MODELS, ModelSpec, lookup
 from . import paging
 from .errors import ApiError
 from .models import EFFORTS, EmulatedSpec, emulated
-from .validate import _check_thinking
+from .validate import check_thinking
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 DATES = {"claude-opus-4-5": ("2026-11-23T00:00:00Z", "2027-01-22T00:00:00Z")}  # [UNCERTAIN] API-2026.md §7
@@ -40,7 +40,7 @@ def _yes(flag: bool) -> dict:
 
 def _accepted(thinking: dict, spec: EmulatedSpec) -> bool:
     try:
-        _check_thinking({"thinking": thinking, "max_tokens": 4096}, spec, set())
+        check_thinking({"thinking": thinking, "max_tokens": 4096}, spec, set())
     except ApiError:
         return False
     return True

@@ -124,7 +124,7 @@ def start_digest(record: dict | None, seed: bytes) -> bytes | None:
     if record is None:
         return None
     digest = bytes.fromhex(record["d"])
-    return digest if record.get("s") == seed.hex() else binding._h(digest, seed)
+    return digest if record.get("s") == seed.hex() else binding.digest_of(digest, seed)
 
 
 def default_summary(messages: list, instructions: str | None = None) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .binding import _h, canon
+from .binding import canon, digest_of
 from .prompt import Prompt
 
 
@@ -38,11 +38,11 @@ class Fingerprint:
     def of(cls, model: str, request: dict, prompt: Prompt, betas: set[str] = frozenset()) -> "Fingerprint":
         chain, d = [], b""
         for message in request["messages"]:
-            d = _h(d, canon(message))
+            d = digest_of(d, canon(message))
             chain.append(d)
         tokens = tuple(prompt.cum[e] if e >= 0 else 0 for e in prompt.msg_ends)
         tools = len([t for t in request.get("tools") or [] if not t.get("defer_loading")])
-        settings = _h(canon([sorted(betas), request.get("context_management"), request.get("output_format")]))
+        settings = digest_of(canon([sorted(betas), request.get("context_management"), request.get("output_format")]))
         return cls(model, prompt.tools_fp, prompt.system_fp, prompt.params_fp, settings, tuple(chain), tokens,
                    (prompt.prefix_tokens(tools - 1), prompt.prefix_tokens(prompt.head - 1)), prompt.total)
 

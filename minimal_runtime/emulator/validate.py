@@ -111,7 +111,7 @@ def validate(request: Any, spec: ModelSpec, betas: set[str], *, needs_max_tokens
         _check_scope(cc, where, betas)
     tool_names, deferred = _check_tools(request, spec)
     _check_output_config(request, spec, betas)
-    _check_thinking(request, spec, betas)
+    check_thinking(request, spec, betas)
     _check_params(request, spec, betas, version)
     schema = structured.schema_of(request)  # a malformed output format is a 400
     if schema is not None:
@@ -397,7 +397,7 @@ DISABLED_REFUSED = ('"thinking.type.disabled" is not supported for this model. T
 FORCED_REFUSED = "Thinking may not be enabled when tool_choice forces tool use."  # live, API-2026 §13
 
 
-def _check_thinking(request: dict, spec: ModelSpec, betas: set[str]) -> None:
+def check_thinking(request: dict, spec: ModelSpec, betas: set[str]) -> None:
     thinking = request.get("thinking")
     if thinking is None:
         return

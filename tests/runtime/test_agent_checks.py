@@ -115,12 +115,12 @@ def test_the_runtime_refuses_a_thinking_mode_exactly_where_the_emulator_answers_
     from minimal_runtime.core.config import AgentConfig
     from minimal_runtime.emulator.errors import ApiError
     from minimal_runtime.emulator.models import lookup
-    from minimal_runtime.emulator.validate import _check_thinking
+    from minimal_runtime.emulator.validate import check_thinking
     from minimal_runtime.provider.models import MODELS
     thinking = {"type": mode, **({"budget_tokens": 2048} if mode == "enabled" else {})}
     for model in MODELS:
         try:
-            _check_thinking({"thinking": thinking}, lookup(model), set())
+            check_thinking({"thinking": thinking}, lookup(model), set())
             answered = True
         except ApiError:
             answered = False
