@@ -273,11 +273,10 @@ def replay_model(run: RecordedRun, model: str | None = None) -> str:
     table says of unknown models (its cost is unknown, NaN)."""
     stand_in = retired(run.model) if model is None else None
     name = stand_in[0] if stand_in else model or run.model or "unknown"
-    if deepseek.api_name(name):  # not in the table, but priced (deepseek.py): its "cost unknown" warning is false
-        with warnings.catch_warnings():
+    with warnings.catch_warnings():
+        if deepseek.api_name(name):  # not in the table, but priced (deepseek.py): "cost unknown" would be false
             warnings.simplefilter("ignore", UnknownModelWarning)
-            return model_spec(name).id
-    return model_spec(name).id
+        return model_spec(name).id
 
 
 def price_factor(run: RecordedRun, model: str | None) -> float:

@@ -339,9 +339,9 @@ class Timeline:
                 gap["to"] = b.path
                 gap["tokens"] += tokens
                 gap["regions"][region] = gap["regions"].get(region, 0) + tokens
-                gap["breakpoints"] += b.block.get("cache_control") is not None or k == automatic
+                gap["breakpoints"] += b.breakpoint or k == automatic
                 continue
-            text, marked = _text(b.block, b.preview), b.block.get("cache_control") is not None  # a null is no marker
+            text, marked = _text(b.block, b.preview), b.breakpoint
             message = int(b.path.split(".")[1]) if b.path.startswith("messages.") else None
             held = call.held is not None and call.held > 0 and (message is None or message < call.held)
             blocks.append({"path": b.path, "where": b.where, "region": region,
