@@ -199,6 +199,12 @@ class Emulator:
             raise ApiError(404, f"model: {name}")
         return spec
 
+    def count_tokens(self, request: dict) -> int:
+        """The ``input_tokens`` that ``POST /v1/messages/count_tokens`` answers for ``request``, asked
+        in-process: for code that sizes what it will send this emulator (a replay sizes what a log
+        does not show with it), not for a client, which asks through the SDK like any other."""
+        return self._count_tokens(json.dumps(request).encode(), set())["input_tokens"]
+
     def _count_tokens(self, body: bytes, betas: set[str], version: str = versions.V2026) -> dict:
         request = _json(body)
         spec = self._spec(request)

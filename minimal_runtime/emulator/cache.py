@@ -45,6 +45,12 @@ class PromptCache:
     def __len__(self) -> int:
         return len(self._expires)
 
+    def copy(self) -> PromptCache:
+        """The same entries, to go on from separately (a replay's strategies each start from one seeded cache)."""
+        twin = PromptCache()
+        twin._expires = dict(self._expires)
+        return twin
+
     def _alive(self, digest: bytes, now: float) -> bool:
         entry = self._expires.get(digest)
         return entry is not None and entry[0] > now

@@ -52,6 +52,7 @@ from ..core.messages import text_block, user
 from ..core.protocols import Layout
 from ..core.store import MemoryStore
 from ..emulator import Emulator
+from ..emulator.cache import PromptCache
 from ..emulator.compaction import MIN_TRIGGER
 from ..emulator.policies import Turn
 from ..example.layouts import batch_after_system_layout
@@ -486,18 +487,21 @@ class Sizes:
     warm: int  # what the first call read from cache
     start: int  # estimated tokens of what the log shows of the head (tools, system text)
     until: int  # the log's first compaction
+    # the emulator's cache once the warm prefix is seeded: each strategy starts from a copy of it (the
+    # seeding request is the same for every strategy: the head, its tools and the log's TTL)
+    seeded: PromptCache | None = None
 
 
-def _sizes(run: RecordedRun, client, model: str) -> Sizes:
+def _sizes(run: RecordedRun, emulator: Emulator, model: str) -> Sizes:
     first = next((c.usage for c in run.calls[:1] if c.usage), None)
     warm = (first.cache_read or 0) if first else 0
-    hidden = _hidden_tokens(run, client, model)
+    hidden = _hidden_tokens(run, emulator, model)
     prompt_hidden = 0
     if run.prompt_missing and hidden:
         # what was already cached on call 1 is the stable head (system, tools); the rest was the prompt
         prompt_hidden = hidden - min(hidden, warm) if warm else 0
         hidden -= prompt_hidden
-    base = _shown_tokens(run, client, model, system=run.system, task="-")
+    base = _shown_tokens(run, emulator, model, system=run.system, task="-")
     until = next((k for k, c in enumerate(run.calls) if c.compacted_before), len(run.calls))
     after = run.calls[until].usage if until < len(run.calls) and not run.prompt_missing else None
     if hidden and after and base < (after.cache_read or 0) < base + hidden:
@@ -508,7 +512,7 @@ def _sizes(run: RecordedRun, client, model: str) -> Sizes:
     warm_part = max(0, min(warm, base + hidden) - base)  # the part of the hidden head the log found cached
     # the head is ``base`` less its one-message prompt: the system as a string or as its one text block
     # counts the same (the API treats the two alike), so it is not counted again
-    bare = client.messages.count_tokens(model=model, messages=[user("-")]).input_tokens
+    bare = emulator.count_tokens({"model": model, "messages": [user("-")]})
     return Sizes(hidden, prompt_hidden, warm_part, warm, base - bare, until)
 
 
@@ -517,9 +521,10 @@ def _replay_in(workdir: Path, run: RecordedRun, strategy: Strategy, model: str,
     clock = _RecordedClock(run)
     policy = _ReplayPolicy(run)
     # no spans: a replay's calls are the emulator's own, and ten strategies' worth of them are no one's trace
-    client = Emulator(model=model, policy=policy, clock=clock).client(open_telemetry=False)
+    emulator = Emulator(model=model, policy=policy, clock=clock)
+    client = emulator.client(open_telemetry=False)
     notes: list[str] = []
-    sizes = known or _sizes(run, client, model)
+    sizes = known or _sizes(run, emulator, model)
     hidden, prompt_hidden, warm_part, warm = sizes.hidden, sizes.prompt_hidden, sizes.warm_part, sizes.warm
     system = [text_block(run.system)] if run.system else []
     system += [text_block(_filler("hidden prompt, cached before this run", warm_part))] if warm_part else []
@@ -527,13 +532,17 @@ def _replay_in(workdir: Path, run: RecordedRun, strategy: Strategy, model: str,
     ttl = "1h" if any(c.usage and c.usage.cache_write_1h for c in run.calls) else None
     tools = _tool_definitions(run)
     where = Calibration(sizes.start, hidden, prompt_hidden, sizes.until)
-    if warm_part:  # earlier sessions wrote this prefix: seed it, then start the recording from its first turn
+    if warm_part and sizes.seeded is not None:
+        emulator.cache = sizes.seeded.copy()
+    elif warm_part:  # earlier sessions wrote this prefix: seed it, then start the recording from its first turn
         clock.at(0)
         head = system[:len(system) - (1 if hidden - warm_part else 0)]
         marker = {"type": "ephemeral", **({"ttl": ttl} if ttl else {})}
         client.messages.create(model=model, max_tokens=1, messages=[user("(seeding the cache)")],
                                system=[*head[:-1], {**head[-1], "cache_control": marker}], **({"tools": tools} if tools else {}))
         policy.next = 0
+        sizes = replace(sizes, seeded=emulator.cache.copy())
+    if warm_part:
         notes.append(f"the log read {warm:,} tokens from cache on its first call (written before the run): "
                      f"the replay's cache was seeded with a prefix of that size")
     if policy.recorded:
@@ -617,15 +626,15 @@ def _thinking_note(run: RecordedRun, policy: _ReplayPolicy, spec: ModelSpec) -> 
             f"thinking text: {done}; {billed}")
 
 
-def _shown_tokens(run: RecordedRun, client, model: str, *, system: str, task: str) -> int:
+def _shown_tokens(run: RecordedRun, emulator: Emulator, model: str, *, system: str, task: str) -> int:
     tools = _tool_definitions(run)
-    return client.messages.count_tokens(model=model, system=system or "-", messages=[user(task)],
-                                        **({"tools": tools} if tools else {})).input_tokens
+    return emulator.count_tokens({"model": model, "system": system or "-", "messages": [user(task)],
+                                  **({"tools": tools} if tools else {})})
 
 
-def _hidden_tokens(run: RecordedRun, client, model: str) -> int:
+def _hidden_tokens(run: RecordedRun, emulator: Emulator, model: str) -> int:
     """First call's recorded prompt minus our estimate of what the log shows of it."""
     first = next((c.usage for c in run.calls[:1] if c.usage), None)
     if first is None:
         return 0
-    return max(0, first.prompt_tokens - _shown_tokens(run, client, model, system=run.system, task=_text(run.task)))
+    return max(0, first.prompt_tokens - _shown_tokens(run, emulator, model, system=run.system, task=_text(run.task)))

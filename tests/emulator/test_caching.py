@@ -216,6 +216,9 @@ def test_usage_parts_add_up_to_count_tokens():
         counted = client.messages.count_tokens(model=MODEL, messages=messages, system=system(), tools=TOOLS)
         assert total(usage) == counted.input_tokens
 
+        assert emu.count_tokens({"model": MODEL, "messages": messages, "system": system(), "tools": TOOLS}) \
+            == counted.input_tokens  # asked in-process (a replay's sizing): the endpoint's answer
+
 
 def test_diagnostics_reasons():
     """Rule: diagnostics.previous_message_id -> cache_miss_reason (system, messages, model, not found)."""

@@ -145,3 +145,30 @@ def test_strategies_that_would_send_what_tail_sends_are_replayed_once_with_the_s
             assert shared[name].stopped == alone.stopped and shared[name].strategy == name
         assert any("never reached its limit" in n for n in shared["ladder"].notes)
         assert any("no tool result of the log is over 4,000" in n for n in shared["offload"].notes)
+
+
+def test_a_warm_first_call_is_seeded_once_a_run_and_every_strategy_reads_it(tmp_path, monkeypatch):
+    """A log whose first call read 15,000 tokens from cache (earlier sessions wrote them): the replay
+    seeds its cache once a run, with one request, and each strategy starts from a copy of that cache,
+    so its first call reads what the logged one read, as a replay of that strategy alone does."""
+    from minimal_runtime.emulator import Emulator
+    from minimal_runtime.replay import replay_all
+    (run,) = load(write_current(tmp_path, "claude-sonnet-5-5", rounds=3, hidden_tokens=20_000)["stream"])[:1]
+    first, warm = run.calls[0].usage, 15_000
+    calls = [run.calls[0].model_copy(update={"usage": first.model_copy(
+        update={"cache_read": warm, "cache_write": first.cache_write - warm})}), *run.calls[1:]]
+    log = run.model_copy(update={"calls": calls})
+    seeds, handle = [], Emulator.handle
+
+    def counted(self, method, path, body, *rest):
+        seeds.extend([path] if b"(seeding the cache)" in body else [])
+        return handle(self, method, path, body, *rest)
+    monkeypatch.setattr(Emulator, "handle", counted)
+    names = ["recorded", "tail", "early", "offload"]
+    shared = dict(zip(names, replay_all(log, names)))
+    assert seeds == ["/v1/messages"]  # one seeding request for the four strategies
+    for name in names:
+        alone = replay(log, name)
+        assert [c.model_dump() for c in shared[name].calls] == [c.model_dump() for c in alone.calls], name
+        assert shared[name].calls[0].cache_read_input_tokens == pytest.approx(warm, abs=20), name
+        assert any("seeded with a prefix" in n for n in shared[name].notes), name
