@@ -129,11 +129,9 @@ def replay_command(args) -> None:
 
 def unpriced(model: str | None) -> str | None:
     """One line for a model the price table does not know: its costs are unknown, and how to price it."""
-    from .provider.models import lookup
-    from .replay.deepseek import api_name
-    from .replay.retired import retired
-    if model and (lookup(model) or retired(model) or api_name(model)):  # a retired model is billed at its own
-        return None  # prices (retired.py), DeepSeek's at DeepSeek's (deepseek.py)
+    from .replay.pricing import priced
+    if priced(model):  # the table's, a retired model's own, DeepSeek's (replay/pricing.py)
+        return None
     return (f"note: {model or 'the model'} is not in the price table, so its costs are n/a; to price the replay as a "
             "known model, give --model (e.g. --model claude-sonnet-4-6)")
 

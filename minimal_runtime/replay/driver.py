@@ -67,9 +67,8 @@ from ..provider.models import ModelSpec, UnknownModelWarning, lookup
 from .as_logged import mirror_tail, mirrored_misses, misses_note, priced_as_logged, warmed_note
 from .calibration import Calibration, Limits, fit
 from .recorded import RecordedRun
-from .retired import note as retired_note, retired
 from . import deepseek
-from .deepseek import Rates
+from .pricing import Priced, priced
 
 
 def _own_layout(spec: ModelSpec) -> Layout:
@@ -248,17 +247,19 @@ class Replay:
     def cache_read_share(self) -> float:
         return sum(c.cache_read_input_tokens for c in self.calls) / max(1, self.prompt_tokens)
 
-    price_factor: float = 1.0  # the multiple of the calls' model's prices billed (a retired model's: retired.py)
-    rates: list[Rates] | None = None  # per call, another provider's own prices (DeepSeek's: deepseek.py)
+    # how the log's own model is billed where the replay runs as it (pricing.py: a retired model's
+    # multiple, DeepSeek's lists); None: each call at its own model's table prices
+    priced: Priced | None = None
+    times: list[float | None] = field(default_factory=list)  # each call's logged time (DeepSeek's lists go by it)
 
     @property
     def cost(self) -> float:
         """The run's bill under this strategy: the replayed calls, and the calls the log does not show."""
-        if self.rates is not None:  # hits, misses (writes and uncached input alike) and output
-            return sum(r.dollars(c.cache_read_input_tokens, c.input_tokens + c.cache_creation_input_tokens,
-                                 c.output_tokens) for r, c in zip(self.rates, self.calls)) \
-                + sum(c.cost for c in self.unlogged)
-        return self.price_factor * (sum(c.cost for c in self.calls) + sum(c.cost for c in self.unlogged))
+        if self.priced is None:
+            return sum(c.cost for c in self.calls) + sum(c.cost for c in self.unlogged)
+        at = self.times or [None]
+        return sum(self.priced.cost(c, at[min(k, len(at) - 1)]) for k, c in enumerate(self.calls)) \
+            + sum(self.priced.cost(c) for c in self.unlogged)
 
 
 def logged_uncached(run: RecordedRun) -> bool:
@@ -270,20 +271,14 @@ def logged_uncached(run: RecordedRun) -> bool:
 
 def replay_model(run: RecordedRun, model: str | None = None) -> str:
     """The model to replay and price as: the one asked for, else the log's (a retired one as the
-    model it is billed as: ``retired.py``). A model that is not in the table is replayed as the
-    table says of unknown models (its cost is unknown, NaN)."""
-    stand_in = retired(run.model) if model is None else None
-    name = stand_in[0] if stand_in else model or run.model or "unknown"
+    model it is billed as: ``pricing.py``). A model that is not in the table is replayed as the
+    table says of unknown models (its cost is unknown, NaN, unless ``pricing.py`` prices it)."""
+    how = priced(run.model) if model is None else None
+    name = how.model if how else model or run.model or "unknown"
     with warnings.catch_warnings():
-        if deepseek.api_name(name):  # not in the table, but priced (deepseek.py): "cost unknown" would be false
+        if how:  # priced, if not in the table (DeepSeek's): "cost unknown" would be false
             warnings.simplefilter("ignore", UnknownModelWarning)
         return model_spec(name).id
-
-
-def price_factor(run: RecordedRun, model: str | None) -> float:
-    """The multiple of the replay model's prices the run is billed at (a retired model's)."""
-    stand_in = retired(run.model) if model is None else None
-    return stand_in[1] if stand_in else 1.0
 
 
 def _text(blocks: list[dict]) -> str:
@@ -399,16 +394,12 @@ def _in_log_tokens(run: RecordedRun, strategy: Strategy, raw: Replay, calibratio
         notes += [misses_note(run, own_cache, calls, moved)] if moved else []
     unlogged, why = unlogged_calls(run, raw.model)
     notes += [why] if why else []
-    as_logged_model = raw.model == replay_model(run)
-    factor = price_factor(run, None) if as_logged_model else 1.0
-    notes += [retired_note(run.model)] if as_logged_model and retired(run.model) else []
-    rates = None
-    if as_logged_model and calls and deepseek.api_name(run.model):  # priced as DeepSeek priced each call, by its time
-        times = [c.at for c in run.calls]
-        rates = [deepseek.rates(run.model, times[k] if k < len(times) else times[-1]) for k in range(len(calls))]
-        notes.append(deepseek.note(run.model, times[:len(calls)]))
+    how = priced(run.model) if raw.model == replay_model(run) else None  # the log's own model, billed as it is
+    times = [c.at for c in run.calls]
+    notes += [how.note] if how and how.note else []
+    notes += [deepseek.note(run.model, times[:len(calls)])] if how and how.deepseek and calls else []
     return Replay(raw.strategy, raw.model, calls, raw.seconds, raw.hidden_tokens, notes, raw.stopped, raw.layout,
-                  not calibration.identity, unlogged, raw.sizes, raw.calls, raw.crashed, own_cache, factor, rates)
+                  not calibration.identity, unlogged, raw.sizes, raw.calls, raw.crashed, own_cache, how, times)
 
 
 def call_models(run: RecordedRun) -> list[str | None]:

@@ -36,23 +36,19 @@ class RecordedUsage(BaseModel):
         return None if self.cache_read is None or not self.prompt_tokens else self.cache_read / self.prompt_tokens
 
     def cost(self, model: str, at: float | None = None) -> float | None:
-        """Dollars under our price table, when the model is in it and the log has cache figures.
-        Cache writes are priced by their TTL, as the log breaks them down (5-minute when it does not).
-        A DeepSeek model is priced by DeepSeek's list of the call's time ``at`` (deepseek.py)."""
+        """Dollars as ``model`` is billed (``pricing.py``: the table's prices, a retired model's multiple,
+        DeepSeek's list of the call's time ``at``), when something prices it and the log has cache
+        figures. Cache writes are priced by their TTL, as the log breaks them down (5-minute when it does not)."""
         from ..provider.cost import CallRecord
-        from .deepseek import rates
-        from .retired import priced_as
-        if self.cache_read is None:
+        from .pricing import priced
+        how = priced(model)
+        if self.cache_read is None or how is None:
             return None
         write = self.cache_write or 0
-        own = rates(model, at)
-        if own is not None:  # hits, and every other prompt token a miss: DeepSeek has no write premium
-            return own.dollars(self.cache_read, self.prompt_tokens - self.cache_read, self.output or 0)
-        model, factor = priced_as(model)
-        cost = factor * CallRecord(model=model, input_tokens=self.prompt_tokens - self.cache_read - write,
-                          cache_creation_input_tokens=write, cache_creation_5m=write - self.cache_write_1h,
-                          cache_creation_1h=self.cache_write_1h, cache_read_input_tokens=self.cache_read,
-                          output_tokens=self.output or 0).cost
+        cost = how.cost(CallRecord(model=how.model, input_tokens=self.prompt_tokens - self.cache_read - write,
+                                   cache_creation_input_tokens=write, cache_creation_5m=write - self.cache_write_1h,
+                                   cache_creation_1h=self.cache_write_1h, cache_read_input_tokens=self.cache_read,
+                                   output_tokens=self.output or 0), at)
         return None if math.isnan(cost) else cost
 
 
@@ -67,13 +63,16 @@ class ModelTotals(BaseModel):
     cost_usd: float | None = None  # the log's own price for them, where it says (never billed from)
 
     def cost(self, model: str) -> float:
-        """Dollars under our price table (writes at the 5-minute rate: totals have no TTL split)."""
+        """Dollars as ``model`` is billed (``pricing.py``; writes at the 5-minute rate: totals have no TTL
+        split, and no time, so DeepSeek's are at its newest list); NaN where nothing prices it."""
         from ..provider.cost import CallRecord
-        from .retired import priced_as
-        model, factor = priced_as(model)
-        return factor * CallRecord(model=model, input_tokens=self.input_tokens, cache_creation_input_tokens=self.cache_write,
-                          cache_creation_5m=self.cache_write, cache_read_input_tokens=self.cache_read,
-                          output_tokens=self.output_tokens).cost
+        from .pricing import priced
+        how = priced(model)
+        if how is None:
+            return math.nan
+        return how.cost(CallRecord(model=how.model, input_tokens=self.input_tokens, cache_creation_input_tokens=self.cache_write,
+                                   cache_creation_5m=self.cache_write, cache_read_input_tokens=self.cache_read,
+                                   output_tokens=self.output_tokens))
 
 
 class RecordedCall(BaseModel):

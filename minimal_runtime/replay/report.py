@@ -7,6 +7,7 @@ from pathlib import Path
 from ..provider.cost import CallRecord
 from ..provider.models import lookup
 from .driver import STRATEGIES, Replay, unlogged_calls
+from .pricing import priced
 from .recorded import RecordedRun
 
 
@@ -16,7 +17,7 @@ def usage_bill(run: RecordedRun) -> float | None:
     own = [c.model for c in run.calls if c.usage]
     usages = [c.usage for c in run.calls if c.usage]
     times = [c.at for c in run.calls if c.usage]
-    costs = [u.cost(m if m and lookup(m) else run.model, at) for u, m, at in zip(usages, own, times)] \
+    costs = [u.cost(m if priced(m) else run.model, at) for u, m, at in zip(usages, own, times)] \
         if run.model and usages else [None]
     if None in costs:
         return None

@@ -299,12 +299,35 @@ def test_a_retired_2025_model_is_billed_at_its_own_prices(tmp_path, model, stand
     path = write(tmp_path / "old.stream.jsonl", lines)
     (run,) = load(path)
     recorded = replay(run, "recorded")
-    assert recorded.model == stand_in and recorded.price_factor == factor
+    assert recorded.model == stand_in and recorded.priced.factor == factor
     assert usage_bill(run) == pytest.approx(factor * sum(c.usage.cost(stand_in) for c in run.calls))
     assert recorded.cost == pytest.approx(usage_bill(run), rel=0.02) and recorded.cost == recorded.cost
     main(["replay", str(path), "--strategy", "recorded", "--plot", "none"])
     captured = capsys.readouterr()
     assert "not in the price table" not in captured.err and f"billed at {factor:g}x its prices" in captured.out
+
+
+def test_a_retired_models_side_calls_are_billed_at_their_own_models_prices(tmp_path):
+    """An Opus 4.1 session (billed at 3x Opus 4.5's prices) whose totals count Haiku 4.5 side calls no
+    line shows: those are billed at Haiku 4.5's own prices, not at the retired model's multiple."""
+    model = "claude-opus-4-1-20250805"
+    calls = [usage(10, 20_000, 0), usage(10, 1_000, 20_000)]
+    lines = [{**init(), "model": model}]
+    for k, u in enumerate(calls, start=1):
+        line = assistant(f"msg_{k}", [tool_use(f"toolu_{k}")] if k < 2 else [{"type": "text", "text": "Done."}], u)
+        line["message"]["model"] = model
+        lines += [line] + ([result(f"toolu_{k}", "x = 1\n" * 200)] if k < 2 else [])
+    side = {"inputTokens": 40_000, "outputTokens": 500, "cacheReadInputTokens": 0, "cacheCreationInputTokens": 0}
+    lines.append({"type": "result", "subtype": "success", "is_error": False, "num_turns": 2, "total_cost_usd": 1.0,
+                  "modelUsage": {model: {"inputTokens": 20, "outputTokens": 20, "cacheReadInputTokens": 20_000,
+                                         "cacheCreationInputTokens": 21_000},
+                                 "claude-haiku-4-5-20251001": side}})
+    (run,) = load(write(tmp_path / "side.stream.jsonl", lines))
+    recorded = replay(run, "recorded")
+    (haiku,) = [c for c in recorded.unlogged if c.model == "claude-haiku-4-5"]
+    assert haiku.cost == pytest.approx((40_000 * 1 + 500 * 5) / 1e6)  # Haiku 4.5: $1 input, $5 output per MTok
+    shown = sum(c.cost for c in recorded.calls)
+    assert recorded.cost == pytest.approx(3.0 * shown + haiku.cost)
 
 
 def test_the_plot_counts_calls_from_1_as_the_table_does(tmp_path, generated):

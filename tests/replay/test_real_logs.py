@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from minimal_runtime.provider.models import lookup
+from minimal_runtime.replay.pricing import priced
 from minimal_runtime.replay import load, replay
 from minimal_runtime.replay.report import usage_bill
 
@@ -24,7 +24,7 @@ def test_a_real_log_imports_replays_and_the_recorded_layout_matches_its_cache_re
         warnings.simplefilter("ignore")  # logs of models the table does not know are priced as Sonnet 4.6
         runs = load(path)
         for run in runs:
-            replayed = replay(run, "recorded", model=None if lookup(run.model or "") else "claude-sonnet-4-6")
+            replayed = replay(run, "recorded", model=None if priced(run.model) else "claude-sonnet-4-6")
             assert len(replayed.calls) == len(run.calls), replayed.notes
             assert not any(n.startswith("stopped") for n in replayed.notes), replayed.notes
             usages = [c.usage for c in run.calls if c.usage]
@@ -45,7 +45,7 @@ def test_recorded_reprices_each_real_log_within_5_percent_of_its_own_bill(capsys
                 usages = [c.usage for c in run.calls if c.usage]
                 if not usages or any(u.cache_read is None for u in usages):
                     continue
-                model = None if lookup(run.model or "") else "claude-sonnet-4-6"
+                model = None if priced(run.model) else "claude-sonnet-4-6"
                 replayed = replay(run, "recorded", model=model)
                 logged = usage_bill(run if model is None else run.model_copy(update={"model": model}))
                 gap = replayed.cost / logged - 1
