@@ -247,19 +247,25 @@ class Replay:
     def cache_read_share(self) -> float:
         return sum(c.cache_read_input_tokens for c in self.calls) / max(1, self.prompt_tokens)
 
-    # how the log's own model is billed where the replay runs as it (pricing.py: a retired model's
-    # multiple, DeepSeek's lists); None: each call at its own model's table prices
-    priced: Priced | None = None
+    # how each call is billed (pricing.py: its model's prices, a retired model's multiple of its stand-in's,
+    # DeepSeek's list of the call's time), one per call and one per unlogged call; none: the table's prices
+    billed: list[Priced] = field(default_factory=list)
+    unlogged_billed: list[Priced] = field(default_factory=list)
     times: list[float | None] = field(default_factory=list)  # each call's logged time (DeepSeek's lists go by it)
 
     @property
     def cost(self) -> float:
         """The run's bill under this strategy: the replayed calls, and the calls the log does not show."""
-        if self.priced is None:
-            return sum(c.cost for c in self.calls) + sum(c.cost for c in self.unlogged)
         at = self.times or [None]
-        return sum(self.priced.cost(c, at[min(k, len(at) - 1)]) for k, c in enumerate(self.calls)) \
-            + sum(self.priced.cost(c) for c in self.unlogged)
+        billed = self.billed or [Priced(c.model) for c in self.calls]
+        return sum(p.cost(c, at[min(k, len(at) - 1)]) for k, (c, p) in enumerate(zip(self.calls, billed))) \
+            + self.unlogged_cost
+
+    @property
+    def unlogged_cost(self) -> float:
+        """What the calls the log counts but does not show add to the bill."""
+        billed = self.unlogged_billed or [Priced(c.model) for c in self.unlogged]
+        return sum(p.cost(c) for c, p in zip(self.unlogged, billed))
 
 
 def logged_uncached(run: RecordedRun) -> bool:
@@ -319,24 +325,28 @@ def calibrate(run: RecordedRun, model: str | None = None) -> Calibration:
     return fit(run, first.calls, first.layout, source=first)
 
 
-def unlogged_calls(run: RecordedRun, model: str) -> tuple[list[CallRecord], str | None]:
-    """The calls the log counts but does not show, as the log counted them: those of the log's own
-    model priced as the replay model, the others (side calls) as their own. A model the price table
-    does not know is left out, and said."""
-    calls, unknown = [], []
-    own = lookup(run.model or "")
+def unlogged_calls(run: RecordedRun, model: str | None = None) -> tuple[list[CallRecord], list[Priced], str | None]:
+    """The calls the log counts but does not show, as the log counted them, and how each is billed:
+    those of the log's own model as the replay model (``model``; None: as the log's own), the others
+    (side calls: Haiku 3.5 in 2025's Claude Code) as their own model is (``pricing.py``). A model
+    nothing prices is left out, and said."""
+    calls, billed, unknown = [], [], []
+    own = priced(run.model)
+    as_own = own if model is None or model == replay_model(run) else Priced(model)
     for name, t in run.unlogged.items():
-        spec = lookup(name)
-        priced_as = model if spec is not None and own is not None and spec.id == own.id else (spec.id if spec else None)
-        if priced_as is None:
+        how = priced(name)
+        if how is None:
             unknown.append(name)
             continue
-        calls.append(CallRecord(model=priced_as, input_tokens=t.input_tokens, cache_creation_input_tokens=t.cache_write,
+        if own is not None and (how.model, how.factor) == (own.model, own.factor):
+            how = as_own
+        calls.append(CallRecord(model=how.model, input_tokens=t.input_tokens, cache_creation_input_tokens=t.cache_write,
                                 cache_creation_5m=t.cache_write, cache_read_input_tokens=t.cache_read,
                                 output_tokens=t.output_tokens))
-    why = f"calls on {', '.join(unknown)} the log does not show are not billed: the price table does not know " \
+        billed.append(how)
+    why = f"calls on {', '.join(unknown)} the log does not show are not billed: nothing here prices " \
           "that model" if unknown else None
-    return calls, why
+    return calls, billed, why
 
 
 def replay(run: RecordedRun, strategy: Strategy | str = "tail", *, model: str | None = None,
@@ -386,39 +396,38 @@ def _in_log_tokens(run: RecordedRun, strategy: Strategy, raw: Replay, calibratio
     if warm:
         notes.append(warm)
         calls = priced_as_logged(run, calls) if strategy.as_logged else calls
-    calls, switched = per_call_models(run, raw.model, calls)
+    calls, billed, switched = billing(run, raw.model, calls)
     notes += [switched] if switched else []
     own_cache = calls
     if strategy.as_logged:
         calls, moved = mirrored_misses(run, calls)
         notes += [misses_note(run, own_cache, calls, moved)] if moved else []
-    unlogged, why = unlogged_calls(run, raw.model)
+    unlogged, unlogged_billed, why = unlogged_calls(run, raw.model)
     notes += [why] if why else []
     how = priced(run.model) if raw.model == replay_model(run) else None  # the log's own model, billed as it is
     times = [c.at for c in run.calls]
     notes += [how.note] if how and how.note else []
     notes += [deepseek.note(run.model, times[:len(calls)])] if how and how.deepseek and calls else []
     return Replay(raw.strategy, raw.model, calls, raw.seconds, raw.hidden_tokens, notes, raw.stopped, raw.layout,
-                  not calibration.identity, unlogged, raw.sizes, raw.calls, raw.crashed, own_cache, how, times)
+                  not calibration.identity, unlogged, raw.sizes, raw.calls, raw.crashed, own_cache, billed, unlogged_billed,
+                  times)
 
 
-def call_models(run: RecordedRun) -> list[str | None]:
-    """Each call's own model as the price table names it, where the log names one it knows."""
-    return [spec.id if c.model and (spec := lookup(c.model)) else None for c in run.calls]
-
-
-def per_call_models(run: RecordedRun, model: str, calls: list[CallRecord]) -> tuple[list[CallRecord], str | None]:
-    """Where a session changed model midway and the replay is priced as the log's own model, each
-    call priced as the model that made it (a session that went from Sonnet 4.5 to Opus 4.6 was billed
-    as Sonnet 4.5 throughout)."""
-    own = call_models(run)
-    if model != replay_model(run) or len({m for m in own if m}) < 2:
-        return calls, None
-    changes = [f"{own[k - 1]} -> {own[k]} at call {k + 1}" for k in range(1, len(own))
-               if own[k] and own[k - 1] and own[k] != own[k - 1]]
-    return ([c.model_copy(update={"model": m}) if m and m != c.model else c for c, m in zip(calls, own)],
-            f"the session changes model ({', '.join(changes[:3])}{', ...' if len(changes) > 3 else ''}): the replay "
-            f"runs as {model} and prices each call as the model that made it")
+def billing(run: RecordedRun, model: str, calls: list[CallRecord]) -> tuple[list[CallRecord], list[Priced], str | None]:
+    """How each replayed call is billed: as ``model`` where the replay runs as another model than the
+    log's; else as the model that made it (``pricing.py``; the log's own where a call names none or
+    one nothing prices), so a session that changed model midway (Sonnet 4.5 to Opus 4.6) is billed
+    per call, and said. The calls come back labelled with the model they are billed as."""
+    if model != replay_model(run):
+        return calls, [Priced(model)] * len(calls), None
+    own = priced(run.model) or Priced(model)
+    each = [(priced(c.model) if c.model else None) or own for c in run.calls]
+    names = [p.retired or p.model for p in each]
+    changes = [f"{names[k - 1]} -> {names[k]} at call {k + 1}" for k in range(1, len(names)) if names[k] != names[k - 1]]
+    calls = [c if c.model == p.model else c.model_copy(update={"model": p.model}) for c, p in zip(calls, each)]
+    why = (f"the session changes model ({', '.join(changes[:3])}{', ...' if len(changes) > 3 else ''}): the replay "
+           f"runs as {model} and prices each call as the model that made it") if changes else None
+    return calls, each[:len(calls)], why
 
 
 def replay_all(run: RecordedRun, names: list[str], *, model: str | None = None,

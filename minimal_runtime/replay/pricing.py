@@ -66,12 +66,11 @@ class Priced:
 
     def cost(self, call: CallRecord, at: float | None = None) -> float:
         """Dollars of ``call``'s tokens billed so (``at``: its time, which DeepSeek's lists depend on);
-        NaN where nothing prices them. Only the calls of ``model`` are billed at ``factor``: a retired
-        model's side calls on a current model are billed at that model's own prices."""
+        NaN where nothing prices them. ``call`` is labelled ``model``, what it is billed as."""
         if self.deepseek:  # hits, and every other prompt token a miss: DeepSeek has no write premium
             return deepseek.rates(self.deepseek, at).dollars(
                 call.cache_read_input_tokens, call.input_tokens + call.cache_creation_input_tokens, call.output_tokens)
-        return call.cost * (self.factor if call.model == self.model else 1.0)
+        return call.cost * self.factor
 
 
 def priced(model: str | None) -> Priced | None:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from ..provider.cost import CallRecord
-from ..provider.models import lookup
 from .driver import STRATEGIES, Replay, unlogged_calls
 from .pricing import priced
 from .recorded import RecordedRun
@@ -21,7 +21,8 @@ def usage_bill(run: RecordedRun) -> float | None:
         if run.model and usages else [None]
     if None in costs:
         return None
-    return sum(costs) + sum(c.cost for c in unlogged_calls(run, run.model)[0])
+    unlogged, billed, _ = unlogged_calls(run)
+    return sum(costs) + sum(how.cost(c) for c, how in zip(unlogged, billed))
 
 
 def prices_one_hour_as_five_minutes(run: RecordedRun) -> bool:
@@ -31,16 +32,16 @@ def prices_one_hour_as_five_minutes(run: RecordedRun) -> bool:
     billed from it."""
     if not sum(c.usage.cache_write_1h for c in run.calls if c.usage):
         return False
-    priced = [(t.cost(spec.id), t.cost_usd) for name, t in run.model_usage.items()
-              if t.cost_usd and t.cache_write and (spec := lookup(name))]
-    return bool(priced) and all(abs(ours - theirs) <= 0.002 * theirs for ours, theirs in priced)
+    costs = [(t.cost(name), t.cost_usd) for name, t in run.model_usage.items()
+             if t.cost_usd and t.cache_write and priced(name)]
+    return bool(costs) and all(abs(ours - theirs) <= 0.002 * theirs for ours, theirs in costs)
 
 
 def at_five_minute_rate(replayed: Replay) -> float:
     """The replay's bill with its 1-hour writes priced as 5-minute ones (how such a log prices them)."""
     flat = [CallRecord(**{**c.model_dump(), "cache_creation_5m": c.cache_creation_input_tokens, "cache_creation_1h": 0})
             for c in replayed.calls]
-    return sum(c.cost for c in flat) + sum(c.cost for c in replayed.unlogged)
+    return replace(replayed, calls=flat).cost
 
 
 def own_cost_line(run: RecordedRun, replays: list[Replay]) -> str | None:
@@ -73,10 +74,9 @@ def price_differences(run: RecordedRun, tolerance: float = 0.01) -> list[tuple[s
     two differ by more than ``tolerance``: the log's client used other prices (a table of its own)."""
     out = []
     for name, t in run.model_usage.items():
-        spec = lookup(name)
-        if spec is None or not t.cost_usd:
+        if not priced(name) or not t.cost_usd:
             continue
-        ours = t.cost(spec.id)
+        ours = t.cost(name)
         if ours and abs(t.cost_usd / ours - 1) > tolerance:
             out.append((name, ours, t.cost_usd))
     return out

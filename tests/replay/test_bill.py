@@ -299,7 +299,7 @@ def test_a_retired_2025_model_is_billed_at_its_own_prices(tmp_path, model, stand
     path = write(tmp_path / "old.stream.jsonl", lines)
     (run,) = load(path)
     recorded = replay(run, "recorded")
-    assert recorded.model == stand_in and recorded.priced.factor == factor
+    assert recorded.model == stand_in and {p.factor for p in recorded.billed} == {factor}
     assert usage_bill(run) == pytest.approx(factor * sum(c.usage.cost(stand_in) for c in run.calls))
     assert recorded.cost == pytest.approx(usage_bill(run), rel=0.02) and recorded.cost == recorded.cost
     main(["replay", str(path), "--strategy", "recorded", "--plot", "none"])
@@ -338,3 +338,36 @@ def test_the_plot_counts_calls_from_1_as_the_table_does(tmp_path, generated):
     for ax in fig.axes:
         for line in ax.get_lines():
             assert list(line.get_xdata()) == list(range(1, len(run.calls) + 1))
+
+
+@pytest.mark.parametrize("model, factor", [("claude-opus-4-1-20250805", 3.0), ("claude-sonnet-4-20250514", 1.0)])
+def test_calls_a_2025_log_does_not_show_are_billed_at_their_retired_models_prices(tmp_path, model, factor):
+    """A 2025 Claude Code session: Opus 4.1 or Sonnet 4, its totals counting calls of its own model no
+    line shows and side calls on Haiku 3.5, Claude Code's side model then. Both are billed as the
+    pricing page lists them (Haiku 3.5 at 0.8x Haiku 4.5's prices); they were left out, said to be on
+    a model the price table does not know."""
+    from minimal_runtime.replay.report import usage_bill
+    calls = [usage(10, 20_000, 0), usage(10, 1_000, 20_000)]
+    lines = [{**init(), "model": model}]
+    for k, u in enumerate(calls, start=1):
+        line = assistant(f"msg_{k}", [tool_use(f"toolu_{k}")] if k < 2 else [{"type": "text", "text": "Done."}], u)
+        line["message"]["model"] = model
+        lines += [line] + ([result(f"toolu_{k}", "x = 1\n" * 200)] if k < 2 else [])
+    shown = {"inputTokens": 20, "outputTokens": 80, "cacheReadInputTokens": 20_000, "cacheCreationInputTokens": 21_000}
+    more = {"inputTokens": 30_000, "outputTokens": 1_000, "cacheReadInputTokens": 0, "cacheCreationInputTokens": 0}
+    side = {"inputTokens": 40_000, "outputTokens": 500, "cacheReadInputTokens": 0, "cacheCreationInputTokens": 0}
+    own = {k: shown[k] + more[k] for k in shown}
+    lines.append({"type": "result", "subtype": "success", "is_error": False, "num_turns": 2, "total_cost_usd": 1.0,
+                  "modelUsage": {model: own, "claude-3-5-haiku-20241022": side}})
+    (run,) = load(write(tmp_path / "2025.stream.jsonl", lines))
+    recorded = replay(run, "recorded")
+    assert not [n for n in recorded.notes if "not billed" in n]
+    stand_in = recorded.model
+    # the 30,000 input tokens no line shows (without the result's usage, all of the output is the shown calls')
+    unshown = 30_000 * (5 if factor == 3.0 else 3) / 1e6  # Opus 4.5's $5, Sonnet 4.5's $3 per MTok
+    haiku = 0.8 * (40_000 * 1 + 500 * 5) / 1e6  # Haiku 3.5: 0.8x Haiku 4.5's $1 input, $5 output per MTok
+    assert recorded.unlogged_cost == pytest.approx(factor * unshown + haiku)
+    assert recorded.cost == pytest.approx(factor * sum(c.cost for c in recorded.calls if c.model == stand_in)
+                                          + factor * unshown + haiku)
+    assert usage_bill(run) == pytest.approx(factor * sum(c.usage.cost(stand_in) for c in run.calls) + factor * unshown
+                                            + haiku)
