@@ -307,37 +307,32 @@ def test_a_retired_2025_model_is_billed_at_its_own_prices(tmp_path, model, stand
     assert "not in the price table" not in captured.err and f"billed at {factor:g}x its prices" in captured.out
 
 
+SHOWN = {"inputTokens": 20, "outputTokens": 80, "cacheReadInputTokens": 20_000, "cacheCreationInputTokens": 21_000}
+
+
+def two_calls(tmp_path, model: str, model_usage: dict):
+    """A session of two calls on ``model`` (the tokens of SHOWN), its result event's totals ``model_usage``."""
+    lines = [{**init(), "model": model}]
+    for k, u in enumerate([usage(10, 20_000, 0), usage(10, 1_000, 20_000)], start=1):
+        line = assistant(f"msg_{k}", [tool_use(f"toolu_{k}")] if k < 2 else [{"type": "text", "text": "Done."}], u)
+        line["message"]["model"] = model
+        lines += [line] + ([result(f"toolu_{k}", "x = 1\n" * 200)] if k < 2 else [])
+    lines.append({"type": "result", "subtype": "success", "is_error": False, "num_turns": 2, "total_cost_usd": 1.0,
+                  "modelUsage": model_usage})
+    (run,) = load(write(tmp_path / "two.stream.jsonl", lines))
+    return run
+
+
 def test_a_retired_models_side_calls_are_billed_at_their_own_models_prices(tmp_path):
     """An Opus 4.1 session (billed at 3x Opus 4.5's prices) whose totals count Haiku 4.5 side calls no
     line shows: those are billed at Haiku 4.5's own prices, not at the retired model's multiple."""
     model = "claude-opus-4-1-20250805"
-    calls = [usage(10, 20_000, 0), usage(10, 1_000, 20_000)]
-    lines = [{**init(), "model": model}]
-    for k, u in enumerate(calls, start=1):
-        line = assistant(f"msg_{k}", [tool_use(f"toolu_{k}")] if k < 2 else [{"type": "text", "text": "Done."}], u)
-        line["message"]["model"] = model
-        lines += [line] + ([result(f"toolu_{k}", "x = 1\n" * 200)] if k < 2 else [])
     side = {"inputTokens": 40_000, "outputTokens": 500, "cacheReadInputTokens": 0, "cacheCreationInputTokens": 0}
-    lines.append({"type": "result", "subtype": "success", "is_error": False, "num_turns": 2, "total_cost_usd": 1.0,
-                  "modelUsage": {model: {"inputTokens": 20, "outputTokens": 20, "cacheReadInputTokens": 20_000,
-                                         "cacheCreationInputTokens": 21_000},
-                                 "claude-haiku-4-5-20251001": side}})
-    (run,) = load(write(tmp_path / "side.stream.jsonl", lines))
-    recorded = replay(run, "recorded")
+    recorded = replay(two_calls(tmp_path, model, {model: SHOWN, "claude-haiku-4-5-20251001": side}), "recorded")
     (haiku,) = [c for c in recorded.unlogged if c.model == "claude-haiku-4-5"]
     assert haiku.cost == pytest.approx((40_000 * 1 + 500 * 5) / 1e6)  # Haiku 4.5: $1 input, $5 output per MTok
     shown = sum(c.cost for c in recorded.calls)
     assert recorded.cost == pytest.approx(3.0 * shown + haiku.cost)
-
-
-def test_the_plot_counts_calls_from_1_as_the_table_does(tmp_path, generated):
-    """The table's call 1 was the plot's call 0 (a learner read the log's pause at "call 4", the table's 5)."""
-    from minimal_runtime.replay import plot
-    (run,) = load(generated["subagent"])
-    fig = plot(run, [replay(run, "recorded"), replay(run, "tail")], tmp_path / "p.png")
-    for ax in fig.axes:
-        for line in ax.get_lines():
-            assert list(line.get_xdata()) == list(range(1, len(run.calls) + 1))
 
 
 @pytest.mark.parametrize("model, factor", [("claude-opus-4-1-20250805", 3.0), ("claude-sonnet-4-20250514", 1.0)])
@@ -347,19 +342,9 @@ def test_calls_a_2025_log_does_not_show_are_billed_at_their_retired_models_price
     pricing page lists them (Haiku 3.5 at 0.8x Haiku 4.5's prices); they were left out, said to be on
     a model the price table does not know."""
     from minimal_runtime.replay.report import usage_bill
-    calls = [usage(10, 20_000, 0), usage(10, 1_000, 20_000)]
-    lines = [{**init(), "model": model}]
-    for k, u in enumerate(calls, start=1):
-        line = assistant(f"msg_{k}", [tool_use(f"toolu_{k}")] if k < 2 else [{"type": "text", "text": "Done."}], u)
-        line["message"]["model"] = model
-        lines += [line] + ([result(f"toolu_{k}", "x = 1\n" * 200)] if k < 2 else [])
-    shown = {"inputTokens": 20, "outputTokens": 80, "cacheReadInputTokens": 20_000, "cacheCreationInputTokens": 21_000}
     more = {"inputTokens": 30_000, "outputTokens": 1_000, "cacheReadInputTokens": 0, "cacheCreationInputTokens": 0}
     side = {"inputTokens": 40_000, "outputTokens": 500, "cacheReadInputTokens": 0, "cacheCreationInputTokens": 0}
-    own = {k: shown[k] + more[k] for k in shown}
-    lines.append({"type": "result", "subtype": "success", "is_error": False, "num_turns": 2, "total_cost_usd": 1.0,
-                  "modelUsage": {model: own, "claude-3-5-haiku-20241022": side}})
-    (run,) = load(write(tmp_path / "2025.stream.jsonl", lines))
+    run = two_calls(tmp_path, model, {model: {k: SHOWN[k] + more[k] for k in SHOWN}, "claude-3-5-haiku-20241022": side})
     recorded = replay(run, "recorded")
     assert not [n for n in recorded.notes if "not billed" in n]
     stand_in = recorded.model
@@ -371,3 +356,13 @@ def test_calls_a_2025_log_does_not_show_are_billed_at_their_retired_models_price
                                           + factor * unshown + haiku)
     assert usage_bill(run) == pytest.approx(factor * sum(c.usage.cost(stand_in) for c in run.calls) + factor * unshown
                                             + haiku)
+
+
+def test_the_plot_counts_calls_from_1_as_the_table_does(tmp_path, generated):
+    """The table's call 1 was the plot's call 0 (a learner read the log's pause at "call 4", the table's 5)."""
+    from minimal_runtime.replay import plot
+    (run,) = load(generated["subagent"])
+    fig = plot(run, [replay(run, "recorded"), replay(run, "tail")], tmp_path / "p.png")
+    for ax in fig.axes:
+        for line in ax.get_lines():
+            assert list(line.get_xdata()) == list(range(1, len(run.calls) + 1))
