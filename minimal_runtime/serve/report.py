@@ -239,7 +239,7 @@ class Report:
                     f"{read / prompt if prompt else 0:.1%} of {prompt:,} prompt tokens, cost {_dollars(cost)}, "
                     f"without caching {_dollars(plain)}")
             if cost and not math.isnan(cost) and not math.isnan(plain):
-                text += f" ({plain / cost:.1f}x)"
+                text += f" ({_saving(cost, plain)})"
             if self.predicted or self.unpredicted:
                 real, guess = [p[0] for p in self.predicted], [p[1] for p in self.predicted]
                 text += (f"; on the {len(guess)} calls the emulator accepted it predicted cache-read share "
@@ -468,3 +468,10 @@ def _dollars(value: float) -> str:
 def _short(text: str, n: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= n else text[: n - 3] + "..."
+
+
+def _saving(cost: float, plain: float) -> str:
+    """What caching did to the bill: a writes-only run costs more with it, and "1.0x" would hide that."""
+    if plain < cost:
+        return f"caching cost {cost / plain - 1:.1%} more: what it wrote was not read back enough"
+    return f"{plain / cost:.1f}x" if plain >= 1.05 * cost else f"caching saved {1 - cost / plain:.1%}"

@@ -406,3 +406,18 @@ def test_the_summary_counts_the_calls_the_page_counts_refused_ones_included(tmp_
     assert len(page["refusals"]) == 1
     assert front.report.summary().startswith("summary: 3 calls, 1 refused (and 1 request the server refused "
                                              "before reading it), cache-read share ")
+
+
+def test_the_summary_says_when_caching_cost_more_than_it_saved():
+    """One call that writes its prefix and is never read back costs 1.25x on its prefix: "(1.0x)" read as
+    break-even (a new user's run through serve showed $0.01388 with caching, $0.01336 without)."""
+    emulator = Emulator(model="claude-sonnet-5-5", policy=ToolThenAnswer())
+    with started(emulator) as (url, front):
+        client = anthropic.Anthropic(base_url=url, api_key="dummy")
+        client.messages.create(model="claude-sonnet-5-5", max_tokens=256, messages=[{"role": "user", "content": "Hi"}],
+                               system=[{"type": "text", "text": "You are careful. " * 800,
+                                        "cache_control": {"type": "ephemeral"}}])
+    cost, plain = emulator.calls[0].cost, emulator.calls[0].cost_without_cache
+    assert cost > plain
+    assert front.report.summary().endswith(f"(caching cost {cost / plain - 1:.1%} more: what it wrote was not read "
+                                           "back enough)")
