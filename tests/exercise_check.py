@@ -114,10 +114,12 @@ def stubs() -> int:
 def progress() -> int:
     results = {suite.name: (passed, failed) for suite, (passed, failed, _) in run_suites(SUITES).items()}
     timings = timed(results, time.time())
-    print(f"{'chapter':<28} {'passing':>8}")
+    print(f"{'chapter':<28} {'passing':>8}       time")
     for chapter, (passed, failed) in results.items():
         mark = "done" if passed and not failed else ""
         print(f"{chapter:<28} {passed:>3} of {passed + failed:<3} {mark:<5} {timings.get(chapter, '')}")
+    print("a chapter's time runs from its first make progress to its first with every test passing "
+          "(.progress.jsonl, yours, not committed): run it again as you work")
     return 0
 
 
