@@ -421,3 +421,19 @@ def test_the_summary_says_when_caching_cost_more_than_it_saved():
     assert cost > plain
     assert front.report.summary().endswith(f"(caching cost {cost / plain - 1:.1%} more: what it wrote was not read "
                                            "back enough)")
+
+
+def test_the_client_docs_serve_shows_runs_through_serve_and_reads_what_it_says(monkeypatch, capsys):
+    """docs/serve.md's own ``my_agent.py``, run as written against serve: call 1 writes and reads nothing,
+    calls 2 and 3 read what the call before them wrote, as the page says."""
+    import re
+    from pathlib import Path
+    page = (Path(__file__).resolve().parents[2] / "docs" / "serve.md").read_text()
+    (code,) = re.findall(r"```python\n(.*?)```", page, re.S)
+    with started(Emulator(model="claude-sonnet-5-5", policy=ToolThenAnswer())) as (url, front):
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "dummy")
+        exec(compile(code, "docs/serve.md", "exec"), {})
+    said = [tuple(map(int, re.findall(r"\d+", line)[1:])) for line in capsys.readouterr().out.splitlines()]
+    assert len(said) == 3 and said[0][0] == 0 < said[0][1]
+    assert said[1][0] >= said[0][1] and said[2][0] >= said[1][0] + said[1][1] > 0
