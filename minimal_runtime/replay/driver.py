@@ -68,7 +68,7 @@ from .as_logged import mirror_tail, mirrored_misses, misses_note, priced_as_logg
 from .calibration import Calibration, Limits, fit
 from .recorded import RecordedRun
 from . import deepseek
-from .pricing import Priced, priced
+from .pricing import Priced, priced, total
 
 
 def _own_layout(spec: ModelSpec) -> Layout:
@@ -256,16 +256,12 @@ class Replay:
     @property
     def cost(self) -> float:
         """The run's bill under this strategy: the replayed calls, and the calls the log does not show."""
-        at = self.times or [None]
-        billed = self.billed or [Priced(c.model) for c in self.calls]
-        return sum(p.cost(c, at[min(k, len(at) - 1)]) for k, (c, p) in enumerate(zip(self.calls, billed))) \
-            + self.unlogged_cost
+        return total(self.calls, self.billed, self.times) + self.unlogged_cost
 
     @property
     def unlogged_cost(self) -> float:
         """What the calls the log counts but does not show add to the bill."""
-        billed = self.unlogged_billed or [Priced(c.model) for c in self.unlogged]
-        return sum(p.cost(c) for c, p in zip(self.unlogged, billed))
+        return total(self.unlogged, self.unlogged_billed)
 
 
 def logged_uncached(run: RecordedRun) -> bool:

@@ -73,6 +73,14 @@ class Priced:
         return call.cost * self.factor
 
 
+def total(calls: list[CallRecord], billed: list[Priced], times: list[float | None] | None = None) -> float:
+    """Dollars of ``calls``, each billed as its ``Priced`` says (none given: the table's prices), at
+    its time in ``times`` (DeepSeek's lists; a call past the last time takes the last)."""
+    billed = billed or [Priced(c.model) for c in calls]
+    at = times or [None]
+    return sum(how.cost(c, at[min(k, len(at) - 1)]) for k, (c, how) in enumerate(zip(calls, billed)))
+
+
 def priced(model: str | None) -> Priced | None:
     """How ``model`` is billed, or None where nothing here prices it."""
     stand_in = retired(model)

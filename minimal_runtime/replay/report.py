@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..provider.cost import CallRecord
 from .driver import STRATEGIES, Replay, unlogged_calls
-from .pricing import priced
+from .pricing import priced, total
 from .recorded import RecordedRun
 
 
@@ -22,7 +22,7 @@ def usage_bill(run: RecordedRun) -> float | None:
     if None in costs:
         return None
     unlogged, billed, _ = unlogged_calls(run)
-    return sum(costs) + sum(how.cost(c) for c, how in zip(unlogged, billed))
+    return sum(costs) + total(unlogged, billed)
 
 
 def prices_one_hour_as_five_minutes(run: RecordedRun) -> bool:
