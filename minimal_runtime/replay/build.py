@@ -157,6 +157,21 @@ class BadNumber(ValueError):
     """A count in a log that cannot be one: negative, not a whole number, or absurdly large."""
 
 
+class BadShape(ValueError):
+    """A part of a line that is not what its format says (a message that is null, say): said as it is."""
+
+
+JSON_KINDS = {type(None): "null", bool: "a boolean", int: "a number", float: "a number", str: "a string",
+              list: "a list", dict: "an object"}
+
+
+def an_object(value: Any, field: str) -> dict:
+    """``value``, where it is a JSON object; anything else raises ``BadShape`` naming ``field``."""
+    if not isinstance(value, dict):
+        raise BadShape(f"{field} is {JSON_KINDS.get(type(value), type(value).__name__)}, not an object")
+    return value
+
+
 def count(value: Any, field: str, limit: int = PER_CALL) -> int | None:
     """A token count from a log, or None where the log leaves it out; anything that cannot be a
     count raises ``BadNumber`` naming the field (the line is named by whoever reads the line)."""
@@ -167,9 +182,18 @@ def count(value: Any, field: str, limit: int = PER_CALL) -> int | None:
     if value < 0:
         raise BadNumber(f"{field} is {value:,}: a token count cannot be negative")
     if value > limit:
-        raise BadNumber(f"{field} is {value:.3g}: more tokens than any {'call' if limit == PER_CALL else 'run'} "
+        raise BadNumber(f"{field} is {magnitude(value)}: more tokens than any {'call' if limit == PER_CALL else 'run'} "
                         f"has (over {limit:,})")
     return int(value)
+
+
+def magnitude(value: int | float) -> str:
+    """A huge number as a refusal can show it: ``{:.3g}`` turns an int into a float first, and an int
+    past a float's range (a JSON count of 10**400 is one) cannot become one."""
+    try:
+        return f"{value:.3g}"
+    except OverflowError:
+        return f"a number of {len(str(abs(value)))} digits"
 
 
 def dollars(value: Any, field: str) -> float | None:
@@ -194,7 +218,7 @@ def at_line(path: Path | str, number: int | None, kind: str) -> Iterator[None]:
         yield
     except TrajectoryError:
         raise
-    except BadNumber as e:
+    except (BadNumber, BadShape) as e:
         raise TrajectoryError(str(path), number, str(e)) from None
     except ValidationError as e:  # one line, not pydantic's dump: the first field it refused
         first = e.errors()[0]

@@ -31,9 +31,10 @@ FIELDS = ["run", "source", "model", "strategy", "calls", "logged_calls", "prompt
 
 
 def find_logs(directory: Path) -> list[Path]:
-    """Every file under ``directory`` that is not a folder or a symbolic link (not followed), in a
-    stable order: FIFOs, sockets and devices too, and every sub-folder that cannot be read, so each
-    is listed as not replayed with its reason (the worker says what it is, without opening it)."""
+    """Every file under ``directory`` that is not a folder, in a stable order: FIFOs, sockets and
+    devices too, every symbolic link (to a file or a folder: never followed) and every sub-folder
+    that cannot be read, so each is listed as not replayed with its reason (the worker says what it
+    is, without opening it)."""
     found: list[Path] = []
 
     def unreadable(error: OSError) -> None:
@@ -41,8 +42,15 @@ def find_logs(directory: Path) -> list[Path]:
             found.append(Path(error.filename))
     for root, dirs, files in os.walk(directory, onerror=unreadable):
         dirs.sort()
-        found += [Path(root) / name for name in sorted(files) if not (Path(root) / name).is_symlink()]
+        found += [Path(root) / name for name in files]
+        found += [Path(root) / name for name in dirs if (Path(root) / name).is_symlink()]  # os.walk lists, never enters
     return sorted(found, key=lambda p: str(p).encode("utf-8", "surrogateescape"))
+
+
+def _key(path: str) -> str:
+    """A file as resume matches it: its folder resolved (the same folder spelled another way), its own
+    name not (a symbolic link is its own row, never its target's)."""
+    return os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
 
 
 def replay_file(path: str, strategies: list[str], model: str | None) -> tuple[str, list[dict] | str]:
@@ -58,6 +66,8 @@ def replay_file(path: str, strategies: list[str], model: str | None) -> tuple[st
 def _replay_file(path: str, strategies: list[str], model: str | None) -> list[dict] | str:
     from .formats import runs as read_runs
     from .recorded import TrajectoryError
+    if os.path.islink(path):  # never followed: a link to a log would be replayed twice, one to /dev/zero never end
+        return f"a symbolic link (to {os.readlink(path)}): links are not followed; replay what it points to by its own path"
     if os.path.isdir(path):  # a sub-folder find_logs could not read
         try:
             os.listdir(path)
@@ -267,7 +277,7 @@ def resume(path: Path, totals: Totals) -> set[str]:
             raise SystemExit(f"{path}: its columns are not this version's ({', '.join(FIELDS)}): give another --csv")
         for row in reader:
             totals.add(_typed(row))
-            done.add(os.path.realpath(row["run"].split("#")[0]))
+            done.add(_key(row["run"].split("#")[0]))
     totals.resumed = len(done)
     return done
 
@@ -301,7 +311,7 @@ def run_folder(paths: Iterable[Path], strategies: list[str], model: str | None =
     paths = [str(p) for p in paths]
     if csv_path is not None:  # matched on the resolved path: the same folder spelled another way resumes too
         done = resume(csv_path, totals)
-        paths = [p for p in paths if os.path.realpath(p) not in done]
+        paths = [p for p in paths if _key(p) not in done]
     jobs = jobs or os.cpu_count() or 1
     results = _on_dask(paths, strategies, model, jobs, scheduler) if engine == "dask" else \
         _in_process(paths, strategies, model) if jobs == 1 else _in_workers(paths, strategies, model, jobs)

@@ -92,7 +92,7 @@ def rows(run: RecordedRun, replays: list[Replay]) -> list[dict]:
         bill = usage_bill(run)
         out.append({"strategy": "the log itself", "calls": len(usages), "prompt_tokens": prompt,
                     "per_call": prompt / len(usages),
-                    "cache_read_share": None if None in reads else sum(reads) / prompt,
+                    "cache_read_share": None if None in reads or not prompt else sum(reads) / prompt,  # no base, no share
                     "cost": bill, "ms_per_call": None, "stopped": None})  # the log's own cost has a line of its own
     for r in replays:
         out.append({"strategy": r.strategy, "calls": len(r.calls), "prompt_tokens": r.prompt_tokens,

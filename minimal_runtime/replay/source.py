@@ -44,7 +44,8 @@ class Source:
     @classmethod
     def open(cls, path: Path, accepted: str) -> "Source":
         """The file at ``path``, checked: it exists, is a regular file (a FIFO or socket would
-        block a reader forever), holds text, is not empty, and is not past ``MAX_BYTES``."""
+        block a reader forever), holds text, is not empty, and is not past ``MAX_BYTES``.
+        ``accepted`` names the formats read (a refusal says "expected" before it)."""
         try:
             info = os.stat(path)
         except FileNotFoundError:
@@ -76,7 +77,7 @@ class Source:
             source.first = json.loads(raw.decode("utf-8"))
         except UnicodeDecodeError:
             raise TrajectoryError(str(path), number, f"not UTF-8 text (binary, or UTF-16?); expected {accepted}") from None
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):  # not JSON (or a number of over 4,300 digits: the document says)
             source.first = None
         return source
 
@@ -98,6 +99,8 @@ class Source:
                     if self.first is None:  # neither one document nor a first line of JSON: say where
                         last = e.doc.count("\n", 0, len(e.doc.rstrip())) + 1  # not past the last line of text
                         raise TrajectoryError(str(self.path), min(e.lineno, last), f"invalid JSON: {e.msg}") from None
+                except ValueError as e:  # Python's limit on an integer's digits (4,300)
+                    raise TrajectoryError(str(self.path), None, f"a number too long to read: {e}") from None
                 else:
                     lone = LONE_SURROGATE.search(text) if "\\ud" in text.lower() else None
                     if lone:  # no request can carry it: refused here, with its line, not deep in a replay
@@ -133,6 +136,8 @@ def json_lines(path: Path) -> Iterator[tuple[int, dict]]:
             except json.JSONDecodeError as e:
                 kind = "a truncated line" if not raw.endswith("\n") else "invalid JSON"
                 raise TrajectoryError(str(path), number, f"{kind}: {e.msg}") from None
+            except ValueError as e:  # Python's limit on an integer's digits (4,300)
+                raise TrajectoryError(str(path), number, f"a number too long to read: {e}") from None
             except RecursionError:
                 raise TrajectoryError(str(path), number, TOO_DEEP) from None
             if not isinstance(value, dict):

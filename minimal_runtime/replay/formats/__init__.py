@@ -33,7 +33,7 @@ def runs(path: str | Path) -> Iterator[RecordedRun]:
     """``load``, one run at a time: a file of appended sessions is held a session at a time (a
     format whose ``read`` yields lazily). The refusal of a file with no model calls comes at the end."""
     path = Path(path).expanduser()
-    source = Source.open(path, f"expected {ACCEPTED}")
+    source = Source.open(path, ACCEPTED)
     fmt = next((f for f in FORMATS if f.recognise(source)), None)
     if fmt is None:
         raise TrajectoryError(str(path), _where(source), _unknown(source))

@@ -14,7 +14,7 @@ as the uncached part, as the Messages API reports it.
 
 from __future__ import annotations
 
-from ..build import Builder, at_line, blocks, count, dollars, seconds, usage_of
+from ..build import Builder, an_object, at_line, blocks, count, dollars, seconds, usage_of
 from ..recorded import RecordedRun, RecordedUsage
 from ..source import Source
 
@@ -33,7 +33,8 @@ def read(source: Source) -> list[RecordedRun]:
     build = Builder(run)
     costs = []
     for index, m in enumerate(d["messages"], start=1):
-        with at_line(path, index, f"{m.get('role')} message"):  # the message's position in the array
+        with at_line(path, index, "message"):  # the message's position in the array
+            m = an_object(m, "message")
             content = blocks(m.get("content"))
             if m.get("role") != "assistant":
                 build.user(content, index)

@@ -15,7 +15,7 @@ priced by its ``info.tokens``. ``tokens.input`` is read as the uncached part (th
 
 from __future__ import annotations
 
-from ..build import Builder, at_line, count, dollars, seconds, usage_of
+from ..build import Builder, an_object, at_line, count, dollars, seconds, usage_of
 from ..recorded import RecordedRun, RecordedUsage
 from ..source import Source
 
@@ -34,8 +34,8 @@ def read(source: Source) -> list[RecordedRun]:
     build = Builder(run)
     costs = []
     for index, m in enumerate(d["messages"], start=1):
-        with at_line(path, index, f"{(m.get('info') or {}).get('role')} message"):
-            info, parts = m["info"], m["parts"]
+        with at_line(path, index, "message"):
+            info, parts = an_object(an_object(m, "message")["info"], "info"), m["parts"]
             if info.get("role") != "assistant":
                 build.user([{"type": "text", "text": p["text"]} for p in parts
                             if p.get("type") == "text" and p.get("text") and not p.get("synthetic")], index)
