@@ -41,7 +41,7 @@ from .models import MAX_BREAKPOINTS, TTL_SECONDS
 from .errors import bad_request
 from .binding import signature_of
 from ..provider.models import lookup
-from .tokens import STANDARD_IMAGES, block_tokens
+from .tokens import STANDARD_IMAGES, block_tokens, defined_tool_tokens
 
 # Blocks that cannot carry a breakpoint themselves; automatic caching skips past them.
 UNCACHEABLE_TYPES = {"thinking", "redacted_thinking"}
@@ -189,7 +189,8 @@ def _images(message: dict) -> int:
     return n
 
 
-def _head(p: "Prompt", model: str, tools: list | None, system: Any, citations: bool = False) -> bytes:
+def _head(p: "Prompt", model: str, tools: list | None, system: Any, citations: bool = False,
+          spec_id: str | None = None) -> bytes:
     """Render tools, then system, into ``p``; returns the digest after them."""
     prev = _digest(b"", "model:" + model)  # pragma: no mutate (a label inside a digest)
     tools = [t for t in tools or [] if not t.get("defer_loading")]
@@ -200,7 +201,8 @@ def _head(p: "Prompt", model: str, tools: list | None, system: Any, citations: b
         for i, block in enumerate(blocks):
             rendered = render_block(block)
             hasher.update(rendered.encode("utf-8", "surrogatepass"))  # pragma: no mutate (a label inside a digest)
-            prev = p._append(prev, rendered, block, f"{segment}.{i}")
+            defined = defined_tool_tokens(block, spec_id) if segment == "tools" else None  # Anthropic-defined
+            prev = p._append(prev, rendered, block, f"{segment}.{i}", defined)
         setattr(p, f"{segment}_fp", hasher.digest())
     p.head = len(p.tokens)
     return prev
@@ -233,7 +235,8 @@ def flatten(request: dict, reuse: tuple["Prompt", int] | None = None, render: Re
         prev = p.digests[-1] if p.head else _digest(b"", "model:" + request["model"] + render.head)  # pragma: no mutate
     else:
         p._unplaced = p.tool_prompt  # counted with the first position rendered (no block of its own)
-        prev = _head(p, request["model"] + render.head, request.get("tools"), system, render.citations)
+        prev = _head(p, request["model"] + render.head, request.get("tools"), system, render.citations,
+                     spec.id if spec is not None else None)
     head_breakpoints = list(p.explicit_breakpoints)
 
     messages, first = request["messages"], render.start[0]

@@ -132,6 +132,32 @@ def scaled_image_tokens(width: int, height: int, max_edge: int, max_tokens: int)
     return 1
 
 
+# Anthropic-defined client tools are sent by type and name only; what one adds to the prompt is the
+# figure its page gives [BASH https://platform.claude.com/docs/en/agents-and-tools/tool-use/bash-tool
+# "Pricing"; TE .../agents-and-tools/tool-use/text-editor-tool "Pricing"; issue 63 item 8]: the bash tool
+# 244 input tokens on Opus 4.6, Sonnet 4.6 and earlier, 325 on Opus 4.7 and later (Opus 4.7, 4.8, 5 are
+# named; the 5.x models no page names are read as "later" [INFERRED]); ``text_editor_20250429`` 700 on
+# Claude 4.x. Every other Anthropic-defined or server tool (computer use, memory, other text-editor
+# versions, web search, web fetch, code execution, tool search) is NOT modelled: it counts as its
+# definition's JSON, as any tool does.
+BASH_244 = frozenset({"claude-opus-4-6", "claude-sonnet-4-6", "claude-opus-4-5", "claude-haiku-4-5",
+                      "claude-sonnet-4-5", "claude-opus-4-1", "claude-opus-4", "claude-sonnet-4"})
+BASH_LATER, TEXT_EDITOR_20250429 = 325, 700
+
+
+def defined_tool_tokens(tool: dict, model: str | None) -> int | None:
+    """The documented tokens of an Anthropic-defined tool on ``model`` (a table id), or None where no
+    figure is modelled (the tool then counts as its JSON)."""
+    kind = tool.get("type")
+    if not isinstance(kind, str) or model is None:
+        return None
+    if kind.startswith("bash_"):
+        return 244 if model in BASH_244 or model.startswith("claude-3") else BASH_LATER
+    if kind == "text_editor_20250429" and model.split("-")[2:3] == ["4"]:  # claude-<family>-4[-minor]
+        return TEXT_EDITOR_20250429
+    return None
+
+
 # Not an API rule: a hook for replaying logs (``replay/driver.py``). A log shows a prompt's size but
 # not its bytes (Claude Code's hidden system prompt, ~20K tokens); the replay stands a marker in for
 # them, which counts as N tokens wherever it sits in a text, so tens of kilobytes of filler need not

@@ -19,6 +19,13 @@ Fast mode and US-only inference multiply every category of a call's prices (1.1x
 [fast-mode]); a record keeps the ``speed`` and ``inference_geo`` its usage reported, so its cost
 is the one billed.
 
+Web search is billed per search on top of its tokens: "$10 per 1,000 searches", counted in
+``usage.server_tool_use.web_search_requests`` [pricing "Web search tool";
+https://platform.claude.com/docs/en/agents-and-tools/tool-use/web-search-tool "Usage and pricing"]. The
+fee is per search, so neither the batch discount nor a speed or geography multiplier touches it
+[INFERRED: the pages state those as multipliers of token prices]. Other server tools' fees (code
+execution hours, web fetch) are not modelled.
+
 A model that is not in the table has no prices: its cost is NaN, so a total that includes it is
 NaN too (unknown), never a wrong number and never a crash.
 """
@@ -33,6 +40,7 @@ from pydantic import BaseModel, Field
 from .models import model_spec
 
 BATCH_DISCOUNT = 0.5  # "All usage is charged at 50% of the standard API prices" [batch-processing]
+WEB_SEARCH_PRICE = 10 / 1000  # dollars per search [pricing "Web search tool"]
 
 
 class CallRecord(BaseModel):
@@ -49,6 +57,7 @@ class CallRecord(BaseModel):
     batch: bool = False  # sent in a Message Batch: half price
     speed: str | None = None  # usage.speed: "fast" is billed at the model's fast-mode rates
     inference_geo: str | None = None  # usage.inference_geo: "us" is billed at 1.1x where the model offers it
+    web_search_requests: int = 0  # usage.server_tool_use.web_search_requests: billed per search
 
     @classmethod
     def from_usage(cls, usage: Any, model: str) -> "CallRecord":
@@ -74,6 +83,7 @@ class CallRecord(BaseModel):
             batch=tier == "batch",
             speed=u.get("speed"),
             inference_geo=u.get("inference_geo"),
+            web_search_requests=(u.get("server_tool_use") or {}).get("web_search_requests") or 0,
         )
 
     @property
@@ -93,7 +103,7 @@ class CallRecord(BaseModel):
             return math.nan
         own = (self.input_tokens * p.input + self.cache_creation_5m * p.write_5m + self.cache_creation_1h * p.write_1h
                + self.cache_read_input_tokens * p.read + self.output_tokens * p.output) / 1e6
-        return own * self._discount + sum(c.cost for c in self.compactions)
+        return own * self._discount + self.search_fee + sum(c.cost for c in self.compactions)
 
     @property
     def cost_without_cache(self) -> float:
@@ -102,7 +112,12 @@ class CallRecord(BaseModel):
         if p is None:
             return math.nan
         own = (self.prompt_tokens * p.input + self.output_tokens * p.output) / 1e6
-        return own * self._discount + sum(c.cost_without_cache for c in self.compactions)
+        return own * self._discount + self.search_fee + sum(c.cost_without_cache for c in self.compactions)
+
+    @property
+    def search_fee(self) -> float:
+        """Dollars for the web searches the call ran, on top of its tokens."""
+        return self.web_search_requests * WEB_SEARCH_PRICE
 
     @property
     def _discount(self) -> float:

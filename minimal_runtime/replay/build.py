@@ -205,10 +205,18 @@ def dollars(value: Any, field: str) -> float | None:
 
 
 def usage_of(fresh: int | None, read: int | None, written: int | None, output: int | None,
-             written_1h: int = 0) -> RecordedUsage:
-    """A call's usage from the Messages API's split: uncached input, cache reads, cache writes."""
+             written_1h: int = 0, searches: int = 0) -> RecordedUsage:
+    """A call's usage from the Messages API's split: uncached input, cache reads, cache writes (and
+    the web searches it ran, billed per search)."""
     return RecordedUsage(prompt_tokens=(fresh or 0) + (read or 0) + (written or 0), cache_read=read, cache_write=written,
-                         cache_write_1h=min(written or 0, written_1h), output_tokens=output)
+                         cache_write_1h=min(written or 0, written_1h), output_tokens=output, web_search_requests=searches)
+
+
+def searches_of(usage: dict) -> int:
+    """``usage.server_tool_use.web_search_requests`` of a Messages API usage, 0 where it is absent."""
+    server = usage.get("server_tool_use")
+    return count((server if isinstance(server, dict) else {}).get("web_search_requests"),
+                 "usage.server_tool_use.web_search_requests") or 0
 
 
 @contextmanager

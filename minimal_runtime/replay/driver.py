@@ -414,6 +414,11 @@ def billing(run: RecordedRun, model: str, calls: list[CallRecord]) -> tuple[list
     log's; else as the model that made it (``pricing.py``; the log's own where a call names none or
     one nothing prices), so a session that changed model midway (Sonnet 4.5 to Opus 4.6) is billed
     per call, and said. The calls come back labelled with the model they are billed as."""
+    # A replayed call runs the web searches the logged one ran (the task's, not the strategy's), each
+    # billed per search [pricing "Web search tool"].
+    searched = [r.usage.web_search_requests if r.usage else 0 for r in run.calls]
+    calls = [c.model_copy(update={"web_search_requests": searched[k]}) if k < len(searched) and searched[k] else c
+             for k, c in enumerate(calls)]
     if model != replay_model(run):
         return calls, [Priced(model)] * len(calls), None
     own = priced(run.model) or Priced(model)

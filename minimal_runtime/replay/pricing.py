@@ -70,7 +70,7 @@ class Priced:
         if self.deepseek:  # hits, and every other prompt token a miss: DeepSeek has no write premium
             return deepseek.rates(self.deepseek, at).dollars(
                 call.cache_read_input_tokens, call.input_tokens + call.cache_creation_input_tokens, call.output_tokens)
-        return call.cost * self.factor
+        return (call.cost - call.search_fee) * self.factor + call.search_fee  # a search is billed per search
 
 
 def total(calls: list[CallRecord], billed: list[Priced], times: list[float | None] | None = None) -> float:

@@ -25,6 +25,7 @@ class RecordedUsage(BaseModel):
     cache_write_1h: int = 0  # the part of cache_write written with the 1-hour TTL (billed at 2x input)
     output_tokens: int | None = None  # as the log wrote it (Claude Code: a streaming placeholder)
     output_recovered: int | None = None  # what the call wrote, where the log's count is a placeholder (output.py)
+    web_search_requests: int = 0  # usage.server_tool_use.web_search_requests: billed per search [pricing]
 
     @property
     def output(self) -> int | None:
@@ -48,7 +49,7 @@ class RecordedUsage(BaseModel):
         cost = how.cost(CallRecord(model=how.model, input_tokens=self.prompt_tokens - self.cache_read - write,
                                    cache_creation_input_tokens=write, cache_creation_5m=write - self.cache_write_1h,
                                    cache_creation_1h=self.cache_write_1h, cache_read_input_tokens=self.cache_read,
-                                   output_tokens=self.output or 0), at)
+                                   output_tokens=self.output or 0, web_search_requests=self.web_search_requests), at)
         return None if math.isnan(cost) else cost
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from ..build import PER_RUN, Builder, at_line, blocks, count, dollars, seconds, text_of, usage_of
+from ..build import PER_RUN, Builder, at_line, blocks, count, dollars, searches_of, seconds, text_of, usage_of
 from ..output import estimate, recover
 from ..recorded import ModelTotals, RecordedRun, RecordedUsage, TrajectoryError
 from ..source import Source
@@ -179,7 +179,7 @@ def _usage(usage: Any) -> RecordedUsage | None:
     return usage_of(count(usage.get("input_tokens"), "usage.input_tokens") or 0,
                     count(usage.get("cache_read_input_tokens"), "usage.cache_read_input_tokens") or 0,
                     count(usage.get("cache_creation_input_tokens"), "usage.cache_creation_input_tokens") or 0,
-                    count(usage.get("output_tokens"), "usage.output_tokens"), one_hour)
+                    count(usage.get("output_tokens"), "usage.output_tokens"), one_hour, searches_of(usage))
 
 
 def totals(d: dict, names: tuple[str, str, str, str], where: str) -> ModelTotals:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from ..build import Builder, at_line, blocks, count, seconds, usage_of
+from ..build import Builder, at_line, blocks, count, searches_of, seconds, usage_of
 from ..recorded import RecordedRun, RecordedUsage
 from ..source import Source
 
@@ -106,7 +106,7 @@ def _usage(u) -> RecordedUsage | None:
     return usage_of(count(u.get("input_tokens"), "usage.input_tokens"),
                     count(u.get("cache_read_input_tokens"), "usage.cache_read_input_tokens") or 0,
                     count(u.get("cache_creation_input_tokens"), "usage.cache_creation_input_tokens") or 0,
-                    count(u.get("output_tokens"), "usage.output_tokens"), one_hour)
+                    count(u.get("output_tokens"), "usage.output_tokens"), one_hour, searches_of(u))
 
 
 def _own_cost(run: RecordedRun) -> None:

@@ -1,0 +1,57 @@
+"""Issue 63 item 9: web search is billed "$10 per 1,000 searches" on top of its tokens, counted in
+``usage.server_tool_use.web_search_requests`` [pricing]. The runtime's bill (``CallRecord`` from the
+SDK's ``Usage``), ``serve``'s summary of a real upstream's answers and ``replay``'s price of the log
+``serve`` wrote all include it."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import anthropic
+import pytest
+
+from minimal_runtime.emulator import Emulator
+from minimal_runtime.provider.cost import CallRecord
+from minimal_runtime.replay import load, replay
+from minimal_runtime.replay.report import usage_bill
+from minimal_runtime.serve import started
+
+MODEL = "claude-sonnet-4-6"  # $3 in, $15 out per million
+USAGE = {"input_tokens": 1_000, "output_tokens": 100, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
+         "server_tool_use": {"web_search_requests": 100}}
+TOKENS = (1_000 * 3 + 100 * 15) / 1e6
+
+
+class SearchingUpstream:
+    """A Messages API that ran 100 web searches for each call, as a real answer reports them."""
+
+    def handle(self, method, path, body, headers):
+        answer = {"id": "msg_searched", "type": "message", "role": "assistant", "model": MODEL,
+                  "content": [{"type": "text", "text": "Found it."}], "stop_reason": "end_turn",
+                  "stop_sequence": None, "usage": USAGE}
+        return 200, {"content-type": "application/json", "request-id": "req_up"}, json.dumps(answer).encode()
+
+
+def test_a_call_that_searched_100_times_costs_one_dollar_more_in_the_runtime_serve_and_replay(tmp_path):
+    from minimal_runtime.emulator.server import serve
+
+    log = tmp_path / "serve.jsonl"
+    with serve(SearchingUpstream()) as upstream:
+        with started(Emulator(model=MODEL), upstream=upstream, log=str(log), out=io.StringIO()) as (url, front):
+            client = anthropic.Anthropic(base_url=url, api_key="sk-test", max_retries=0)
+            answer = client.messages.create(model=MODEL, max_tokens=100,
+                                            messages=[{"role": "user", "content": "Search the web for it."}])
+    assert answer.usage.server_tool_use.web_search_requests == 100
+    own = CallRecord.from_usage(answer.usage, MODEL)  # the runtime's bill, from the SDK's Usage
+    assert own.cost == pytest.approx(TOKENS + 1.00) and own.cost_without_cache == pytest.approx(TOKENS + 1.00)
+    assert [c.cost for c in front.report.calls] == [pytest.approx(TOKENS + 1.00)]  # serve's summary
+    assert "cost $1.0" in front.report.summary()
+    (run,) = load(log)
+    assert usage_bill(run) == pytest.approx(TOKENS + 1.00)  # replay's price of the log serve wrote
+    assert replay(run, "recorded").cost == pytest.approx(TOKENS + 1.00)
+
+
+def test_a_batched_search_is_billed_in_full_and_only_the_tokens_get_the_discount():
+    batched = CallRecord.from_usage({**USAGE, "service_tier": "batch"}, MODEL)
+    assert batched.cost == pytest.approx(TOKENS / 2 + 1.00)
