@@ -33,6 +33,7 @@ from .policy import ToolThenAnswer
 from .proxy import Upstream, predict, shown
 from .report import Report
 from .timeline import Timeline
+from .. import tracing
 
 DEFAULT_PORT = 8765
 DUMMY_KEY = "dummy-key-for-the-offline-emulator"
@@ -57,11 +58,14 @@ class Front:
             if ui else None  # --ui: the page's record of the run
         self.page = Page(self.timeline) if self.timeline is not None else None
         self.lines: list[str] = []  # the lines printed, the last LINES_KEPT of them
+        self.spans = tracing.for_serve()  # None unless the OTEL_EXPORTER_OTLP_* variables ask for spans
         self._print = threading.Lock()
 
     def handle(self, method: str, path: str, body: bytes,
                headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
         headers = headers or {}
+        if self.spans is not None:
+            self.spans.begin()
         if self.page is not None and is_page(path):  # the page, not an API call: neither reported nor forwarded
             return self.page.handle(method, path, body, headers)
         if self.upstream is not None:
@@ -160,6 +164,8 @@ class Front:
             self.log.write(n, exchange, line)
         if self.timeline is not None:
             self.timeline.add(exchange.record(n, line))
+        if self.spans is not None:
+            self.spans.export(exchange.record(n, line))
         self._emit(line)
 
     def _emit(self, line: str) -> None:
@@ -175,6 +181,8 @@ class Front:
             self.upstream.close()
         if self.log:
             self.log.close()
+        if self.spans is not None:
+            self.spans.close()  # what the batch processor holds goes out first
 
 
 TRIM_AFTER = 8 * 2**20  # a request body past this many bytes: the heap its parse freed is given back
@@ -350,6 +358,8 @@ def main(args) -> None:
         front = Front(emulator, upstream=args.upstream, log=args.log, out=sys.stdout, ui=args.ui)
     except OSError as e:
         raise SystemExit(f"serve: cannot write the log {args.log}: {e.strerror or e}")
+    except (ValueError, ImportError) as e:  # the OTEL_* variables ask for what cannot be sent
+        raise SystemExit(f"serve: {e}")
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):  # set here: a shell starts background jobs ignoring SIGINT
         signal.signal(signum, lambda *_: stop.set())
