@@ -90,9 +90,12 @@ def mirror_tail(layout: Layout, run: RecordedRun, call: Callable[[], int], spec:
     return mirrored
 
 
-def warmed_elsewhere(run: RecordedRun) -> dict[int, tuple[int, int]]:
+def warmed_elsewhere(run: RecordedRun, calls: list[CallRecord] | None = None) -> dict[int, tuple[int, int]]:
     """{call index: (tokens it read, the largest prompt the run had sent before it)} for calls
-    that read more than the run could have written (the first call is the seeding's: not here)."""
+    that read more than the run could have written. The first call's read is the seeding's, unless
+    it read more than the replay's first call (``calls``, in the log's tokens) could after it: a run
+    that begins where an earlier one left off (``serve --log``'s rewritten conversation) reads history
+    the earlier run wrote, which no seeding of a head writes."""
     out, largest = {}, 0
     for k, call in enumerate(run.calls):
         u = call.usage
@@ -100,6 +103,8 @@ def warmed_elsewhere(run: RecordedRun) -> dict[int, tuple[int, int]]:
             continue
         if k and u.cache_read and u.cache_read > largest + MIRRORED_TAIL:
             out[k] = (u.cache_read, largest)
+        if not k and calls and u.cache_read and u.cache_read > calls[0].cache_read_input_tokens + MIRRORED_TAIL:
+            out[k] = (u.cache_read, 0)
         largest = max(largest, u.prompt_tokens)
     return out
 
@@ -108,7 +113,7 @@ def priced_as_logged(run: RecordedRun, calls: list[CallRecord]) -> list[CallReco
     """The calls, where the log read from a cache another process warmed: read as much as the log
     did (out of what the replay wrote, then of what it left uncached)."""
     calls = list(calls)
-    for k, (read, _) in warmed_elsewhere(run).items():
+    for k, (read, _) in warmed_elsewhere(run, calls).items():
         if k >= len(calls):
             continue
         c = calls[k]
@@ -160,8 +165,8 @@ def misses_note(run: RecordedRun, before: list[CallRecord], after: list[CallReco
             f"own cache ({change})")
 
 
-def warmed_note(run: RecordedRun) -> str | None:
-    warm = warmed_elsewhere(run)
+def warmed_note(run: RecordedRun, calls: list[CallRecord] | None = None) -> str | None:
+    warm = warmed_elsewhere(run, calls)
     if not warm:
         return None
     shown = ", ".join(f"{k + 1} (read {read:,}, the run had sent at most {largest:,})"

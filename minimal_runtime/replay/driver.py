@@ -388,7 +388,7 @@ def _in_log_tokens(run: RecordedRun, strategy: Strategy, raw: Replay, calibratio
     calls = [calibration.apply(k, c) for k, c in enumerate(raw.calls)]
     if not calibration.identity:
         notes.append(calibration.about())
-    warm = warmed_note(run)
+    warm = warmed_note(run, calls)
     if warm:
         notes.append(warm)
         calls = priced_as_logged(run, calls) if strategy.as_logged else calls

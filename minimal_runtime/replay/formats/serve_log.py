@@ -2,9 +2,15 @@
 line: ``n``, ``time``, ``method``, ``path``, ``request``, ``status``, ``response``, ``usage``, ...).
 
 It is the one file every agent can produce (point it at ``serve``), and it holds exactly what the
-API saw: the full requests, the answers, the usage. Each conversation is a run of its own: the
-calls whose first message is the same (the key ``serve``'s own report groups them by), in order,
-each answer followed by what the next request added (tool results, user text). A thread continue
+API saw: the full requests, the answers, the usage. Each conversation is a run of its own: a call
+continues the earlier call whose messages it sends again, as the API reads them (``as_read``: a
+``cache_control`` marker is not content, so a client that moves its marker each call, as the
+prompt-caching docs' multi-turn pattern does, is still one conversation; a string content is its one
+text block), each answer followed by what the next request added (tool results, user text). A call
+that continues none starts a run: a new conversation, or one whose client rewrote what it had sent
+(a compaction, renumbered ``tool_use`` ids). What such a call brings with it was sent before (and
+billed in the run before, where it was): it is the new run's first prompt, never calls of its own,
+so every logged call is billed once, in one run. A thread continue
 (``thread: {"type": "continue", "previous_message_id": ...}``) sends only its new messages: the
 conversation it continues is the one that answer ended. Other exchanges (token counts, model
 lists, batches, refused calls) are counted as skipped. The log's usage is the API's own (the
@@ -15,6 +21,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..build import Builder, at_line, blocks, count, searches_of, seconds, usage_of
 from ..recorded import RecordedRun, RecordedUsage
@@ -32,12 +39,13 @@ def recognise(source: Source) -> bool:
 class _Conversation:
     run: RecordedRun
     build: Builder
-    history: list = field(default_factory=list)  # the last request's messages and its answer
+    sent: list = field(default_factory=list)  # the last request's messages, as the API reads them
+    history: list = field(default_factory=list)  # the last request's messages and its answer, as sent
 
 
 def read(source: Source) -> list[RecordedRun]:
     path = source.path
-    conversations: dict[str, _Conversation] = {}
+    conversations: dict[str, list[_Conversation]] = {}  # by the first message as read: those it began
     ended: dict[str, tuple[_Conversation, dict]] = {}  # answer id: its conversation, and the request it answered
     runs: list[RecordedRun] = []
     skipped: dict[str, int] = {}
@@ -60,14 +68,22 @@ def read(source: Source) -> list[RecordedRun]:
             messages = request.get("messages")
             if not isinstance(messages, list) or not messages:
                 raise ValueError("a /v1/messages request without messages")
-            key = json.dumps(messages[0], sort_keys=True)
-            conversation = conversations.get(key)
-            if conversation is None or messages[:len(conversation.history)] != conversation.history:
-                # a new conversation, or one whose client rewrote what it had sent (a compaction): a run of its own
+            sent = as_read(messages)
+            key = json.dumps(sent[0], sort_keys=True)
+            continued = [c for c in conversations.get(key, []) if sent[:len(c.sent)] == c.sent]
+            conversation = max(reversed(continued), key=lambda c: len(c.sent), default=None)  # the longest, then the latest
+            if conversation is None:
                 run = RecordedRun(source="serve-log", path=f"{path}#{number}")
-                conversation = conversations[key] = _Conversation(run, Builder(run, file=str(path)))
+                conversation = _Conversation(run, Builder(run, file=str(path)))
+                conversations.setdefault(key, []).append(conversation)
                 runs.append(run)
-            _call(conversation, request, response, messages, number, d)
+                if len(messages) > 1:
+                    _brought(conversation, messages, number, rewritten=len(conversations[key]) > 1)
+                else:
+                    conversation.build.user(blocks(messages[0].get("content")), number)
+            else:
+                _added(conversation, messages, number)
+            _call(conversation, request, response, messages, sent, number, d)
             ended[response.get("id") or f"line-{number}"] = (conversation, {k: request.get(k) for k in ("system", "tools")
                                                                               if k in request})
     if len(runs) == 1:
@@ -78,7 +94,68 @@ def read(source: Source) -> list[RecordedRun]:
     return runs
 
 
-def _call(conversation: _Conversation, request: dict, response: dict, messages: list, number: int, d: dict) -> None:
+def as_read(value: Any) -> Any:
+    """Messages as the API reads them, to tell whether one call sends another's again: no
+    ``cache_control`` (a marker, not content [caching]), a string content its one text block (a
+    message's, and a ``tool_result``'s: "a string is shorthand for one text block" [messages]), a null
+    field as absent, no thinking blocks (a client may leave earlier turns' thinking out [PT]), and no
+    whitespace-only text (the API refuses it in a request: a client drops it from the answers it sends back).
+
+    [caching] https://platform.claude.com/docs/en/build-with-claude/prompt-caching
+    [messages] https://platform.claude.com/docs/en/api/messages (``content``: string or blocks)
+    [PT] https://platform.claude.com/docs/en/build-with-claude/extended-thinking (preserving thinking blocks)"""
+    if isinstance(value, list):
+        return [as_read(v) for v in value if not _unread(v)]
+    if not isinstance(value, dict):
+        return value
+    out = {k: as_read(v) for k, v in value.items() if k != "cache_control" and v is not None}
+    if isinstance(out.get("content"), str) and ("role" in out or out.get("type") == "tool_result"):
+        out["content"] = [{"type": "text", "text": out["content"]}]
+    return out
+
+
+def _unread(block: Any) -> bool:
+    return isinstance(block, dict) and (block.get("type") in ("thinking", "redacted_thinking") or
+                                        block.get("type") == "text" and not str(block.get("text", "")).strip())
+
+
+def _added(conversation: _Conversation, messages: list, number: int) -> None:
+    """What a call added to the conversation it continues: the answer it sends back (the builder has
+    the logged one), then tool results and user text, and any assistant turn of the client's own (a
+    prefill, history it made up: no usage of its own)."""
+    new = messages[len(conversation.sent):]
+    if new and new[0].get("role") == "assistant":
+        new = new[1:]
+    for m in new:
+        if m.get("role") == "assistant":
+            conversation.build.assistant(None, blocks(m.get("content")), None, number)
+        else:
+            conversation.build.user(blocks(m.get("content")), number)
+
+
+def _brought(conversation: _Conversation, messages: list, number: int, rewritten: bool) -> None:
+    """A run's first call that brings a history: the history is the call's prompt, its first message
+    (as text: a run starts from one user message), not calls of its own. Where the client rewrote a
+    conversation of this log, those calls were billed in the run before; either way no call is billed
+    that the log does not show."""
+    conversation.build.user([{"type": "text", "text": "\n\n".join(_as_text(m) for m in messages)}], number)
+    conversation.build.note(
+        f"line {number}: the client rewrote the history it had sent (an earlier call's messages are not sent again "
+        f"as they were): a run of its own from this call, the {len(messages)} messages it carried sent as its first "
+        f"prompt's text; their calls are billed in the run before, once" if rewritten else
+        f"line {number}: the conversation's first call brought {len(messages)} messages of history: they are its "
+        f"first prompt's text, not calls (the log shows none)")
+
+
+def _as_text(message: dict) -> str:
+    """A message as text, every block kept in words: what it weighs in a prompt, roughly (calibration scales it)."""
+    return f"{message.get('role')}: " + "\n".join(
+        b["text"] if b.get("type") == "text" else json.dumps(b, ensure_ascii=False, sort_keys=True)
+        for b in blocks(message.get("content")))
+
+
+def _call(conversation: _Conversation, request: dict, response: dict, messages: list, sent: list, number: int,
+          d: dict) -> None:
     run, build = conversation.run, conversation.build
     system = request.get("system")
     if system and not run.system:
@@ -86,16 +163,13 @@ def _call(conversation: _Conversation, request: dict, response: dict, messages: 
     for tool in request.get("tools") or []:
         if isinstance(tool, dict) and isinstance(tool.get("name"), str) and tool["name"] not in run.tools:
             run.tools.append(tool["name"])
-    for m in messages[len(conversation.history):]:
-        if m.get("role") == "assistant":  # a history the client brought, or a prefill: no usage of its own
-            build.assistant(None, blocks(m.get("content")), None, number)
-        else:
-            build.user(blocks(m.get("content")), number)
     model = response.get("model") if isinstance(response.get("model"), str) else d.get("model")
     run.model = run.model or model
     build.assistant(response.get("id"), blocks(response.get("content")), _usage(response.get("usage")), number,
                     seconds(d.get("time")), model=model)
-    conversation.history = [*messages, {"role": "assistant", "content": response.get("content")}]
+    answer = {"role": "assistant", "content": response.get("content")}
+    conversation.sent = [*sent, as_read(answer)]
+    conversation.history = [*messages, answer]
 
 
 def _usage(u) -> RecordedUsage | None:
@@ -110,7 +184,8 @@ def _usage(u) -> RecordedUsage | None:
 
 
 def _own_cost(run: RecordedRun) -> None:
-    """What ``serve`` billed these calls (its summary's figure): their usage at the price table's rates."""
+    """What ``serve`` billed this run's calls (the sum of their lines; its summary adds up every run's): their
+    usage at the price table's rates."""
     costs = [c.usage.cost(c.model or run.model or "") for c in run.calls if c.usage]
     if costs and None not in costs:
-        run.cost_usd, run.cost_from = sum(costs), "cost as serve billed its calls (its summary's figure)"
+        run.cost_usd, run.cost_from = sum(costs), "cost as serve billed this run's calls (its lines' figures)"
