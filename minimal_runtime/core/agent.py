@@ -289,7 +289,8 @@ class Agent:
         else:
             if "start" in self._hooks_run:  # killed among the START hooks: the rest run now
                 self._hook(HookEvent(Point.START, self))
-            self._apply_steering()
+            if self._interrupted is None:  # a killed step's call was sent: a steer goes after its turn, not before
+                self._apply_steering()
             if self.messages and self.messages[-1]["role"] == "assistant":  # finished already: nothing to resume
                 return RunResult(status="done", final_text=text_of(self.messages[-1]))
         while self.steps < self.max_steps:

@@ -303,11 +303,45 @@ class RunStore(StoreBase):
             f.write(f"{os.getpid()}\n")
 
     def _repair(self) -> None:
-        """Cut a torn last line left by a kill in the middle of a write."""
+        """Make the file end on its last complete event, or refuse to open it. The writer writes a
+        line and its newline in one go, so a kill leaves either whole lines or a torn last line (the
+        start of an event, no newline): that is cut, and named in a warning. A last line that is a
+        whole event without its newline (a hand edit, a script that rewrote the file with
+        ``"\\n".join``) is an event: kept, and its newline written, so a resume never runs its tool
+        or pays its call again. Blank lines after the last event hold nothing: dropped. Anything
+        else that does not read (a line with its newline that is not an event, text that is not the
+        start of one) is not the writer's: a ``StoreError`` naming the file and the line, and the
+        file is left as it was."""
         data = os.pread(self._fd, os.fstat(self._fd).st_size, 0)
-        good = data.rfind(b"\n") + 1
-        if good < len(data):
-            os.ftruncate(self._fd, good)
+        body = data.rstrip(b" \t\r\n")  # what follows the last event's text: its line ending, blank lines
+        start = body.rfind(b"\n") + 1
+        last, number, ended = body[start:], body.count(b"\n") + 1, b"\n" in data[len(body):]
+        try:
+            _events_of(data[:start], self.where)  # every line before the last reads, or the store is not opened
+        except StoreError:
+            self.close()
+            raise
+        try:
+            if last and not isinstance(_event_of(last, self.where, number), dict):
+                raise StoreError(f"{self.where}:{number}: not an event object")
+        except StoreError:
+            if ended or not last.startswith(b"{"):
+                self.close()
+                raise
+            os.ftruncate(self._fd, start)  # torn by a kill in the middle of its write
+            log.warning("%s:%d: a torn last line (%d bytes, no newline) was cut: the write a kill interrupted",
+                        self.where, number, len(last))
+            return
+        if not last:  # nothing but blank lines, or nothing at all
+            os.ftruncate(self._fd, 0)
+            return
+        if data in (body + b"\n", body + b"\r\n"):  # as the writer left it
+            return
+        os.ftruncate(self._fd, len(body))
+        os.write(self._fd, b"\n")
+        os.fsync(self._fd)
+        log.warning("%s:%d: %s", self.where, number, "the last event had no newline: kept, newline written"
+                    if not ended else "blank lines after the last event: dropped")
 
     def write(self, event: dict[str, Any], sync: bool = True) -> None:
         """One whole line; with ``sync``, on disk before the run goes on (without, it is in the
@@ -400,12 +434,19 @@ def _read(path: Path) -> list[dict[str, Any]]:
     """Every whole line of ``path`` as an event (a line still being written is not whole yet)."""
     if not stat.S_ISREG(os.stat(path).st_mode):  # reading a FIFO would wait for a writer for ever
         raise PermissionError(_not_a_file(path))
-    events = []
-    for number, line in enumerate(path.read_bytes().split(b"\n")[:-1], start=1):
-        try:
-            events.append(json.loads(line.decode("utf-8")))
-        except UnicodeDecodeError as e:
-            raise StoreError(f"{path}:{number}: not UTF-8 ({e.reason} at byte {e.start})") from None
-        except ValueError as e:
-            raise StoreError(f"{path}:{number}: not a JSON line ({e})") from None
-    return events
+    data = path.read_bytes()
+    return _events_of(data[:data.rfind(b"\n") + 1], str(path))
+
+
+def _events_of(data: bytes, where: str) -> list[Any]:
+    """Each newline-ended line of ``data`` read as JSON (the caller checks what it holds)."""
+    return [_event_of(line, where, number) for number, line in enumerate(data.split(b"\n")[:-1], start=1)]
+
+
+def _event_of(line: bytes, where: str, number: int) -> Any:
+    try:
+        return json.loads(line.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise StoreError(f"{where}:{number}: not UTF-8 ({e.reason} at byte {e.start})") from None
+    except ValueError as e:
+        raise StoreError(f"{where}:{number}: not a JSON line ({e})") from None
