@@ -83,6 +83,51 @@ def unsupported(schema: Any, root: dict, where: str = "schema", refs: tuple = ()
     return None
 
 
+# Schema complexity limits [SO "Schema complexity limits"; issue 63 item 7], summed across every strict
+# schema of a request (the strict tools' input schemas and the output format together): at most 24
+# optional parameters (a property its object does not list in ``required``, anywhere in the tree,
+# array ``items`` and ``$defs`` included) and at most 16 parameters with a union type (a ``type`` list
+# or ``anyOf``). The live words, as clients quote them (public code comments quoting 400s, 2026).
+MAX_OPTIONAL, MAX_UNIONS = 24, 16
+
+
+def complexity(schema: Any) -> tuple[int, int]:
+    """(optional parameters, union-typed parameters) in one schema's whole tree."""
+    optional = unions = 0
+    if isinstance(schema, dict):
+        properties = schema.get("properties")
+        if isinstance(properties, dict):
+            required = set(schema.get("required") or []) if isinstance(schema.get("required"), list) else set()
+            optional += sum(name not in required for name in properties)
+            unions += sum(isinstance(p, dict) and ("anyOf" in p or isinstance(p.get("type"), list) and len(p["type"]) > 1)
+                          for p in properties.values())
+        children = schema.values()
+    elif isinstance(schema, list):
+        children = schema
+    else:
+        return 0, 0
+    for child in children:
+        o, u = complexity(child)
+        optional, unions = optional + o, unions + u
+    return optional, unions
+
+
+def check_complexity(schemas: list[Any]) -> None:
+    """The 400 the API answers when the strict schemas of one request are too complex to compile."""
+    optional = unions = 0
+    for schema in schemas:
+        o, u = complexity(schema)
+        optional, unions = optional + o, unions + u
+    if optional > MAX_OPTIONAL:
+        raise bad_request(f"Schemas contains too many optional parameters ({optional}), which would make grammar "
+                          "compilation inefficient. Reduce the number of optional parameters in your tool schemas "
+                          f"or response format (limit: {MAX_OPTIONAL}).")
+    if unions > MAX_UNIONS:
+        raise bad_request(f"Schemas contains too many parameters with union types ({unions} parameters with type "
+                          "arrays or anyOf), which would make grammar compilation inefficient. Reduce the number of "
+                          f"parameters with union types (limit: {MAX_UNIONS} parameters with unions).")
+
+
 def answer_violation(content: list[dict], schema: dict) -> str | None:
     """Why an answer's text breaks the schema, or None. A turn that calls a tool has not answered yet."""
     if any(b.get("type") == "tool_use" for b in content):

@@ -121,6 +121,7 @@ def validate(request: Any, spec: ModelSpec, betas: set[str], *, needs_max_tokens
     strict = [t for t in request.get("tools") or [] if isinstance(t, dict) and t.get("strict")]
     if len(strict) > MAX_STRICT_TOOLS:  # [SO; issue 37 item 16]: "more than 20 strict tools"; the words are ours
         raise bad_request(f"tools: at most {MAX_STRICT_TOOLS} tools may set strict: true, found {len(strict)}")
+    structured.check_complexity([t.get("input_schema") for t in strict] + ([schema] if schema is not None else []))
 
     # Consecutive same-role messages are one turn, as the API merges them. A tool_result must
     # answer a tool_use of the turn before; each tool_use must be answered in the turn after.

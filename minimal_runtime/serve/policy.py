@@ -58,7 +58,8 @@ class ToolThenAnswer:
                 "a JSON schema, dspy's fields)")
 
     def __call__(self, request: dict[str, Any]) -> Turn:
-        fmt = ((request.get("output_config") or {}).get("format") or {})
+        # the legacy top-level output_format is accepted "for a transition period" [SO]
+        fmt = (request.get("output_config") or {}).get("format") or request.get("output_format") or {}
         tools = [t for t in request.get("tools") or [] if isinstance(t, dict) and "input_schema" in t]
         choice = (request.get("tool_choice") or {}).get("type", "auto")
         done = _tool_rounds_since_user_text(request.get("messages") or [])

@@ -1,4 +1,4 @@
-"""Issue 63 item 9: web search is billed "$10 per 1,000 searches" on top of its tokens, counted in
+"""Issue 63 items 9 and 2 on serve. Item 9: web search is billed "$10 per 1,000 searches" on top of its tokens, counted in
 ``usage.server_tool_use.web_search_requests`` [pricing]. The runtime's bill (``CallRecord`` from the
 SDK's ``Usage``), ``serve``'s summary of a real upstream's answers and ``replay``'s price of the log
 ``serve`` wrote all include it."""
@@ -15,7 +15,7 @@ from minimal_runtime.emulator import Emulator
 from minimal_runtime.provider.cost import CallRecord
 from minimal_runtime.replay import load, replay
 from minimal_runtime.replay.report import usage_bill
-from minimal_runtime.serve import started
+from minimal_runtime.serve import ToolThenAnswer, started
 
 MODEL = "claude-sonnet-4-6"  # $3 in, $15 out per million
 USAGE = {"input_tokens": 1_000, "output_tokens": 100, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
@@ -55,3 +55,17 @@ def test_a_call_that_searched_100_times_costs_one_dollar_more_in_the_runtime_ser
 def test_a_batched_search_is_billed_in_full_and_only_the_tokens_get_the_discount():
     batched = CallRecord.from_usage({**USAGE, "service_tier": "batch"}, MODEL)
     assert batched.cost == pytest.approx(TOKENS / 2 + 1.00)
+
+
+def test_the_legacy_output_format_and_its_beta_header_get_a_conforming_answer_from_serve():
+    """Issue 63 item 2: "The API continues to accept the old beta header (structured-outputs-2025-11-13)
+    and the output_format request field for a transition period" [SO]; serve's default policy read only
+    output_config.format, and its answer broke the schema (a 500)."""
+    schema = {"type": "object", "properties": {"total": {"type": "integer"}, "vendor": {"type": "string"}},
+              "required": ["total", "vendor"], "additionalProperties": False}
+    with started(Emulator(model=MODEL, policy=ToolThenAnswer()), out=io.StringIO()) as (url, _):  # serve's default
+        client = anthropic.Anthropic(base_url=url, api_key="sk-test", max_retries=0)
+        answer = client.beta.messages.create(model=MODEL, max_tokens=200, betas=["structured-outputs-2025-11-13"],
+                                             extra_body={"output_format": {"type": "json_schema", "schema": schema}},
+                                             messages=[{"role": "user", "content": "What is the total?"}])
+    assert json.loads(answer.content[0].text).keys() == {"total", "vendor"}
