@@ -33,6 +33,7 @@ from ..provider.models import ModelSpec
 from .recorded import RecordedRun
 
 MIRRORED_TAIL = 1_024  # log tokens: a shorter uncached tail is Claude Code's usual few tokens, left alone
+DEPARTURE = 0.20  # a call whose replayed cache-read share is this far from the logged one departs from the log
 UNMARKABLE = ("thinking", "redacted_thinking")
 
 
@@ -134,18 +135,21 @@ def priced_as_logged(run: RecordedRun, calls: list[CallRecord]) -> list[CallReco
 
 def mirrored_misses(run: RecordedRun, calls: list[CallRecord]) -> tuple[list[CallRecord], list[int]]:
     """``recorded``'s calls, where the log read at least ``MIRRORED_TAIL`` tokens less than the
-    replay's cache did: the log's own split of the call's prompt (read, written with its TTLs,
+    replay's cache did (or, on a prompt smaller than five of those, a ``DEPARTURE`` share of it
+    less: a small prompt's miss is as real): the log's own split of the call's prompt (read, written with its TTLs,
     uncached), scaled to the replayed prompt. Returns (the calls, the indices mirrored)."""
     out, moved = list(calls), []
     for k, (call, c) in enumerate(zip(run.calls, calls)):
         u = call.usage
-        if u is None or u.cache_read is None or u.cache_write is None or not u.prompt_tokens or not c.prompt_tokens:
+        if u is None or u.cache_read is None or not u.prompt_tokens or not c.prompt_tokens:
             continue
         scale = c.prompt_tokens / u.prompt_tokens
         read = min(c.prompt_tokens, round(u.cache_read * scale))
-        if c.cache_read_input_tokens - read < MIRRORED_TAIL:
+        if c.cache_read_input_tokens - read < min(MIRRORED_TAIL, DEPARTURE * c.prompt_tokens):
             continue
-        write = min(c.prompt_tokens - read, round(u.cache_write * scale))
+        # a log of hits only (DeepSeek's, OpenAI's cached_tokens) bills every other token as input: so does
+        # the replay of it (calibration.py bills its writes as input), so its miss is uncached input here
+        write = min(c.prompt_tokens - read, round((u.cache_write or 0) * scale))
         one_hour = min(write, round(u.cache_write_1h * scale))
         out[k] = c.model_copy(update={"cache_read_input_tokens": read, "cache_creation_input_tokens": write,
                                       "cache_creation_1h": one_hour, "cache_creation_5m": write - one_hour,

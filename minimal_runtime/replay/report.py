@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..provider.cost import CallRecord
 from .driver import STRATEGIES, Replay, unlogged_calls
+from .as_logged import DEPARTURE
 from .pricing import priced, total
 from .recorded import RecordedRun
 
@@ -101,21 +102,20 @@ def rows(run: RecordedRun, replays: list[Replay]) -> list[dict]:
     return out
 
 
-DEPARTURE = 0.20  # a call whose replayed cache-read share is this far from the logged one is marked
-
-
 def per_call(run: RecordedRun, replayed: Replay) -> list[dict]:
     """Logged vs replayed cache reads, call by call. A call that departs from the log shows where
     the log saw something the replay cannot: a changed system prompt or tool list, a reconnect,
-    a cache entry another process wrote or evicted."""
+    a cache entry another process wrote or evicted. ``billed_as_logged``: ``recorded`` bills the
+    call with the log's own split (``as_logged.mirrored_misses``), so its row does not depart there."""
     out = []
     own = replayed.own_cache if replayed.own_cache is not None else replayed.calls  # before recorded mirrored a miss
-    for k, (call, ours) in enumerate(zip(run.calls, own), start=1):
+    for k, (call, ours, billed) in enumerate(zip(run.calls, own, replayed.calls), start=1):
         logged = call.usage.cache_read_share if call.usage else None
         share = ours.cache_read_input_tokens / max(1, ours.prompt_tokens)
         out.append({"call": k, "logged_read": call.usage.cache_read if call.usage else None,
                     "replayed_read": ours.cache_read_input_tokens, "logged_share": logged, "replayed_share": share,
-                    "departs": logged is not None and abs(share - logged) > DEPARTURE})
+                    "departs": logged is not None and abs(share - logged) > DEPARTURE,
+                    "billed_as_logged": billed is not ours})
     return out
 
 
@@ -137,7 +137,7 @@ def table(run: RecordedRun, replays: list[Replay]) -> str:
     notes = list(dict.fromkeys([*run.notes, *(n for r in replays for n in r.notes)]))
     lines += [f"  note: {n}" for n in notes]
     for r in (r for r in replays if r.strategy == "recorded"):
-        departures = [d for d in per_call(run, r) if d["departs"]]
+        departures = [d for d in per_call(run, r) if d["departs"] and not d["billed_as_logged"]]  # those: the misses note
         if departures:
             shown = ", ".join(f"{d['call']} ({d['logged_share']:.0%} logged, {d['replayed_share']:.0%} replayed)"
                               for d in departures[:6])

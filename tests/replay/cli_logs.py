@@ -164,3 +164,67 @@ def write_codex(directory: Path, model: str = MODEL, rounds: int = 5) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     return path
+
+
+def write_mini_swe_agent(directory: Path, usage_style: str, model: str = MODEL, rounds: int = 5,
+                         miss_every: int = 0, dropped: int = 0) -> Path:
+    """mini-swe-agent's ``<instance>.traj.json`` (``{info, messages, trajectory_format}``; its
+    ``agents/default.py`` and ``run/utils/save.py``): each assistant message keeps litellm's response
+    in ``extra.response``, whose ``usage`` is the provider's as litellm reports it: ``usage_style``
+    ``anthropic`` (``prompt_tokens`` with reads and writes in it, ``cache_read_input_tokens``,
+    ``cache_creation_input_tokens``), ``openai`` (``prompt_tokens_details.cached_tokens``: an
+    OpenAI-compatible endpoint, which bills no writes) or
+    ``deepseek`` (``prompt_cache_hit_tokens`` / ``prompt_cache_miss_tokens``). Every
+    ``miss_every``-th call missed the cache (what it read counted as written, or uncached where the
+    provider bills no writes), priced so in ``info.model_stats.instance_cost``; ``dropped`` calls are
+    counted in ``api_calls`` and not shown (text-only responses mini-swe-agent does not keep)."""
+    from minimal_runtime.replay import deepseek
+    run, k, cost = run_current(model, rounds=rounds, compact_at=10**6, output_chars=6_000), 0, 0.0
+    logged_model = "deepseek-chat" if usage_style == "deepseek" else model
+    messages = [{"role": "system", "content": "You are a helpful assistant that can interact with a computer."}]
+    for index, message in enumerate(run.messages):
+        blocks = _blocks(message)
+        if message["role"] == "user":
+            messages += [{"role": "tool", "tool_call_id": b["tool_use_id"],
+                          "content": b["content"] if isinstance(b["content"], str) else json.dumps(b["content"])}
+                         for b in blocks if b.get("type") == "tool_result"]
+            messages += [{"role": "user", "content": b["text"]} for b in blocks if b.get("type") == "text"]
+            continue
+        u = dict(run.calls[k])
+        if miss_every and k and k % miss_every == 0:  # a miss: nothing read, all of it written again
+            u["cache_creation_input_tokens"] += u["cache_read_input_tokens"]
+            u["cache_creation"] = {"ephemeral_5m_input_tokens": u["cache_creation_input_tokens"], "ephemeral_1h_input_tokens": 0}
+            u["cache_read_input_tokens"] = 0
+        read, write, fresh, out = (u["cache_read_input_tokens"], u["cache_creation_input_tokens"], u["input_tokens"],
+                                   u["output_tokens"])
+        at = run.times[k] if k < len(run.times) else run.times[-1]
+        if usage_style == "anthropic":
+            usage = {"prompt_tokens": fresh + read + write, "completion_tokens": out, "total_tokens": fresh + read + write + out,
+                     "cache_read_input_tokens": read, "cache_creation_input_tokens": write,
+                     "prompt_tokens_details": {"cached_tokens": read}}
+            cost += CallRecord.from_usage(u, model).cost
+        elif usage_style == "openai":
+            usage = {"prompt_tokens": fresh + read + write, "completion_tokens": out,
+                     "total_tokens": fresh + read + write + out, "prompt_tokens_details": {"cached_tokens": read}}
+            cost += CallRecord(model=model, input_tokens=fresh + write, cache_read_input_tokens=read,
+                               output_tokens=out).cost
+        else:
+            usage = {"prompt_tokens": fresh + read + write, "completion_tokens": out, "total_tokens": fresh + read + write + out,
+                     "prompt_cache_hit_tokens": read, "prompt_cache_miss_tokens": fresh + write}
+            cost += deepseek.rates(logged_model, at).dollars(read, fresh + write, out)
+        text = "\n".join(b["text"] for b in blocks if b.get("type") == "text")
+        calls = [{"id": b["id"], "type": "function", "function": {"name": b["name"], "arguments": json.dumps(b["input"])}}
+                 for b in blocks if b.get("type") == "tool_use"]
+        messages.append({"role": "assistant", "content": text, **({"tool_calls": calls} if calls else {}),
+                         "extra": {"response": {"id": f"chatcmpl-{index}", "created": int(at), "model": logged_model,
+                                                "object": "chat.completion", "usage": usage}}})
+        k += 1
+    messages.append({"role": "exit", "content": "Submitted"})
+    path = Path(directory) / "instance_1" / "instance_1.traj.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"info": {"exit_status": "Submitted", "submission": "",
+                                         "model_stats": {"instance_cost": cost, "api_calls": k + dropped},
+                                         "mini_version": "1.17.0", "config": {"model": {"model_name": logged_model}}},
+                                "messages": messages, "trajectory_format": "mini-swe-agent-1", "instance_id": "instance_1"},
+                               indent=2))
+    return path

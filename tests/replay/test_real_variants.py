@@ -277,7 +277,9 @@ def third_call_read_nothing(path: Path) -> Path:
 
 def test_a_call_the_replay_cannot_reproduce_is_marked_as_a_departure(tmp_path, capsys):
     """The log's third call read nothing from cache (its system prompt changed, say, which the log
-    does not record): the replay reads as usual there, and the report marks the call."""
+    does not record): the replay's own cache reads as usual there, and per_call marks the call;
+    ``recorded`` bills it as the log did, so its table says so in the misses note, and does not say
+    ``recorded`` departs there (issue 62 item 12)."""
     from minimal_runtime.__main__ import main
     from minimal_runtime.replay import per_call
     path = third_call_read_nothing(tmp_path / "changed.stream.jsonl")
@@ -286,8 +288,11 @@ def test_a_call_the_replay_cannot_reproduce_is_marked_as_a_departure(tmp_path, c
     assert [d["call"] for d in calls if d["departs"]] == [3]
     assert calls[2]["logged_read"] == 0 and calls[2]["replayed_read"] > 18_000
     main(["replay", str(path), "--strategy", "recorded", "--plot", str(tmp_path / "p.png")])
+    out = capsys.readouterr().out
+    assert calls[2]["billed_as_logged"] and "recorded departs" not in out
     # the replay reads what call 2 sent, 18,303 of call 3's 18,403 tokens
-    assert "recorded departs from the log on 1 call(s): 3 (0% logged, 99% replayed)" in capsys.readouterr().out
+    assert "the log missed the cache where the replay's would have read, on 1 call(s): 3 (read 0% logged, 99% replayed)" \
+        in out
 
 
 @pytest.fixture(scope="module")
