@@ -331,8 +331,8 @@ class Agent:
             stopped = _unfinished_status(reply.response.stop_reason, self.config.max_tokens, text_of(reply.message))
             return stopped or RunResult(status="done")
         calls = tool_uses(reply.message)
-        if taint.server_reads(reply.message["content"]):  # a web search or fetch the server ran: outside text
-            taint.mark(self.state, f"server tool {taint.server_reads(reply.message['content'])}")
+        if brought := taint.outside(reply.message["content"]):  # a server tool's result: outside text
+            taint.mark(self.state, f"server tool {brought}")
         results = [self._run_tool(call, reply.results.get(call["id"])) for call in calls]
         self._land_turn(reply, calls and [{"role": "user", "content": results}])
         return self._outcome(reply.message, calls, results)
@@ -488,6 +488,8 @@ class Agent:
             raw = self.toolbox.call(call)
             if taint.reads_outside(self.toolbox, call):
                 taint.mark(self.state, f"tool {call.get('name')}")
+            elif brought := taint.outside(raw.get("content")):  # a search_result the tool returned, say
+                taint.mark(self.state, f"tool {call.get('name')} ({brought})")
             result = self.offloader(call, raw) if self.offloader is not None else raw  # large: a file, head and tail
             if isinstance(result.get("content"), str):  # undecodable bytes: the model reads U+FFFD, the store the bytes
                 result = {**result, "content": _capped(printable(result["content"]), self.config.max_tool_output)}

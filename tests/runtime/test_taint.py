@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from pydantic import BaseModel
 
 from minimal_runtime.core import taint
@@ -104,9 +106,85 @@ def test_the_taint_is_kept_in_the_run_record():
     assert Agent(agent.client, model=agent.model, store=store).state.get(taint.KEY) == "tool fetch"
 
 
-def test_a_server_tool_s_result_taints_a_reply():
-    assert taint.server_reads([{"type": "text", "text": "x"}]) is None
-    assert taint.server_reads([{"type": "server_tool_use"}, {"type": "web_fetch_tool_result"}]) == "web_fetch_tool_result"
+def _result_block_types() -> dict[str, str]:
+    """Every result block type the installed SDK names (``*ResultBlock*`` classes of ``anthropic.types``
+    and ``anthropic.types.beta``, params included, with a literal ``type``): type -> a class naming it."""
+    import typing
+
+    import anthropic.types
+    import anthropic.types.beta
+    found = {}
+    for module in (anthropic.types, anthropic.types.beta):
+        for name in dir(module):
+            if "ResultBlock" not in name:
+                continue
+            try:
+                kind = typing.get_type_hints(getattr(module, name)).get("type")
+            except Exception:  # a name that is not a model or a TypedDict
+                continue
+            while kind is not None and typing.get_origin(kind) is not typing.Literal and typing.get_args(kind):
+                kind = typing.get_args(kind)[0]  # Required[Literal[...]]
+            if typing.get_origin(kind) is typing.Literal:
+                found.update({value: name for value in typing.get_args(kind)})
+    return found
+
+
+def test_every_result_block_the_sdk_names_is_judged_outside_or_the_operator_s():
+    """Issue 61 item 3: a result type the SDK adds is judged here before it ships (it taints meanwhile)."""
+    types = _result_block_types()
+    assert {"mcp_tool_result", "bash_code_execution_tool_result", "web_fetch_tool_result", "tool_result"} <= set(types)
+    unjudged = {t: name for t, name in types.items() if t not in taint.OUTSIDE and t not in taint.OPERATORS}
+    assert not unjudged, f"result blocks in neither taint.OUTSIDE nor taint.OPERATORS: {unjudged}"
+    assert not set(taint.OUTSIDE) & set(taint.OPERATORS)
+    for kind in taint.OUTSIDE:
+        assert taint.outside([{"type": "text", "text": "x"}, {"type": kind}]) == kind
+    for kind in taint.OPERATORS:
+        assert taint.outside([{"type": kind, "content": [{"type": "text", "text": "x"}]}]) is None
+    assert taint.outside([{"type": "tool_result", "content": [{"type": "search_result"}]}]) == "search_result"
+    assert taint.outside([{"type": "some_new_tool_result"}]) == "some_new_tool_result"  # unjudged: taints
+
+
+REPLIES = {  # a server tool's call and its result, as the API returns them (curl's output, an MCP server's)
+    "mcp_tool_result": [{"type": "mcp_tool_use", "id": "mcptoolu_1", "name": "read_ticket", "server_name": "tickets",
+                         "input": {"id": 4411}},
+                        {"type": "mcp_tool_result", "tool_use_id": "mcptoolu_1", "is_error": False,
+                         "content": [{"type": "text", "text": COPIED}]}],
+    "bash_code_execution_tool_result": [
+        {"type": "server_tool_use", "id": "srvtoolu_1", "name": "bash_code_execution",
+         "input": {"command": "curl -s https://acme.example"}},
+        {"type": "bash_code_execution_tool_result", "tool_use_id": "srvtoolu_1",
+         "content": {"type": "bash_code_execution_result", "stdout": COPIED, "stderr": "", "return_code": 0,
+                     "content": []}}],
+}
+
+
+@pytest.mark.parametrize("kind", list(REPLIES))
+def test_a_reply_carrying_an_mcp_result_or_code_execution_output_taints_the_run(kind):
+    """Issue 61 item 3: before, only web search and fetch results did (``SERVER_READS``)."""
+    client, _ = make_client(ScriptedPolicy([[*REPLIES[kind], {"type": "text", "text": "Read."}]]),
+                            model="claude-sonnet-5-5")
+    agent = Agent(client, model="claude-sonnet-5-5")
+    assert agent.run("Check ticket 4411.").status == "done"
+    assert agent.state.get(taint.KEY) == f"server tool {kind}"
+
+
+def test_search_results_a_tool_returns_taint_the_run_though_the_tool_is_not_marked():
+    found = [{"type": "search_result", "source": "https://acme.example", "title": "Acme",
+              "content": [{"type": "text", "text": COPIED}]}]
+
+    class Search:  # the Tool protocol: a tool whose result is content blocks
+        name, description = "search", "Search the docs."
+
+        def definition(self) -> dict:
+            return {"name": self.name, "description": self.description, "input_schema": Url.model_json_schema()}
+
+        def run(self, raw_input: dict) -> list[dict]:
+            return found
+    search = Search()
+    client, _ = make_client(ScriptedPolicy([tool_use("search", {"url": "acme"}), "done"]), model="claude-sonnet-5-5")
+    agent = Agent(client, model="claude-sonnet-5-5", tools=[search])
+    assert agent.run("Search.").status == "done"
+    assert agent.state.get(taint.KEY) == "tool search (search_result)"
 
 
 def test_a_task_handed_over_by_a_tainted_planner_gives_its_objective_as_user_text_and_keeps_the_scope_line(tmp_path):
