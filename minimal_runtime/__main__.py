@@ -1,5 +1,5 @@
 """Command line: ``python -m minimal_runtime demo [--turns N]``, ``replay PATH [--strategy S]``,
-``serve [--port N] [--upstream URL] [--ui]``, ``view LOG.jsonl`` and ``fork DEST [--name PKG]``."""
+``serve [--port N] [--upstream URL] [--ui]``, ``view LOG.jsonl [--html RUN -o FILE]`` and ``fork DEST [--name PKG]``."""
 
 from __future__ import annotations
 
@@ -34,8 +34,13 @@ def main(argv: list[str] | None = None) -> None:
                                             "only), with its README and a test")
     fork.add_argument("dest", help="the folder to write into (created if needed)")
     fork.add_argument("--name", default="agent", help="the package's name (default %(default)s)")
-    view = commands.add_parser("view", help="serve --ui's page for a --log file, on loopback")
-    view.add_argument("log", metavar="FILE.jsonl", help="a log written by serve --log")
+    view = commands.add_parser("view", help="serve --ui's page for a --log file, on loopback; with --html, a run as "
+                                            "one file")
+    view.add_argument("log", metavar="RUN", help="a log written by serve --log; with --html also a runtime record "
+                                                 "(events.jsonl or its folder) or any log replay reads")
+    view.add_argument("--html", action="store_true", help="write the page and the run as one HTML file (-o) that "
+                                                          "opens with no server and no network")
+    view.add_argument("-o", "--output", default=None, metavar="FILE.html", help="with --html: where (default run.html)")
     view.add_argument("--host", default="127.0.0.1", help="the address to listen on (default %(default)s: loopback)")
     view.add_argument("--port", type=port, default=8766, help="default %(default)s; 0 picks a free port")
     args = parser.parse_args(argv)
@@ -53,6 +58,9 @@ def main(argv: list[str] | None = None) -> None:
     elif args.command == "fork":
         from .fork import main as fork_main
         fork_main(args)
+    elif args.command == "view" and args.html:
+        from .view.run_file import main as html_main
+        html_main(args)
     elif args.command == "view":
         from .serve.page import view_main
         view_main(args)

@@ -11,6 +11,7 @@ them alone for a log read back. Nothing here reaches the internet: the page is t
                                  totals, every batch
     GET /ui/api/call/N           call N opened: its prompt block by block, in cache regions
     GET /ui/api/compare/A/B      two calls side by side, and the first block where the later edits
+    GET /ui/run.html             the run so far as one file that opens with no server (``view/run_file.py``)
 
 The page shows what clients sent (prompts, tool results), so it is served with a policy that runs
 only its own script and style and loads nothing from elsewhere, and every text is put on the page
@@ -62,6 +63,10 @@ class Page:
         if bare in FILES:
             name, kind = FILES[bare]
             return 200, {**HEADERS, "content-type": kind}, (UI / name).read_bytes()
+        if bare == "/ui/run.html":  # the run as one file, as view --html writes it (view/run_file.py)
+            from ..view.run_file import html
+            return 200, {**HEADERS, "content-type": "text/html; charset=utf-8",
+                         "content-disposition": 'attachment; filename="run.html"'}, html(self.timeline).encode()
         if bare == "/ui/api/calls":
             after = re.fullmatch(r"after=(\d+)", query)
             return _json(200, self.timeline.since(int(after[1]) if after else 0))

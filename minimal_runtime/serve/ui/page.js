@@ -31,7 +31,20 @@ const count = (n) => Number(n).toLocaleString("en-US");
 const dollars = (x) => (x === null || x === undefined ? "$?" : "$" + x.toFixed(x < 0.01 ? 5 : 4));
 const percent = (x) => Math.round(100 * x) + "%";
 
+// The page saved as one file (view --html, or the download): what it would ask serve for is inside it.
+const SAVED = document.getElementById("run-data");
+const saved = SAVED ? JSON.parse(SAVED.textContent) : null;
+const unpacked = (v) => v === null || typeof v !== "object" ? v : Array.isArray(v) ? v.map(unpacked)
+  : Object.keys(v).length === 1 && Number.isInteger(v.$s) ? unpacked(saved.shared[v.$s])
+  : Object.fromEntries(Object.entries(v).map(([k, x]) => [k, unpacked(x)]));
+
 async function getJSON(path) {
+  if (saved) {
+    const found = path.startsWith("/ui/api/calls") ? saved.calls : saved.paths[path];
+    if (found === undefined) throw new Error(`${path.replace("/ui/api/", "")}: not in this file (it holds each call ` +
+      "and each next to the call it continues; view RUN serves every pair)");
+    return unpacked(found);
+  }
   const answer = await fetch(path, { cache: "no-store" });
   if (!answer.ok) throw new Error(`${path}: HTTP ${answer.status}`);
   return answer.json();
@@ -206,8 +219,11 @@ function choose(n, second) {
 function openFromHash() {
   const call = location.hash.match(/^#call=(\d+)$/);
   const pair = location.hash.match(/^#compare=(\d+),(\d+)$/);
-  if (call) showCall(Number(call[1]));
-  else if (pair) showPair(Number(pair[1]), Number(pair[2]));
+  const shown = call ? showCall(Number(call[1])) : pair ? showPair(Number(pair[1]), Number(pair[2])) : null;
+  shown?.catch((error) => {  // said where the call would show, not lost in the console
+    $("opened").hidden = false;
+    $("opened").replaceChildren(el("p", { class: "verdict bad", textContent: error.message }));
+  });
 }
 window.addEventListener("hashchange", openFromHash);
 
