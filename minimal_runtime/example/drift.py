@@ -7,8 +7,10 @@ rules, each with a parameter the chapter sweeps:
 
 1. **Attention decays with the goal's distance from the tail.** Before each action the reader
    drifts with probability ``drift * (1 - exp(-d / half_life))``, where ``d`` is how many tokens
-   (characters / 4) of the request come after the last place the goal was stated (the task
-   itself, or a batch with the plan block or the task block). A drift is, half the time, a page
+   of the request the model reads after the last place the goal's own words stand (the task
+   itself, or a plan or task block that repeats them; ``attention.goal_distance``), and 0 where
+   they stand within ``attention.STATED_WITHIN`` tokens of the tail. A label without the words
+   states nothing. A drift is, half the time, a page
    outside the task (off the goal) and otherwise a page of a later phase (skipping ahead). A drift
    goes on: after a drifted page it reads the page after that with probability ``stay`` unless
    this call's batch states the goal. A batch note that names the next page ("The next page is
@@ -31,12 +33,16 @@ from pydantic import BaseModel
 
 from ..core.tools import FunctionTool
 from ..emulator.policies import Turn, text
-from ..features.delegation import TASK_LINE
-from ..features.plan import GOAL_LINE
+from .attention import STATED_WITHIN, goal_distance
 from .knowledge import NEXT_PAGE
 from .web import fetch_text
 from .work import act, batch, exchanges
 
+
+
+def reference_task(first: int, last: int) -> str:
+    """The whole task, as the user gives it: the goal's words the reader looks for."""
+    return f"Summarise reference pages {first} to {last}, one note per page."
 
 
 def reference_objective(n: int) -> str:
@@ -81,11 +87,10 @@ def _framing(result: str) -> str:
 
 class DriftingReader:
     def __init__(self, first: int, last: int, *, drift: float = 0.5, half_life: float = 4000.0, stay: float = 0.8,
-                 copy: float = 0.0, k: int = 6, seed: int = 0):
+                 copy: float = 0.0, k: int = 6, seed: int = 0, goal: str | None = None):
         self.first, self.last, self.drift, self.half_life, self.copy, self.k = first, last, drift, half_life, copy, k
-        self.stay = stay
+        self.stay, self.goal = stay, goal or reference_task(first, last)
         self.rng = random.Random(seed)
-        self._sizes: dict[int, tuple[dict, int]] = {}  # a message's characters, by id (messages repeat call to call)
 
     def __call__(self, request: dict) -> Turn:
         done = exchanges(request["messages"])
@@ -114,7 +119,7 @@ class DriftingReader:
         named = re.search(re.escape(NEXT_PAGE) + r"(\d+)", " ".join(notes.values()))
         if named:
             return int(named.group(1))
-        distance = self._distance(request, notes)
+        distance = self.distance(request)
         p = self.drift * (1 - math.exp(-distance / self.half_life))
         if drifted is not None and distance and self.rng.random() < self.stay:
             return drifted + 1  # a drift goes on: the recent pages are the pattern now
@@ -124,19 +129,13 @@ class DriftingReader:
             return 10_000 + self.rng.randrange(10_000)  # a page outside the task
         return min(self.last, n + 1 + self.rng.randrange(3))  # a page of a later phase
 
-    def _distance(self, request: dict, notes: dict[str, str]) -> float:
-        """Tokens after the last statement of the goal: 0 when this call's batch states it."""
-        if any(GOAL_LINE in t or TASK_LINE in t for t in notes.values()):
-            return 0.0
-        chars, messages = 0, request["messages"]
-        for message in reversed(messages):
-            if message is messages[0]:
-                break  # the task itself
-            cached = self._sizes.get(id(message))
-            if cached is None or cached[0] is not message:
-                cached = self._sizes[id(message)] = (message, len(str(message["content"])))
-            chars += cached[1]
-        return chars / 4
+    def distance(self, request: dict) -> float:
+        """Rule 1's ``d``: tokens after the goal's words, 0 where they stand at the tail (and where
+        they stand nowhere, the whole request: the goal was never read)."""
+        d = goal_distance(request, self.goal)
+        if d is None:
+            return float(sum(len(str(m["content"])) for m in request["messages"]) / 4)
+        return 0.0 if d <= STATED_WITHIN else float(d)
 
     def _similarity(self, done: list) -> float:
         recent = [_framing(result) for _, _, result, error in done[-self.k:] if not error]

@@ -10,8 +10,15 @@ block states facts about the run ("Current phase: 2 of 4") rather than speaking 
 The goal, the phase titles and their skills are the model's words. Once the run has read outside
 text (``core.taint``) they may carry it, so from then on they go out as user text (``plan-text``,
 ``render_words``: kept in the history, sent again when the plan is rewritten) and the system entry
-keeps the frame only: numbers, statuses, the cursor, the rules (``framed``: the plan with the
-model's words replaced by where to find them).
+keeps the frame: numbers, statuses, the cursor, the rules (``framed``: the plan with the model's
+words replaced by where to find them).
+
+The goal must not leave the tail when the run is tainted: that is when a page the agent read is
+most likely to pull it elsewhere. So the frame keeps one sentence of words, the user's own task
+(``TASK_KEY``, kept at START from the message that started the run). The operator's caller wrote
+it, not the model and not a page, so it may stand in a system entry; the model's restatement of it
+goes as user text only where it says something else. A hook installed after the run started has
+no task to keep and points to the user turn instead.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from ..core import taint
 from ..core.context import last_note
+from ..core.messages import text_of
 from ..core.hooks import HookEvent, HookRegistry, Point
 from ..core.tools import FunctionTool
 
@@ -172,11 +180,22 @@ def render_plan_block(plan: Plan) -> str:
 WRITTEN = "as written in the user turn"
 
 
-def framed(plan: Plan) -> Plan:
+# The user's task recited in a tainted run's frame, at most this many characters: a task that pastes a
+# document would otherwise be re-sent whole on every call. Past it the frame says where the rest is.
+TASK_RECITED = 1_000
+
+
+def framed(plan: Plan, task: str | None = None) -> Plan:
     """``plan`` with the model's words (goal, titles, skills) replaced by where they are: what a
-    system entry may state of a plan once the run is tainted."""
-    return Plan(goal=f"({WRITTEN}: the plan-text note)",
-                phases=[Phase(title=f"(title {WRITTEN})", status=p.status) for p in plan.phases])
+    system entry may state of a plan once the run is tainted. ``task``, the user's own words, stands
+    as the goal where it is known."""
+    if task is None:
+        goal = f"({WRITTEN}: the plan-text note)"
+    elif len(task) > TASK_RECITED:
+        goal = f"{task[:TASK_RECITED]}... (the rest as written in the user's task)"
+    else:
+        goal = task
+    return Plan(goal=goal, phases=[Phase(title=f"(title {WRITTEN})", status=p.status) for p in plan.phases])
 
 
 def render_written(plan: Plan, marked: int | None, cursor: str = CURRENT) -> str:
@@ -188,35 +207,49 @@ def render_written(plan: Plan, marked: int | None, cursor: str = CURRENT) -> str
     return "\n".join(lines)
 
 
-def render_words(plan: Plan) -> str:
-    """The model's words of a plan, for the user turn: its goal, each phase's title and skills by
-    number (statuses and the cursor are the frame's), so they change only when the plan is rewritten."""
-    return "\n".join([f"The plan as written. {GOAL_LINE}{plan.goal}"] + [
+def render_words(plan: Plan, task: str | None = None) -> str:
+    """The model's words of a plan, for the user turn: its goal (unless it is the user's ``task``,
+    which the frame recites), each phase's title and skills by number (statuses and the cursor are
+    the frame's), so they change only when the plan is rewritten."""
+    goal = "" if task is not None and plan.goal.strip() == task.strip() else f" {GOAL_LINE}{plan.goal}"
+    return "\n".join([f"The plan as written.{goal}"] + [
         f"- phase {i + 1} -- {p.title}" + (f" (skills: {', '.join(p.skills)})" if p.skills else "")
         for i, p in enumerate(plan.phases)])
 
 
+TASK_KEY = "plan-task"  # in agent.state: the user's task that started the run, for a tainted run's frame
+
+
 class PlanHook:
     """PRE_LLM_CALL: once a plan exists, recite it at the tail of every call: whole in the system
-    entry, or, once the run is tainted, its frame there and the model's words as user text. Those
-    stay in the history on the current layout (user text cannot be turn-scoped), so they go again
-    only when the plan is rewritten; on the 2025 layout the batch is not kept, and they go every call."""
+    entry, or, once the run is tainted, its frame there, with the user's task as its goal, and the
+    model's other words as user text. Those stay in the history on the current layout (user text
+    cannot be turn-scoped), so they go again only when the plan is rewritten; on the 2025 layout the
+    batch is not kept, and they go every call. START: keeps the user's task (``TASK_KEY``)."""
 
     def __init__(self, state: PlanState, render: Callable[[Plan], str] = render_plan_block):
         self.state, self.render = state, render
 
     def install(self, hooks: HookRegistry) -> None:
+        hooks.register(Point.START, self.keep_task)
         hooks.register(Point.PRE_LLM_CALL, self.recite, when=lambda event: self.state.plan is not None)
 
+    def keep_task(self, event: HookEvent) -> None:
+        """START comes right after the task is appended: the last message is the user's task."""
+        state, messages = getattr(event.agent, "state", None), event.agent.messages
+        if state is not None and messages and messages[-1]["role"] == "user":
+            state.set(TASK_KEY, text_of(messages[-1]))
+
     def recite(self, event: HookEvent) -> None:
-        plan = self.state.plan
-        if taint.by(getattr(event.agent, "state", None)) is None:
+        plan, state = self.state.plan, getattr(event.agent, "state", None)
+        if taint.by(state) is None:
             event.agent.inject_turn_scoped("plan", self.render(plan))
             return
-        words = render_words(plan)
+        task = state.get(TASK_KEY)
+        words = render_words(plan, task)
         if last_note(event.agent.messages, "plan-text") != words:
             event.agent.inject_untrusted("plan-text", words)
-        event.agent.inject_turn_scoped("plan", self.render(framed(plan)))
+        event.agent.inject_turn_scoped("plan", self.render(framed(plan, task)))
 
 
 class MessageDiscipline:
