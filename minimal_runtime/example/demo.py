@@ -28,14 +28,14 @@ class NotesProgress:
         folder = self.workspace.root / "notes"
         notes = sorted(p.stem for p in folder.glob("*.md")) if folder.exists() else []
         have = ", ".join(notes) if notes else "none yet"
-        event.agent.inject_turn_scoped("progress", f"Where I stand: notes saved for {len(notes)} of 4 competitors ({have}).")
+        event.agent.inject_turn_scoped("progress", f"Progress of this run: notes saved for {len(notes)} of 4 competitors ({have}).")
 
 
 def calls_progress(event: HookEvent) -> None:
     """The long run's PRE_LLM_CALL hook: how far the run has got, in calls (what the runtime counts;
     a model online may read no page on some of them)."""
     n = len(event.agent.calls)
-    event.agent.inject_turn_scoped("progress", f"Where I stand: {n} call{'' if n == 1 else 's'} made so far.")
+    event.agent.inject_turn_scoped("progress", f"Progress of this run: {n} call{'' if n == 1 else 's'} made so far.")
 
 
 class DemoFailed(RuntimeError):
@@ -57,6 +57,7 @@ def run_demo(turns: int | None = None, out=None) -> Agent:
     print(f"model {DEFAULT_MODEL} via {backend}; workspace {workspace.root}", file=out)
     name = getattr(agent.layout, "__name__", type(agent.layout).__name__)
     print(f"layout {name}: {agent.layout_reason}", file=out)
+    print("under each call, the note injected at its tail: what the model read before it chose the action", file=out)
     print(f"{'call':>4}  {'injected':<10} {'cache read':>10} {'write':>7} {'uncached':>8} {'cost':>9}  action", file=out)
 
     def show(event: HookEvent) -> None:

@@ -101,7 +101,7 @@ def test_the_long_demos_progress_note_counts_calls_and_says_so(monkeypatch):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     agent = run_demo(turns=3, out=io.StringIO())
     notes = [n["text"] for e in agent.store.events() if e["type"] == "sent" for n in e.get("batch") or []]
-    assert notes[:3] == [f"Where I stand: {n} made so far." for n in ("0 calls", "1 call", "2 calls")]
+    assert notes[:3] == [f"Progress of this run: {n} made so far." for n in ("0 calls", "1 call", "2 calls")]
 
 
 def test_demo_online_path_against_any_messages_api_server(monkeypatch):
