@@ -16,32 +16,34 @@ from __future__ import annotations
 
 from ..core.context import rendered
 from ..emulator.prompt import as_blocks, render_block
-from ..emulator.tokens import estimate_tokens
+from ..emulator.tokens import STANDARD_IMAGES, block_tokens, estimate_tokens
+from ..provider.models import lookup
 
 # "At the tail": within one batch's worth of tokens of the end. A plan block with its map and rules
 # is 100-300 tokens; 500 leaves room for a second block after it without counting a page of history.
 STATED_WITHIN = 500
 
 
-def _reading_order(request: dict) -> list[str]:
-    """The request's blocks as the model reads them, first to last, each as rendered text."""
-    system = request.get("system") or []
-    shown = [render_block(b) for b in as_blocks(system)]
+def _reading_order(request: dict) -> list[tuple[dict, str]]:
+    """The request's blocks as the model reads them, first to last: (block, its rendered text)."""
+    shown = [(b, render_block(b)) for b in as_blocks(request.get("system") or [])]
     for message in rendered(request.get("messages", [])):
-        shown += [render_block(b, message.get("role", "")) for b in as_blocks(message["content"])]
+        shown += [(b, render_block(b, message.get("role", ""))) for b in as_blocks(message["content"])]
     return shown
 
 
 def goal_distance(request: dict, goal: str) -> int | None:
     """Tokens the model reads after the last place ``goal``'s words stand in ``request`` (0: they end
-    the prompt); None where they stand nowhere."""
+    the prompt), each block counted as the emulator counts it in usage; None where they stand nowhere."""
+    spec = lookup(request["model"]) if isinstance(request.get("model"), str) else None
+    limits, tokenizer = (spec.image_limits, spec.tokenizer) if spec is not None else (STANDARD_IMAGES, 1.0)
     after = 0
-    for block in reversed(_reading_order(request)):
-        at = block.rfind(goal)
+    for block, text in reversed(_reading_order(request)):
+        at = text.rfind(goal)
         if at >= 0:
-            rest = len(block) - at - len(goal)
-            return after + (estimate_tokens(block[-rest:]) if rest else 0)
-        after += estimate_tokens(block)
+            rest = len(text) - at - len(goal)
+            return after + (estimate_tokens(text[-rest:], tokenizer) if rest else 0)
+        after += block_tokens(block, text, limits, tokenizer)
     return None
 
 
