@@ -4,78 +4,40 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test test-lint test-suites test-stubs test-notebooks test-checks demo lab notebooks bench times mutate mutate-runtime soak progress clean
+.PHONY: test test-lint test-suites test-stubs test-notebooks test-checks demo lab wheelhouse notebooks bench times mutate mutate-runtime soak progress clean
 
-# make test runs some twenty Python processes (two workers, a kernel per notebook, the pytest runs of
-# the stub and notebook checks); where PYTHONDONTWRITEBYTECODE is set, every pytest start rewrites its
-# plugins' modules (hypothesis, xdist, anyio) again, 2.5 s each time. The compiled files go to
-# __pycache__/, which git ignores.
-unexport PYTHONDONTWRITEBYTECODE
-
-NEW_ENOUGH := -c 'import sys; sys.exit(sys.version_info < (3, 11))'
-
+# Every step's logic is in course.py (`python course.py setup|test|demo|lab|progress|serve|wheelhouse`, the same
+# in PowerShell, cmd and a POSIX shell); these targets are its POSIX shortcuts. The first one creates .venv
+# with $(PYTHON) (3.11 or newer; make PYTHON=python3.12 picks one) and installs the course into it.
 $(STAMP): pyproject.toml
-	@$(PYTHON) $(NEW_ENOUGH) || { echo "$(PYTHON) is not Python 3.11 or newer; pick one with: make PYTHON=python3.12 $(MAKECMDGOALS)"; exit 1; }
-	@# a venv left by an older or removed interpreter is rebuilt, not reused
-	@if [ -d $(VENV) ] && ! $(BIN)/python $(NEW_ENOUGH) 2>/dev/null; then echo "$(VENV) was built by another Python: rebuilding it"; rm -rf $(VENV); fi
-	$(PYTHON) -m venv $(VENV)
-	@# uv resolves and installs in seconds where pip takes minutes; pip only fetches uv itself
-	@echo "installing uv into $(VENV), then the course with it (anthropic, pydantic, matplotlib, ipykernel, nbconvert, pytest, nbval; about 440 MB)"
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv
-	@# compiled at install: each of make test's many processes (workers, kernels, subprocess tests) would
-	@# otherwise compile the SDK's ~1,000 modules itself, every time where PYTHONDONTWRITEBYTECODE is set
-	$(BIN)/uv pip install --compile-bytecode --python $(BIN)/python -e '.[course]'
-	touch $(STAMP)
+	@$(PYTHON) course.py setup
 
-# make test: the lint, then one two-worker session of every suite, the stub check (in the learner-path test)
-# and every notebook (conftest.py: a notebook is one unit of work, each test another, so neither
-# worker idles at the end). test-suites, test-stubs and test-notebooks run each part alone; `make times` times them.
-# COURSE_IMPL is pinned: the suites and notebooks check the solutions whatever your shell says.
-NBVAL := -p nbval --nbval --nbval-current-env --nbval-sanitize-with=chapters/nbval_sanitize.cfg
-test: test-lint test-checks  ## lint; every suite on the solutions; every chapter suite fails on the stubs; every notebook
-	@git status --porcelain -- exercises 2>/dev/null | grep -q . && echo "make test checked the exercise stubs as committed, not your exercises/: \`make progress\` checks your code" || true
+# make test: the lint, then one two-worker session of every suite, the stub check and every notebook;
+# test-suites, test-stubs and test-notebooks run each part alone; `make times` times them.
+test: $(STAMP)  ## lint; every suite on the solutions; every chapter suite fails on the stubs; every notebook
+	@$(BIN)/python course.py test
 
-test-lint: $(STAMP)  # exercises/ is yours: the stub check lints the stubs as committed instead
-	$(BIN)/ruff check --quiet minimal_runtime tests benchmarks solutions conftest.py
-
-test-suites: $(STAMP)
-	COURSE_IMPL=solutions $(BIN)/python -m pytest -q -n auto
-
-test-stubs: $(STAMP)
-	$(BIN)/python tests/exercise_check.py stubs
-
-test-notebooks: $(STAMP)
-	COURSE_IMPL=solutions $(BIN)/python -m pytest -q -n auto --dist loadscope $(NBVAL) chapters/  # every output
-
-test-checks: $(STAMP)
-	COURSE_IMPL=solutions $(BIN)/python -m pytest -q -n auto --dist loadscope $(NBVAL) tests chapters/
+test-lint test-checks test-suites test-stubs test-notebooks: $(STAMP)
+	@$(BIN)/python course.py test $(@:test-%=%)
 
 progress: $(STAMP)  ## how many tests of each chapter pass on your own exercises/
-	$(BIN)/python tests/exercise_check.py progress
+	@$(BIN)/python course.py progress
 
 demo: $(STAMP)  ## the running example, offline unless ANTHROPIC_API_KEY is set
-	$(BIN)/python -m minimal_runtime demo
+	@$(BIN)/python course.py demo
 
 .PHONY: serve online
 serve: $(STAMP)  ## the emulator on loopback for your own agent, one line per call (ARGS="--port 0 --log run.jsonl ...")
-	$(BIN)/python -m minimal_runtime serve $(ARGS)
+	@$(BIN)/python course.py serve $(ARGS)
 
 online: $(STAMP)  ## the demo and every notebook on the online path (COURSE_BACKEND=api) against serve, offline (minutes)
 	$(BIN)/python tests/serve/run_online.py
 
-# make lab opens copies: JupyterLab autosaves what a run leaves (a Run All stopped at a stub clears the
-# outputs after it), and chapters/ are the course's own notebooks, checked by make test. workbook/ is at
-# the same depth as chapters/, so a notebook finds ../shared/ from either. As root (a container),
-# JupyterLab refuses to start without --allow-root.
-WORKBOOK := workbook
-lab: $(STAMP)  ## open your copies of the notebooks (workbook/; the first run installs JupyterLab; ARGS="--port 8890 ..." to JupyterLab)
-	@$(BIN)/python -c 'import jupyterlab' 2>/dev/null || $(BIN)/uv pip install --python $(BIN)/python -e '.[course,lab]'
-	@mkdir -p $(WORKBOOK)
-	@for notebook in chapters/*.ipynb; do [ -e $(WORKBOOK)/$${notebook#chapters/} ] || cp $$notebook $(WORKBOOK)/; done
-	@echo "$(WORKBOOK)/ holds your copies of the chapters: your runs and saves change them, never chapters/ (delete a copy to get it fresh)"
-	@# your own Claude Code sessions in the real-log cells (COURSE_OWN_LOGS=0 make lab keeps them out);
-	@# make test, nbval and CI never set it
-	COURSE_OWN_LOGS=$${COURSE_OWN_LOGS:-1} $(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) $(ARGS) $(WORKBOOK)/
+lab: $(STAMP)  ## JupyterLab on your copies of the chapters (workbook/), in reading mode (the first run installs JupyterLab; ARGS="--port 8890 ..." to JupyterLab)
+	@$(BIN)/python course.py lab $(ARGS)
+
+wheelhouse: $(STAMP)  ## every wheel the course needs for Linux, macOS and Windows on Python 3.11-3.14, in wheelhouse/, for a venue's offline install (ARGS="DIR --platforms ... --pythons ...")
+	@$(BIN)/python course.py wheelhouse $(ARGS)
 
 # make ui-test: the pages in a real browser, Debian's chromium driven by Playwright (tests/ui/; not part
 # of make test). Playwright cannot fetch its own browser here, so the system's is used, installed with

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -16,6 +17,14 @@ from minimal_runtime.core.hooks import HookRegistry, Point
 from tests.support import TASK, pricing_agent
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def course_module():
+    """course.py, where make test's steps are written down (the lint's folders, the notebooks' flags)."""
+    spec = importlib.util.spec_from_file_location("course", ROOT / "course.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def working_copy(tmp_path: Path) -> Path:
@@ -45,54 +54,6 @@ def test_an_unfinished_stub_in_a_hook_stops_the_run_and_names_itself(tmp_path):
     assert hooks.failures == []  # not isolated, not logged as a skipped note
 
 
-FAKE_PYTHON = """#!/bin/sh
-# A stand-in interpreter: answers the version check with $FAKE_NEW_ENOUGH, logs anything else and stops.
-case "$*" in *version_info*) [ "$FAKE_NEW_ENOUGH" = yes ]; exit $?;; esac
-echo "$0 $*" >> "$FAKE_LOG"; exit 3
-"""
-
-
-def _make_install(tmp_path, python_new_enough: str, venv_new_enough: str | None):
-    if shutil.which("make") is None:
-        pytest.skip("no make on this machine")
-    project = tmp_path / "project"
-    project.mkdir()
-    shutil.copy(ROOT / "Makefile", project)
-    shutil.copy(ROOT / "pyproject.toml", project)
-    fake = tmp_path / "python3.10"
-    fake.write_text(FAKE_PYTHON)
-    fake.chmod(0o755)
-    if venv_new_enough is not None:  # a venv left by an earlier make, its interpreter answering as told
-        (project / ".venv" / "bin").mkdir(parents=True)
-        venv_python = project / ".venv" / "bin" / "python"
-        venv_python.write_text(FAKE_PYTHON.replace("$FAKE_NEW_ENOUGH", venv_new_enough))
-        venv_python.chmod(0o755)
-    env = {"PATH": "/usr/bin:/bin", "FAKE_NEW_ENOUGH": python_new_enough, "FAKE_LOG": str(tmp_path / "log")}
-    run = subprocess.run(["make", f"PYTHON={fake}", ".venv/.installed"], cwd=project, env=env,
-                         capture_output=True, text=True, timeout=60)
-    log = (tmp_path / "log").read_text() if (tmp_path / "log").exists() else ""
-    return run, project, log
-
-
-def test_make_refuses_a_python_older_than_3_11_before_building_anything(tmp_path):
-    run, project, log = _make_install(tmp_path, python_new_enough="no", venv_new_enough=None)
-    assert run.returncode != 0
-    assert "is not Python 3.11 or newer; pick one with: make PYTHON=python3.12" in run.stdout
-    assert log == "" and not (project / ".venv").exists()
-
-
-def test_make_rebuilds_a_venv_that_an_older_python_left_behind(tmp_path):
-    run, project, log = _make_install(tmp_path, python_new_enough="yes", venv_new_enough="no")
-    assert ".venv was built by another Python: rebuilding it" in run.stdout
-    assert not (project / ".venv" / "bin" / "python").exists()  # the old interpreter is gone
-    assert "-m venv .venv" in log  # and a new venv is being made by the Python we were given
-
-
-def test_make_keeps_a_venv_built_by_a_good_python(tmp_path):
-    run, project, log = _make_install(tmp_path, python_new_enough="yes", venv_new_enough="yes")
-    assert "rebuilding" not in run.stdout and (project / ".venv" / "bin" / "python").exists()
-
-
 def test_a_notebooks_scratch_folders_are_gone_when_its_kernel_exits(tmp_path):
     script = ("import tempfile; from minimal_runtime.example import scratch_dir, pricing_agent, TASK\n"
               "for _ in range(3):\n"
@@ -111,9 +72,7 @@ def test_make_test_fails_on_a_notebook_whose_committed_output_is_stale(tmp_path)
     marked or not; only a cell marked NBVAL_IGNORE_OUTPUT (wall-clock timings) is exempt, and
     where the project and temporary folders live is sanitized."""
     import nbformat
-    line = next(li for li in (ROOT / "Makefile").read_text().splitlines() if "--nbval" in li)
-    flags = [f.replace("=", f"={ROOT}/") if "=" in f else f for f in line.split("#")[0].split() if f.startswith("--nbval")]
-    flags = ["-p", "nbval", *flags]  # the pytest settings leave nbval out unless asked
+    flags = [f.replace("=", f"={ROOT}/") if "=" in f else f for f in course_module().NBVAL]  # as make test checks them
 
     def cell(source: str, committed: str):
         return nbformat.v4.new_code_cell(source, execution_count=1, outputs=[
@@ -200,8 +159,8 @@ def test_a_learners_exercises_never_decide_whether_make_test_passes(tmp_path, ex
         shutil.copy(solution, project / "exercises" / solution.name)
     if exercises == "one with a syntax error":
         (project / "exercises" / "ch03_hooks.py").write_text("def half_written(:\n    import os\n")
-    lint = next(li for li in (ROOT / "Makefile").read_text().splitlines() if "ruff check" in li).split("#")[0].split()
-    run = subprocess.run([str(Path(sys.executable).with_name("ruff")), *lint[1:]], cwd=project, capture_output=True, text=True)
+    run = subprocess.run([sys.executable, "-m", "ruff", "check", "--quiet", *course_module().LINTED], cwd=project,
+                         capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
     check = [sys.executable, "tests/exercise_check.py"]
     suites = [] if exercises == "every one solved" else ["tests/ch01_ephemeral_queue", "tests/ch03_hooks"]
@@ -244,44 +203,6 @@ def test_an_unwritten_stub_stops_a_notebook_with_an_error_naming_its_file_and_th
         f"the command on a line of its own, so the page never wraps inside it: {said!r}"
 
 
-FAKE_JUPYTER = """#!/bin/sh
-echo "$(pwd) $*" >> "$FAKE_LOG"
-"""
-
-
-def test_make_lab_opens_copies_of_the_chapters_and_starts_as_root(tmp_path):
-    """JupyterLab autosaves a notebook a learner ran (a Run All stopped at a stub leaves the cells after it
-    without outputs): make lab opens copies in workbook/, made once, so chapters/ stays as committed and a
-    copy keeps the learner's work. As root (a container) JupyterLab starts only with --allow-root."""
-    if shutil.which("make") is None:
-        pytest.skip("no make on this machine")
-    project = tmp_path / "project"
-    (project / "chapters").mkdir(parents=True)
-    for name in ("Makefile", "pyproject.toml"):
-        shutil.copy(ROOT / name, project)
-    for notebook in sorted((ROOT / "chapters").glob("0[12]_*.ipynb")):
-        shutil.copy(notebook, project / "chapters")
-    bin_ = project / ".venv" / "bin"
-    bin_.mkdir(parents=True)
-    for name, script in (("python", "#!/bin/sh\nexit 0\n"), ("jupyter", FAKE_JUPYTER)):  # JupyterLab "installed"
-        (bin_ / name).write_text(script)
-        (bin_ / name).chmod(0o755)
-    (project / ".venv" / ".installed").touch()  # newer than pyproject.toml: no install
-    env = {"PATH": "/usr/bin:/bin", "FAKE_LOG": str(tmp_path / "log")}
-    first = subprocess.run(["make", "lab"], cwd=project, env=env, capture_output=True, text=True, timeout=60)
-    assert first.returncode == 0, first.stdout + first.stderr
-    copies = sorted(p.name for p in (project / "workbook").glob("*.ipynb"))
-    assert copies == sorted(p.name for p in (project / "chapters").glob("*.ipynb")) and len(copies) == 2
-    mine = project / "workbook" / copies[0]
-    mine.write_text("the learner's own run")
-    subprocess.run(["make", "lab"], cwd=project, env=env, capture_output=True, text=True, timeout=60, check=True)
-    assert mine.read_text() == "the learner's own run"  # a copy is made once: the learner's work stays
-    assert (project / "chapters" / copies[0]).read_bytes() == (ROOT / "chapters" / copies[0]).read_bytes()
-    runs = (tmp_path / "log").read_text().splitlines()
-    assert len(runs) == 2 and all(run.endswith(" workbook/") and " lab " in f" {run} " for run in runs), runs
-    assert ("--allow-root" in runs[0]) == (os.geteuid() == 0), runs[0]
-
-
 CONTRACT_CHAPTERS = ["01_ephemeral_queue", "02_tail_placement", "05_budget", "07_knowledge_manager", "08_drift", "09_compaction"]
 
 
@@ -304,10 +225,9 @@ def test_the_notebooks_contract_cells_never_read_the_learners_exercises(tmp_path
     for k, cell in enumerate(cells):  # ids are unique within a notebook, not across six
         cell.id = f"contract-{k}"
     nbformat.write(nbformat.v4.new_notebook(cells=cells, metadata=contracts[0].metadata), project / "chapters" / "contracts.ipynb")
-    line = next(li for li in (ROOT / "Makefile").read_text().splitlines() if "--nbval" in li)
-    flags = [f.replace("=", f"={project}/") if "=" in f else f for f in line.split("#")[0].split() if f.startswith("--nbval")]
+    flags = [f.replace("=", f"={project}/") if "=" in f else f for f in course_module().NBVAL]
     env = {**os.environ, "PYTHONPATH": str(project), "COURSE_IMPL": "solutions"}  # the kernel imports the copy's packages
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "-p", "nbval",
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
                           *flags, "chapters/contracts.ipynb"], cwd=project, env=env, capture_output=True, text=True, timeout=300)
     assert f"{2 * len(CONTRACT_CHAPTERS)} passed" in run.stdout and "failed" not in run.stdout, run.stdout[-4000:]
 
