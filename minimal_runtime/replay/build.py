@@ -113,6 +113,19 @@ class Builder:
         self._compaction = None
 
 
+def billed_model(models: list[str | None], costs: list[float | None]) -> str | None:
+    """The run's model: the one its log billed most for (calls of a model the log priced at $0, a
+    subscription's, say, are not what the run cost), else the one most calls name; the first of equals."""
+    spent: dict[str, float] = {}
+    for model, cost in zip(models, costs):
+        if model:
+            spent[model] = spent.get(model, 0.0) + (cost or 0.0)
+    if any(spent.values()):
+        return max(spent, key=lambda m: spent[m])  # max keeps the first of equals
+    named = [m for m in models if m]
+    return max(dict.fromkeys(named), key=named.count) if named else None
+
+
 def sendable(blocks: list[dict]) -> list[dict]:
     """Without the whitespace-only text blocks a model may answer with: the API refuses them in a
     request, so an agent drops them before it sends its history back, and so does the replay."""

@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import json
+
 
 import pytest
 
 from minimal_runtime.replay import load, replay
-from minimal_runtime.replay.report import table
-from tests.replay.cli_logs import write_mini_swe_agent
+from minimal_runtime.replay.report import rows, table
+from tests.replay.cli_logs import write_mini_swe_agent, write_pi
 
 
 @pytest.mark.parametrize("usage_style", ["anthropic", "openai", "deepseek"])
@@ -34,3 +36,52 @@ def test_recorded_does_not_say_it_departs_where_it_billed_the_log_s_own_split(tm
     (run,) = load(path)
     text = table(run, [replay(run, "recorded")])
     assert "the log missed the cache" in text and "recorded departs" not in text
+
+
+def _pi_lines(tmp_path, rounds=5):
+    path = write_pi(tmp_path, rounds=rounds)
+    return path, [json.loads(x) for x in path.read_text().splitlines()]
+
+
+def _write(path, lines):
+    path.write_text("".join(json.dumps(d) + "\n" for d in lines))
+    return path
+
+
+def test_a_pi_session_whose_first_call_is_a_free_model_s_is_billed_as_the_model_it_paid_for(tmp_path):
+    """A real $30.33 session began with a $0 gpt-5.1-codex call (a subscription's): the run's model was
+    taken from it, nothing priced it, and every row was NaN (issue 62 item 3)."""
+    path, lines = _pi_lines(tmp_path, rounds=12)  # the free call a small part of the run, as in the real one
+    first = next(d["message"] for d in lines if d.get("message", {}).get("role") == "assistant")
+    first.update(model="gpt-5.1-codex", provider="openai-codex")
+    first["usage"]["cost"]["total"] = 0
+    (run,) = load(_write(path, lines))
+    assert run.model == "claude-sonnet-4-6"
+    logged = rows(run, [])[0]
+    assert logged["cost"] == logged["cost"] and logged["cost"] is not None
+    recorded = replay(run, "recorded")  # the free call billed as the run's model: the +1.9% of the real one
+    assert recorded.cost == pytest.approx(run.cost_usd, rel=0.05)
+
+
+def test_a_pi_request_that_failed_is_not_replayed_and_its_prompt_not_counted(tmp_path):
+    """pi keeps a failed request (stopReason error, zero usage) in its session and never sends it back:
+    replayed as a call, it added its whole prompt to recorded's count (item 14: 57.53M against 56.38M)."""
+    path, lines = _pi_lines(tmp_path)
+    (clean,) = load(path)
+    k = next(i for i, d in enumerate(lines) if d.get("message", {}).get("role") == "assistant")
+    answer = lines[k]
+    failed = {"type": "message", "id": "failed-1", "parentId": answer["parentId"], "message": {
+        "role": "assistant", "content": [{"type": "toolCall", "id": "call_broken", "name": "Bash", "arguments": {}}],
+        "model": "claude-sonnet-4-6", "provider": "anthropic", "stopReason": "error",
+        "errorMessage": "overloaded_error", "timestamp": answer["message"]["timestamp"] - 1,
+        "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "cost": {"total": 0}}}}
+    result = {"type": "message", "id": "failed-1-result", "parentId": "failed-1", "message": {
+        "role": "toolResult", "toolCallId": "call_broken", "toolName": "Bash",
+        "content": [{"type": "text", "text": "aborted"}], "isError": True}}
+    answer["parentId"] = "failed-1-result"
+    lines[k:k] = [failed, result]
+    (run,) = load(_write(path, lines))
+    assert len(run.calls) == len(clean.calls)
+    assert any("1 request(s) failed" in n for n in run.notes)
+    logged = sum(c.usage.prompt_tokens for c in run.calls)
+    assert replay(run, "recorded").prompt_tokens == pytest.approx(logged, rel=0.005)

@@ -6,12 +6,19 @@ entries carry ``message``: ``role`` ``user`` / ``assistant`` / ``toolResult``; a
 ``usage`` (``input``, ``output``, ``cacheRead``, ``cacheWrite``, ``cost.total``), ``model`` and
 ``provider``; a tool result has ``toolCallId`` and ``content``. ``compaction`` entries carry the
 summary that replaced the history. The run replayed is the branch that ends at the file's last entry.
+
+An assistant message whose ``stopReason`` is ``error`` or ``aborted`` is a request that failed: pi
+never sends it back (pi-ai's ``transform-messages.ts`` skips it, and the results of its tool calls,
+when it builds the next request), and its usage is zero or what was billed before it broke. So it is
+no call of the replay: its usage, if any, is billed in every row as a call the log does not show.
+The run's model is the one the log billed most for (a session may start on a model its provider
+bills at $0).
 """
 
 from __future__ import annotations
 
-from ..build import Builder, at_line, blocks, count, dollars, seconds, usage_of
-from ..recorded import RecordedRun
+from ..build import Builder, at_line, billed_model, blocks, count, dollars, seconds, usage_of
+from ..recorded import ModelTotals, RecordedRun
 from ..source import Source
 
 NAME = "a pi session .jsonl"
@@ -43,7 +50,7 @@ def read(source: Source) -> list[RecordedRun]:
         branch.reverse()
     run = RecordedRun(source="pi", path=str(path))
     build = Builder(run)
-    costs = []
+    costs, models, answered, failed, dropped = [], [], [], 0, set()  # answered: the costs of the calls replayed
     for number, d in branch:
         with at_line(path, number, f"{d.get('type')} entry"):
             if d.get("type") == "compaction":
@@ -54,9 +61,16 @@ def read(source: Source) -> list[RecordedRun]:
                 continue
             m = d["message"]
             role = m.get("role")
+            if role == "toolResult" and m.get("toolCallId") in dropped:
+                continue  # the result of a failed request's tool call: never sent either
             if role == "toolResult":
                 build.user([{"type": "tool_result", "tool_use_id": m["toolCallId"], "content": _text(m.get("content")),
                              **({"is_error": True} if m.get("isError") else {})}], number)
+            elif role == "assistant" and m.get("stopReason") in ("error", "aborted"):
+                failed += 1
+                dropped |= {b.get("id") for b in m.get("content") or [] if isinstance(b, dict) and b.get("type") == "toolCall"}
+                _unlogged(run, m)
+                costs.append(dollars(((m.get("usage") or {}).get("cost") or {}).get("total"), "usage.cost.total") or 0.0)
             elif role == "assistant":
                 content = []
                 for b in m.get("content") or []:
@@ -72,12 +86,18 @@ def read(source: Source) -> list[RecordedRun]:
                                  count(u.get("cacheWrite"), "usage.cacheWrite") or 0,
                                  count(u.get("output"), "usage.output")) if u else None
                 costs.append(dollars((u.get("cost") or {}).get("total"), "usage.cost.total") if u else None)
+                answered.append(costs[-1])
                 model = m.get("model") if isinstance(m.get("model"), str) else None
-                run.model = run.model or model
+                models.append(model)
                 build.assistant(d.get("id"), content, usage, number, seconds(m.get("timestamp") or d.get("timestamp")),
                                 model=model)
             else:
                 build.user(blocks(m.get("content")), number)
+    run.model = billed_model(models, answered)
+    if failed:
+        run.notes.append(f"{failed} request(s) failed (stopReason error or aborted): pi does not send them back, "
+                         "so the replay does not make them; what the log says they used is billed as calls it "
+                         "does not show")
     if len(branch) < len(entries):
         run.notes.append(f"the session branches: the branch that ends at its last entry is replayed "
                          f"({len(branch)} of {len(entries)} entries)")
@@ -90,3 +110,14 @@ def _text(content) -> str:
     if isinstance(content, str):
         return content
     return "\n".join(b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text")
+
+
+def _unlogged(run: RecordedRun, m: dict) -> None:
+    """A failed request's usage, where it has any, added to its model's calls the log does not show."""
+    u = m.get("usage") or {}
+    model = m.get("model") if isinstance(m.get("model"), str) else run.model
+    fresh, read, write, out = (count(u.get(k), f"usage.{k}") or 0 for k in ("input", "cacheRead", "cacheWrite", "output"))
+    if model and fresh + read + write + out:
+        t = run.unlogged.setdefault(model, ModelTotals())
+        t.input_tokens, t.cache_read = t.input_tokens + fresh, t.cache_read + read
+        t.cache_write, t.output_tokens = t.cache_write + write, t.output_tokens + out
