@@ -334,7 +334,7 @@ def unlogged_calls(run: RecordedRun, model: str | None = None) -> tuple[list[Cal
         if how is None:
             unknown.append(name)
             continue
-        if own is not None and (how.model, how.factor) == (own.model, own.factor):
+        if own is not None and (how.model, how.factor, how.listed) == (own.model, own.factor, own.listed):
             how = as_own
         calls.append(CallRecord(model=how.model, input_tokens=t.input_tokens, cache_creation_input_tokens=t.cache_write,
                                 cache_creation_5m=t.cache_write, cache_read_input_tokens=t.cache_read,

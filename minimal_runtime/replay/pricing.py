@@ -14,7 +14,15 @@ read 2026-12-03), which still lists them: Claude Opus 4.1 and Opus 4 at $15 base
 $10 / $0.50 / $25 in every category; Claude Sonnet 4 and Sonnet 3.7 at Sonnet 4.5's $3 / $3.75 / $6 /
 $0.30 / $15; Claude Haiku 3.5 at $0.80 / $1 / $1.60 / $0.08 / $4, 0.8x Haiku 4.5's. [UNCERTAIN] the
 replay runs them with the stand-in's caching rules (its minimum cacheable prompt, its window); the
-retired models' own minimums were 1,024 tokens for Opus and Sonnet 4 and 2,048 for Haiku 3.5."""
+retired models' own minimums were 1,024 tokens for Opus and Sonnet 4 and 2,048 for Haiku 3.5.
+
+The Claude 3 generation, from the same page's history (docs.anthropic.com/en/docs/about-claude/pricing
+as archived in 2025, its "Model pricing" table): Claude Opus 3 $15 / $18.75 / $30 / $1.50 / $75 (3x
+Opus 4.5's, as Opus 4.1's); Claude Sonnet 3.5 $3 / $3.75 / $6 / $0.30 / $15 (Sonnet 4.5's); Claude
+Haiku 3 $0.25 / $0.30 / $0.50 / $0.03 / $1.25, no one multiple of Haiku 4.5's (its writes and reads
+are not 0.25x), so it is billed at those listed prices themselves (``LISTED``). Claude Sonnet 3
+(claude-3-sonnet-20240229) was $3 in / $15 out at the Claude 3 launch (anthropic.com/news/claude-3-family)
+and never took prompt caching: billed as Sonnet 4.5, whose input and output prices are the same."""
 
 from __future__ import annotations
 
@@ -34,6 +42,18 @@ RETIRED: dict[str, tuple[str, float]] = {
     "claude-3-7-sonnet-latest": ("claude-sonnet-4-5", 1.0),
     "claude-3-5-haiku": ("claude-haiku-4-5", 0.8),
     "claude-3-5-haiku-latest": ("claude-haiku-4-5", 0.8),
+    "claude-3-opus": ("claude-opus-4-5", 3.0),
+    "claude-3-opus-latest": ("claude-opus-4-5", 3.0),
+    "claude-3-5-sonnet": ("claude-sonnet-4-5", 1.0),
+    "claude-3-5-sonnet-latest": ("claude-sonnet-4-5", 1.0),
+    "claude-3-sonnet": ("claude-sonnet-4-5", 1.0),
+    "claude-3-haiku": ("claude-haiku-4-5", 1.0),  # at its own listed prices (LISTED), not a multiple
+}
+
+# $ per MTok: base input, 5-minute write, 1-hour write, cache hit, output; a retired model whose prices
+# are no multiple of its stand-in's
+LISTED: dict[str, tuple[float, float, float, float, float]] = {
+    "claude-3-haiku": (0.25, 0.30, 0.50, 0.03, 1.25),
 }
 
 
@@ -55,12 +75,17 @@ class Priced:
     factor: float = 1.0
     deepseek: str | None = None
     retired: str | None = None  # the retired model's own name, replayed and billed as ``model``
+    listed: tuple[float, float, float, float, float] | None = None  # its own prices, where no multiple (LISTED)
 
     @property
     def note(self) -> str | None:
         """What a report says of a run priced so, where it is not priced as the model it names."""
         if self.retired is None:
             return None
+        if self.listed:
+            return (f"{self.retired} is retired from the API: replayed as {self.model} and billed at the prices "
+                    f"Anthropic's pricing page lists for it (${' / $'.join(f'{p:g}' for p in self.listed)} per MTok: "
+                    "input, 5-minute and 1-hour writes, hits, output)")
         return (f"{self.retired} is retired from the API: replayed as {self.model} and billed at {self.factor:g}x "
                 f"its prices, what Anthropic's pricing page lists for {self.retired} in every category")
 
@@ -70,6 +95,10 @@ class Priced:
         if self.deepseek:  # hits, and every other prompt token a miss: DeepSeek has no write premium
             return deepseek.rates(self.deepseek, at).dollars(
                 call.cache_read_input_tokens, call.input_tokens + call.cache_creation_input_tokens, call.output_tokens)
+        if self.listed:
+            fresh, write_5m, write_1h, read, out = self.listed
+            return (call.input_tokens * fresh + call.cache_creation_5m * write_5m + call.cache_creation_1h * write_1h
+                    + call.cache_read_input_tokens * read + call.output_tokens * out) / 1e6 + call.search_fee
         return (call.cost - call.search_fee) * self.factor + call.search_fee  # a search is billed per search
 
 
@@ -85,7 +114,9 @@ def priced(model: str | None) -> Priced | None:
     """How ``model`` is billed, or None where nothing here prices it."""
     stand_in = retired(model)
     if stand_in is not None:
-        return Priced(*stand_in, retired=model)
+        known, _, stamp = (model or "").rpartition("-")
+        listed = LISTED.get(model or "") or (LISTED.get(known) if len(stamp) == 8 and stamp.isdigit() else None)
+        return Priced(*stand_in, retired=model, listed=listed)
     spec = lookup(model or "")
     if spec is not None:
         return Priced(spec.id)

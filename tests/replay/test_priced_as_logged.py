@@ -85,3 +85,32 @@ def test_a_pi_request_that_failed_is_not_replayed_and_its_prompt_not_counted(tmp
     assert any("1 request(s) failed" in n for n in run.notes)
     logged = sum(c.usage.prompt_tokens for c in run.calls)
     assert replay(run, "recorded").prompt_tokens == pytest.approx(logged, rel=0.005)
+
+
+# $ per MTok as Anthropic's pricing page listed them: input, 5-minute write, 1-hour write, hit, output
+CLAUDE_3 = {"claude-3-sonnet-20240229": (3, 3.75, 6, 0.30, 15), "claude-3-opus-20240229": (15, 18.75, 30, 1.50, 75),
+            "claude-3-5-sonnet-20241022": (3, 3.75, 6, 0.30, 15), "claude-3-haiku-20240307": (0.25, 0.30, 0.50, 0.03, 1.25)}
+
+
+@pytest.mark.parametrize("model", sorted(CLAUDE_3))
+def test_a_retired_claude_3_model_is_billed_at_its_listed_prices(tmp_path, model, capsys):
+    from minimal_runtime.__main__ import main
+    from minimal_runtime.replay.report import usage_bill
+    from tests.replay.test_real_variants import assistant, init, result, tool_use, usage, write
+    calls = [usage(10, 20_000, 0), usage(10, 1_000, 20_000), usage(10, 1_000, 21_000)]
+    lines = [{**init(), "model": model}]
+    for k, u in enumerate(calls, start=1):
+        line = assistant(f"msg_{k}", [tool_use(f"toolu_{k}")] if k < 3 else [{"type": "text", "text": "Done."}], u)
+        line["message"]["model"] = model
+        lines += [line] + ([result(f"toolu_{k}", "x = 1\n" * 200)] if k < 3 else [])
+    path = write(tmp_path / "old.stream.jsonl", lines)
+    (run,) = load(path)
+    fresh, write_5m, _, hit, out = CLAUDE_3[model]
+    expected = sum(u["input_tokens"] * fresh + u["cache_creation_input_tokens"] * write_5m
+                   + u["cache_read_input_tokens"] * hit + u["output_tokens"] * out for u in calls) / 1e6
+    assert usage_bill(run) == pytest.approx(expected)
+    recorded = replay(run, "recorded")
+    assert recorded.cost == pytest.approx(expected, rel=0.02)
+    main(["replay", str(path), "--strategy", "recorded", "--plot", "none"])
+    captured = capsys.readouterr()
+    assert "not in the price table" not in captured.err and f"{model} is retired from the API" in captured.out
