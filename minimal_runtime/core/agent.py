@@ -62,7 +62,7 @@ from pydantic import BaseModel
 
 from ..provider.cost import CallRecord
 from ..provider.models import model_spec
-from . import taint
+from . import taint, visible
 from .config import AgentConfig
 from .context import CallParts, CallPlan, TurnScopedQueue, Injection, first_edit, layout_for, without_thinking
 from .hooks import CallEvent, EndEvent, ErrorEvent, HookEvent, HookRegistry, Point, ToolCallEvent, ToolResultEvent
@@ -195,9 +195,22 @@ class Agent:
         """Add to the next call's batch a note that came from outside (a page, a file, a tool's
         output) or from an agent that read it. The layout never puts it in a system message: on the
         current models it is text of the new user turn, after the tool results, and stays in the
-        history, read on every later call (``context.outside_notes``). It taints the run (``taint``)."""
+        history, read on every later call (``context.outside_notes``). It taints the run (``taint``),
+        and loses the characters no one sees (``visible``: tag characters, zero-width and bidi
+        controls), counted in ``state[visible.KEY]``."""
         taint.mark(self.state, f"note {source}")
-        self.turn_queue.inject(source, text, untrusted=True)
+        self.turn_queue.inject(source, self._visible(text, f"note {source}"), untrusted=True)
+
+    def _visible(self, value: Any, what: str) -> Any:
+        """``value`` (outside text) without the characters no one sees (``visible``); how many went,
+        and from what, kept in the record with the step (``visible.KEY``)."""
+        value, removed = visible.cleaned(value)
+        if removed:
+            counts = dict(self.state.get(visible.KEY) or {})
+            counts[what] = counts.get(what, 0) + removed
+            self.state.set(visible.KEY, counts)
+            log.warning("%d invisible characters removed from %s before the model reads it", removed, what)
+        return value
 
     def steer(self, text: str) -> bool:
         """Queue a user message for the durable history, applied before the next call. Returns
@@ -325,6 +338,8 @@ class Agent:
             reply = self._call_model(batch)
             if isinstance(reply, RunResult):
                 return reply
+        reply.content = [self._visible(b, f"server tool {b['type']}") if taint.outside([b]) else b
+                         for b in reply.message["content"]]  # a server tool's result: outside text
         self._run_post_call_hooks(reply)
         if not reply.kept:  # nothing to build on: the history unchanged, the notes undelivered
             self._land_turn(reply, [])
@@ -488,6 +503,7 @@ class Agent:
             raw = self.toolbox.call(call)
             if taint.reads_outside(self.toolbox, call):
                 taint.mark(self.state, f"tool {call.get('name')}")
+                raw = {**raw, "content": self._visible(raw["content"], f"tool {call.get('name')}")}
             elif brought := taint.outside(raw.get("content")):  # a search_result the tool returned, say
                 taint.mark(self.state, f"tool {call.get('name')} ({brought})")
             result = self.offloader(call, raw) if self.offloader is not None else raw  # large: a file, head and tail
@@ -596,10 +612,11 @@ class Reply:
     thread: dict | None = None  # how it went on a message thread
     results: dict[str, dict] = field(default_factory=dict)  # tool_use_id: a result a killed step stored
     kept: bool = False  # does the history keep it (finished, not empty)?
+    content: list[dict] | None = None  # its blocks as the history keeps them (outside results made visible)
 
     @property
     def message(self) -> dict:
-        return assistant_message(self.response.content)
+        return assistant_message(self.response.content if self.content is None else self.content)
 
 
 def _unfinished_status(stop_reason: str | None, max_tokens: int, text: str) -> RunResult | None:

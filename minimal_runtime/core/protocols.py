@@ -52,6 +52,10 @@ class Feature(Protocol):
 
 @runtime_checkable
 class Tool(Protocol):
+    """A tool. One that reads outside content (a fetch, a browser) says so with a true
+    ``reads_outside`` attribute: its results taint the run and lose the characters no one sees
+    (``visible``). Without it, the output is the operator's own and reaches the model as it is."""
+
     name: str
     description: str
 

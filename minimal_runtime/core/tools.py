@@ -15,6 +15,10 @@ completed tool again; but a tool killed while it ran (the process died mid-call)
 resume. A tool with side effects makes that harmless by keying them on ``tool_use_id()``: the id
 of the tool_use block it answers, the same on both runs (write to a file named by it, or check the
 workspace first).
+
+What a tool returns reaches the model as it is, unless the tool is marked ``reads_outside``: then
+its result taints the run and loses the characters no one sees (``core.visible``). An unmarked
+tool is trusted as the operator's own code.
 """
 
 from __future__ import annotations
@@ -56,7 +60,10 @@ class FunctionTool:
     input as sent, with a JSON schema instead of a model). From a plain function: ``FunctionTool.of``.
     A ``final`` tool ends the run when it succeeds; its output is the run's result (a structured
     report, say). A tool that ``reads_outside`` (a fetch, a browser, a web search) taints the run
-    with its first result (``core.taint``). Input the function cannot take (a ``ValidationError``)
+    with its first result (``core.taint``), and its results lose the characters no one sees
+    (``core.visible``: tag characters, zero-width and bidi controls) before the model reads them.
+    A tool not marked is the operator's own code: its output reaches the model as it is, hidden
+    characters and all (mark a tool that passes on what it read). Input the function cannot take (a ``ValidationError``)
     is an error result."""
 
     def __init__(self, name: str, description: str, input_model: type[BaseModel] | dict[str, Any],

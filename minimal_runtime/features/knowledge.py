@@ -22,7 +22,9 @@ What a filter on the notes can do, it does: a lint refuses self-reference, heade
 letters, invisible characters, a right-to-left override, HTML entities, base64 decoded, digits for
 letters, letters spelled apart), so a note reads as the agent's own plain statement of fact; the board keeps every tool output the KM read, in any shape,
 in a raw section that is never injected, and refuses a note that repeats six consecutive words of
-it, one note at a time and the notes of a block read together. What no string filter can do is
+it, one note at a time and the notes of a block read together. The characters no one sees (tag
+characters, zero-width and bidi controls) never reach the model: ``inject_untrusted`` removes them
+(``core.visible``), and the lint judges the note as the model will read it. What no string filter can do is
 tell a restated instruction from a fact; the placement is the answer to that (chapter 07).
 """
 
@@ -44,6 +46,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from ..core.context import batch_of, injected_source, last_note
 from ..core.hooks import HookEvent, HookRegistry, Point
+from ..core.visible import visible
 from ..provider.cost import CallRecord
 from .reading import readings, words
 
@@ -255,11 +258,12 @@ class Board:
 
     def _problems(self, line: str) -> list[str]:
         """Why ``line`` is unfit to deliver: the lint on every reading of it (``readings``: so a
-        lint that knows only plain letters still sees through look-alikes), both as proposed and
-        as it would be delivered (the formatter joins lines, turns a no-break space into a space),
-        and the quote check on both."""
+        lint that knows only plain letters still sees through look-alikes), as proposed, as it
+        would be delivered (the formatter joins lines, turns a no-break space into a space) and as
+        the model will read it (``inject_untrusted`` removes the characters no one sees:
+        ``core.visible``), and the quote check on each."""
         delivered = re.sub(r"^- ", "", self.format_block([line], []))
-        forms = list(dict.fromkeys([line, delivered]))
+        forms = list(dict.fromkeys([line, delivered, visible(delivered)[0]]))  # the last: what the model reads
         why = [w for form in forms for seen in readings(form) for w in self.lint(seen)]
         why += ["quotes external content"] if any(self.raw.quotes(form) for form in forms) else []
         return list(dict.fromkeys(why))
