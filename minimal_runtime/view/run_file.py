@@ -80,7 +80,7 @@ def _data(timeline: Timeline) -> dict:
             index[key] = len(shared)
             shared.append(value)
         return {"$s": index[key]}
-    return {"calls": calls, "paths": packed(paths), "shared": shared}
+    return {"calls": calls, "paths": {path: packed(value) for path, value in paths.items()}, "shared": shared}
 
 
 def _hash(text: str) -> str:

@@ -30,12 +30,12 @@ HOSTILE = ('</script><script>window.pwned = 1</script><img src=x onerror="window
 SYSTEM = "You read files before you answer. " * 120  # past the minimum cacheable length
 
 
-def serve_run(log, calls: int = 4) -> list:
-    """An SDK client's loop through serve --log, its first message hostile; the answers it got."""
+def serve_run(log, calls: int = 4, hostile: str = HOSTILE) -> list:
+    """An SDK client's loop through serve --log, its first message and its tool results hostile; the answers it got."""
     answers = []
     with started(Emulator(model=MODEL, policy=ToolThenAnswer(rounds=calls)), log=str(log), out=io.StringIO()) as (url, _):
         client = anthropic.Anthropic(base_url=url, api_key="dummy")
-        messages = [{"role": "user", "content": HOSTILE + " Read the files."}]
+        messages = [{"role": "user", "content": hostile + " Read the files."}]
         for _ in range(calls):
             answer = client.messages.create(model=MODEL, max_tokens=200, system=SYSTEM, messages=messages,
                                             cache_control={"type": "ephemeral"},
@@ -43,7 +43,7 @@ def serve_run(log, calls: int = 4) -> list:
                                                 "type": "object", "properties": {"path": {"type": "string"}}}}])
             answers.append(answer)
             messages += [{"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in answer.content]},
-                         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": b.id, "content": HOSTILE}
+                         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": b.id, "content": hostile}
                                                       for b in answer.content if b.type == "tool_use"] or "go on"}]
     return answers
 
@@ -81,7 +81,7 @@ def data_of(page: str) -> dict:
         if isinstance(v, dict):
             return unpacked(saved["shared"][v["$s"]]) if list(v) == ["$s"] else {k: unpacked(x) for k, x in v.items()}
         return v
-    return {"calls": saved["calls"], "paths": unpacked(saved["paths"])}
+    return {"calls": saved["calls"], "paths": {path: unpacked(value) for path, value in saved["paths"].items()}}  # as page.js
 
 
 def test_a_serve_log_becomes_one_file_that_loads_nothing_and_runs_only_its_own_script(tmp_path, capsys):
