@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..provider.models import ModelSpec
-from . import binding, compaction, context_editing, structured
+from . import binding, compaction, context_editing, documents, structured
 from .errors import ApiError, bad_request
 from .policies import Turn
 from .prompt import Prompt, Render, flatten, render_block
@@ -88,7 +88,10 @@ def prepare(emu: "Emulator", request: Any, betas: set[str], spec: ModelSpec, *, 
         bound = binding.check(request, spec, emu.account, at_m if record else 0, start_digest,
                               memo.get("binding"), shared, emu.omitted)
         dropped, transformations = _enforce(emu, request, spec, betas, bound, batch)
-    citations = _citations_from(messages, memo, shared)
+    found = _documents_from(messages, memo, shared)
+    documents.check_all_or_none([(m, b["type"], documents.enabled(b)) for m, _, _, b in found
+                                 if b["type"] in ("document", "search_result")])
+    citations = next((m for m, _, _, b in found if b["type"] == "document" and documents.enabled(b)), None)
     if citations is not None and structured.schema_of(request) is not None:
         # [SO] structured outputs are "not compatible" with citations; the words are ours
         raise bad_request(f"messages.{citations}: citations cannot be enabled together with output_config.format")
@@ -118,7 +121,7 @@ def prepare(emu: "Emulator", request: Any, betas: set[str], spec: ModelSpec, *, 
     prepared = Prepared(spec, request, prompt, render, bound, transformations, applied)
     changes = [s for s in special if s[2]["type"] != "compaction"]
     prepared.seen = _seen(edited, render, dropped, changes, memo if edited is request else {}, shared)
-    prepared.memo = {"validation": checked, "special": special, "seed": seed, "citations": citations}
+    prepared.memo = {"validation": checked, "special": special, "seed": seed, "documents": found}
     return prepared
 
 
@@ -164,22 +167,13 @@ def _head_label(request: dict, special: list, spec: ModelSpec) -> str:
     return label
 
 
-def _citations_from(messages: list, memo: dict, shared: int) -> int | None:
-    """The first message with a document whose citations are enabled, or None: turning citations on
-    or off "modifies the system prompt" [caching, "What invalidates the cache"]. Only messages an
-    earlier request did not have are scanned."""
-    first = 0
-    if "citations" in memo:
-        if memo["citations"] is not None and memo["citations"] < shared:
-            return memo["citations"]
-        first = shared
-    for m in range(first, len(messages)):
-        content = messages[m].get("content") if isinstance(messages[m], dict) else None
-        if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "document"
-                                             and isinstance(b.get("citations"), dict) and b["citations"].get("enabled")
-                                             for b in content):
-            return m
-    return None
+def _documents_from(messages: list, memo: dict, shared: int) -> list[tuple[int, int, int, dict]]:
+    """Every document, search result and file-sourced image (``documents.scan``): only messages an
+    earlier request did not have are scanned (the rest comes from ``memo``). A document whose citations
+    are enabled turns citations on, which "modifies the system prompt" [caching, "What invalidates the cache"]."""
+    if "documents" not in memo:
+        return documents.scan(messages, 0)
+    return [d for d in memo["documents"] if d[0] < shared] + documents.scan(messages, shared)
 
 
 def _special_blocks(messages: list, memo: dict, shared: int) -> list[tuple[int, int, dict]]:
@@ -383,7 +377,8 @@ def content_of(emu: "Emulator", prepared: Prepared, turn: Turn, message_digest: 
         elif b["type"] == "thinking":
             n = estimate_tokens(b["thinking"], spec.tokenizer) if b["thinking"] else 0
         else:
-            n = estimate_tokens(render_block(b), spec.tokenizer)  # output is text in the same tokenizer [TOK]
+            # output is text in the same tokenizer [TOK]; cited_text "does not count toward output tokens" [CIT]
+            n = estimate_tokens(render_block(documents.uncited(b) if b.get("citations") else b), spec.tokenizer)
         if used + n > limit:
             room_left = limit - used
             if b["type"] == "text" and room_left > 0:

@@ -180,14 +180,20 @@ def block_tokens(block: dict, rendered: str, image_limits: tuple[int, int] = STA
         return estimate_tokens(STAND_IN.sub("", rendered), tokenizer) + sum(marked)  # a stand-in is as logged
     if kind == "image":
         return image_tokens(block, image_limits)
+    if kind == "document":  # a PDF by its pages, never its bytes (documents.py) [PDF]
+        from .documents import document_tokens
+        return document_tokens(block, image_limits, tokenizer)
+    if kind == "text" and block.get("citations"):  # cited_text is never billed (documents.py) [CIT]
+        from .documents import uncited
+        return estimate_tokens(json.dumps(uncited(block), ensure_ascii=False), tokenizer)
     if kind in THINKING_TYPES:
         n = reasoning_tokens(block)
         return estimate_tokens(rendered, tokenizer) if n is None else n
     content = block.get("content")
     if block.get("type") == "tool_result" and isinstance(content, list) and any(
-            isinstance(b, dict) and b.get("type") == "image" for b in content):
-        images = [b for b in content if isinstance(b, dict) and b.get("type") == "image"]
-        rest = {**block, "content": [b for b in content if b not in images]}
+            isinstance(b, dict) and b.get("type") in ("image", "document") for b in content):
+        inner = [b for b in content if isinstance(b, dict) and b.get("type") in ("image", "document")]
+        rest = {**block, "content": [b for b in content if b not in inner]}
         return estimate_tokens(json.dumps(rest, ensure_ascii=False), tokenizer) + \
-            sum(image_tokens(b, image_limits) for b in images)
+            sum(block_tokens(b, "", image_limits, tokenizer) for b in inner)
     return estimate_tokens(rendered, tokenizer)

@@ -16,7 +16,7 @@ import binascii
 
 from ..provider.models import BINDING_BETA, TASK_BUDGET_BETA, ModelSpec
 from .models import CACHE_SCOPE_BETA, DISPLAY_UPDATES_BETA, FAST_BETA, INTERLEAVED_BETA
-from . import structured, system_messages
+from . import documents, structured, system_messages
 from .errors import ApiError, bad_request
 from .tokens import image_format, image_size
 from .versions import V2023, V2026, check_fields
@@ -193,14 +193,22 @@ def validate(request: Any, spec: ModelSpec, betas: set[str], *, needs_max_tokens
                 if not isinstance(inner, (str, list)):
                     raise bad_request(f"messages.{m}.content.{i}.content: must be a string or a list of blocks")
                 for k, part in enumerate(inner if isinstance(inner, list) else []):
+                    where = f"messages.{m}.content.{i}.content.{k}"
                     if isinstance(part, dict) and part.get("type") == "image":
-                        where = f"messages.{m}.content.{i}.content.{k}"
                         images.append((where, _check_image(part, where)))
+                    elif isinstance(part, dict) and part.get("type") == "document":
+                        documents.check_document(part, where, spec.context_window)
+                    elif isinstance(part, dict) and part.get("type") == "search_result":
+                        documents.check_search_result(part, where)
                 if "cache_control" in block and inner == "":
                     raise bad_request(f"messages.{m}.content.{i}: cache_control cannot be set for empty content")
                 answered.add(block["tool_use_id"])
             elif kind == "image":
                 images.append((f"messages.{m}.content.{i}", _check_image(block, f"messages.{m}.content.{i}")))
+            elif kind == "document":  # [PDF; CIT] (documents.py)
+                documents.check_document(block, f"messages.{m}.content.{i}", spec.context_window)
+            elif kind == "search_result":  # [SR] (documents.py)
+                documents.check_search_result(block, f"messages.{m}.content.{i}")
             elif kind in ("thinking", "redacted_thinking"):
                 if "cache_control" in block:
                     raise bad_request(f"messages.{m}.content.{i}.cache_control: cannot be set on a {kind} block")

@@ -15,6 +15,7 @@ from anthropic.types.beta import BetaMessageDeltaUsage
 
 from minimal_runtime.emulator import Emulator
 from .helpers import FakeClock
+from .pdf_maker import pdf_b64
 
 SONNET46 = "claude-sonnet-4-6"
 OPUS55 = "claude-opus-5-5"
@@ -120,7 +121,7 @@ def test_a_streamed_message_delta_carries_only_the_fields_of_its_usage_type(beta
     assert final.usage.cache_creation is not None and final.usage.inference_geo == "global"
 
 
-PDF = base64.b64encode(b"%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF").decode()
+PDF = pdf_b64(["The sky is blue."])  # a real one-page PDF: the emulator reads its pages
 FORMAT = {"format": {"type": "json_schema", "schema": {"type": "object", "properties": {"a": {"type": "string"}},
                                                        "required": ["a"], "additionalProperties": False}}}
 
