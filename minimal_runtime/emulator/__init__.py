@@ -228,11 +228,11 @@ class Emulator:
 
     def _answer(self, body: bytes, betas: set[str], version: str, wave: batches.Wave | None,
                 thread: threads.Visit) -> tuple[dict, bool]:
+        try:  # off the lock: reading one client's body never holds up another's request
+            parsed, earlier, shared = self._bodies.parse(body)
+        except ValueError as e:  # json.loads's own errors (UnicodeDecodeError is one)
+            raise bad_request(f"request body is not valid JSON: {e}") from None
         with self._lock:
-            try:
-                parsed, earlier, shared = self._bodies.parse(body)
-            except (ValueError, UnicodeDecodeError) as e:
-                raise bad_request(f"request body is not valid JSON: {e}") from None
             spec = self._spec(parsed.request)
             drop_null_markers(parsed.request, shared)
             # A thread continue is answered as the full request it stands for (see threads.py).

@@ -1,10 +1,13 @@
-"""The incremental body parser always returns exactly what json.loads returns."""
+"""The incremental body parser always returns exactly what json.loads returns, or refuses what it
+refuses (issue 60: a repeated "messages" key made it loop for ever, and a body one client sent
+changed how another's was read)."""
 
 from __future__ import annotations
 
 import json
 
 from hypothesis import given, settings, strategies as st
+import pytest
 
 from minimal_runtime.emulator.body import BodyParser
 
@@ -86,3 +89,104 @@ def test_reuse_never_changes_the_accounting():
         return out
 
     assert run(keep=8) == run(keep=0)
+
+
+def loads(raw: bytes):
+    """json.loads's answer: its value in full (order and types: json.dumps tells 1 from 1.0 and True), or a refusal."""
+    try:
+        return json.dumps(json.loads(raw))
+    except ValueError:
+        return "refused"
+
+
+def parse(parser: BodyParser, raw: bytes):
+    try:
+        return json.dumps(parser.parse(raw)[0].request)
+    except ValueError:
+        return "refused"
+
+
+def body(messages: list, tools=None, model: str = "m") -> bytes:
+    """Shaped as the SDK sends: the messages first, then the other fields."""
+    return json.dumps({"max_tokens": 5, "messages": messages, "tools": tools, "model": model}).encode()
+
+
+def mutated(draw, raw: bytes) -> bytes:
+    """``raw`` broken or made unusual the ways a client or an attacker might: cut short, a comma
+    dropped or doubled, a byte changed, a top-level key repeated (first or last, as json.loads keeps the last)."""
+    text = raw.decode()
+    kind = draw(st.sampled_from(["truncate", "drop comma", "double comma", "insert", "repeat key first",
+                                 "repeat key last", "trailing comma", "whitespace"]))
+    if kind == "truncate":
+        return raw[: draw(st.integers(0, len(raw) - 1))]
+    commas = [i for i, c in enumerate(text) if c == ","]
+    if kind in ("drop comma", "double comma") and commas:
+        at = draw(st.sampled_from(commas))
+        return (text[:at] + ("" if kind == "drop comma" else ",,") + text[at + 1:]).encode()
+    if kind == "insert":
+        at, char = draw(st.integers(0, len(text))), draw(st.sampled_from(list(',:[]{}" 1\fn') + ["\x0c"]))
+        return (text[:at] + char + text[at:]).encode()
+    value = json.dumps(draw(st.lists(message, max_size=2)))
+    key = draw(st.sampled_from(["messages", "model", "tools", "max_tokens"]))
+    if kind == "repeat key first":
+        return ('{"%s": %s, ' % (key, value) + text[1:]).encode()
+    if kind == "repeat key last":
+        return (text[:-1] + ', "%s": %s}' % (key, value)).encode()
+    if kind == "trailing comma":
+        return (text[:-1] + ",}").encode()
+    return (text + draw(st.sampled_from([" ", "\n", "\x0c", "\u00a0", " x"]))).encode()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(message, min_size=1, max_size=5), st.lists(message, max_size=3), st.lists(message, max_size=3),
+       st.lists(st.tuples(st.sampled_from("AB"), st.integers(0, 5), st.booleans()), min_size=1, max_size=8), st.data())
+def test_two_clients_with_byte_identical_prefixes_and_broken_bodies_each_read_as_json_loads_reads_them(
+        shared, tail_a, tail_b, calls, data):
+    """Two clients whose bodies share their first messages byte for byte, interleaved on one parser,
+    some of their bodies broken: every body, broken or not, reads as json.loads reads it, whatever
+    was parsed before it."""
+    parser = BodyParser(keep=3)
+    histories = {"A": shared + tail_a, "B": shared + tail_b}
+    for client, upto, broken in calls:
+        raw = body(histories[client][: len(shared) + upto], tools=[{"name": client}])
+        if broken:
+            raw = mutated(data.draw, raw)
+        assert parse(parser, raw) == loads(raw)
+
+
+@pytest.mark.parametrize("second", ["[]", '[{"role": "user", "content": "attacker"}]'])
+def test_a_repeated_messages_key_reads_as_the_last_and_leaves_the_next_body_unchanged(second):
+    """The issue's reproduction, in-process: a valid body, then the same body with a second
+    "messages" key (which looped for ever), then another body sharing the first's bytes."""
+    parser = BodyParser()
+    messages = [{"role": "user", "content": f"m{i}"} for i in range(3)]
+    first = body(messages)
+    assert parse(parser, first) == loads(first)
+    attack = first[:-1] + b', "messages": ' + second.encode() + b"}"
+    assert parse(parser, attack) == loads(attack)
+    victim = body(messages + [{"role": "assistant", "content": "a"}, {"role": "user", "content": "b"}])
+    assert parse(parser, victim) == loads(victim)
+
+
+@pytest.mark.parametrize("raw", [
+    b'{"model": "m" "messages": []}',  # no comma between keys
+    b'{"model": "m", "messages": [{"role": "user", "content": "a"} {"role": "user", "content": "b"}]}',
+    b'{"model": "m", "messages": [, {"role": "user", "content": "a"}]}',
+    b'{"model": "m", "messages": [{"role": "user", "content": "a"},]}',
+    b'{"model": "m",, "messages": []}',
+    b'{"model": "m", "messages": []} \x0c',
+    b'{1: 2, "messages": []}',
+])
+def test_what_json_loads_refuses_is_refused(raw):
+    parser = BodyParser()
+    parser.parse(body([{"role": "user", "content": "a"}]))  # an earlier body whose bytes these may share
+    with pytest.raises(ValueError):
+        json.loads(raw)
+    with pytest.raises(ValueError):
+        parser.parse(raw)
+
+
+def test_other_encodings_json_loads_takes_are_taken():
+    raw = json.dumps({"messages": [{"role": "user", "content": "hi"}]})
+    for encoded in (raw.encode("utf-8-sig"), raw.encode("utf-16"), b'{"m": "\xed\xa0\x80"}'):
+        assert parse(BodyParser(), encoded) == loads(encoded)
