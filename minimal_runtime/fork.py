@@ -94,10 +94,13 @@ print(result.status, result.final_text)  # done, max_steps, truncated, refused o
   copied into the package as `steering.py` it runs as it is, importing only `.core`).
 
 `test_{name}.py` is what tells you when a change broke the loop: `python -m unittest test_{name}`, offline
-(a scripted Messages API server inside the SDK's own HTTP client). It runs every stop status, hook
-isolation and order, the bill in the record, a kill at each boundary of a step and its resume (each
-tool and hook once), the cache breakpoint's place, a thread's create, continue and replay, and
-append-only requests. With `ANTHROPIC_BASE_URL` (the real API with `ANTHROPIC_API_KEY`, or a stand-in
+(a scripted Messages API server inside the SDK's own HTTP client). It checks every stop status and the
+step cap at its boundary, hook isolation and order, each request, the history and the record to the
+block (the cache breakpoints, the turn-scoped notes, the order of parallel tool results, append-only
+requests), exact call counts, each call's dollars worked out by hand from the price table on a server
+that reports cache writes and reads, a thread's create, continue, expiry and replay, a failed call's
+notes given to the next, a steer accepted only once it is on disk, a kill at each boundary of a step
+and its resume (each tool and hook once, the state a tool keeps), and a torn or unterminated last line. With `ANTHROPIC_BASE_URL` (the real API with `ANTHROPIC_API_KEY`, or a stand-in
 such as `python -m minimal_runtime serve`) a live subset also runs against that server.
 '''
 

@@ -19,17 +19,19 @@ import json
 import os
 import tempfile
 import unittest
+from pathlib import Path
 
 import anthropic
 import httpx2 as httpx  # the SDK's own HTTP library
 from pydantic import BaseModel
 
 from minimal_runtime.core import (Agent, FunctionTool, HookRegistry, MemoryStore, Point, RunStore, load_run,
-                                  tool_use_id)
+                                  tool_use_id, turn_scoped_layout)
 from minimal_runtime.core.store import load
 
 MODELS = ("claude-sonnet-5-5", "claude-haiku-5-5")
 TASK = "Add the numbers."
+WIDE = 11  # parallel calls a round: 22 blocks, more than the 20 a cache read looks back over
 
 
 # -- a Messages API server inside the SDK's HTTP client ------------------------------------------------
@@ -45,31 +47,35 @@ def _unmarked(value):
 
 def arithmetic(request: dict) -> tuple[list[dict], str]:
     """Simulated answers, chosen by the system prompt: ``ramble`` is cut at max_tokens, ``refuse``
-    refuses; otherwise two parallel ``add`` calls a round for ``rounds`` rounds (the digit in the
-    system prompt, 2 by default), then the answer."""
+    refuses; otherwise two parallel ``add`` calls a round (``WIDE`` when it says ``wide``) for ``rounds``
+    rounds (the digit in the system prompt, 2 by default), then the answer."""
     system = json.dumps(request.get("system"))
     if "ramble" in system:
         return [{"type": "text", "text": "Let me think about it first. " * 10}], "max_tokens"
     if "refuse" in system:
         return [{"type": "text", "text": "I can't help with that."}], "refusal"
     rounds = next((int(c) for c in system if c.isdigit()), 2)
+    width = WIDE if "wide" in system else 2  # wide: more blocks a round than a cache read looks back over
     results = sum(1 for m in request["messages"] if isinstance(m["content"], list)
                   for b in m["content"] if b.get("type") == "tool_result")
-    if results < 2 * rounds:
+    if results < width * rounds:
         digest = hashlib.sha256(json.dumps(_unmarked(request["messages"]), sort_keys=True).encode()).hexdigest()[:16]
         return [{"type": "tool_use", "id": f"toolu_{digest}_{i}", "name": "add", "input": {"a": results + i, "b": 1}}
-                for i in (0, 1)], "tool_use"
+                for i in range(width)], "tool_use"
     return [{"type": "text", "text": f"Done after {results} additions."}], "end_turn"
 
 
 class Scripted:
     """The server: ``requests`` as sent (bodies), threads held under each response's id (a continue
-    is answered over what its thread holds), usage counted from what the model reads."""
+    is answered over what its thread holds), usage counted from what the model reads, or as ``usage``
+    says for the n-th answered call (cache writes and reads, as a real server reports them). The
+    first ``failures`` requests, or all with a ``status`` other than 200, fail past the SDK's retries."""
 
-    def __init__(self, answer=arithmetic, status: int = 200):
-        self.answer, self.status = answer, status
+    def __init__(self, answer=arithmetic, status: int = 200, usage: list[dict] | None = None, failures: int = 0):
+        self.answer, self.status, self.usage, self.failures = answer, status, usage or [], failures
         self.requests: list[dict] = []
         self.conversations: list[dict] = []  # what the model read on each call: the whole request
+        self.answers: list[list[dict]] = []  # the content of each reply
         self.threads: dict[str, dict] = {}
         self.lose_threads = False  # answer the next continue with thread_not_found
 
@@ -80,8 +86,8 @@ class Scripted:
     def handle(self, request: httpx.Request) -> httpx.Response:
         body = json.loads(request.content)
         self.requests.append(body)
-        if self.status != 200:
-            return _error(self.status, "api_error", "scripted failure")
+        if self.status != 200 or len(self.requests) <= self.failures:
+            return _error(500 if self.status == 200 else self.status, "api_error", "scripted failure")
         thread, whole = body.get("thread"), {k: v for k, v in body.items() if k != "thread"}
         if thread and thread["type"] == "continue":
             held = self.threads.get(thread["previous_message_id"])
@@ -91,11 +97,12 @@ class Scripted:
             whole = {**held, **whole, "messages": [*held["messages"], *body["messages"]]}
         self.conversations.append(whole)
         content, stop = self.answer(whole)
+        self.answers.append(content)
         number = len(self.conversations)
         reply = {"id": f"msg_scripted_{number:04d}", "type": "message", "role": "assistant", "model": body["model"],
                  "content": content, "stop_reason": stop, "stop_sequence": None,
-                 "usage": {"input_tokens": len(json.dumps(_unmarked(whole))) // 4,
-                           "output_tokens": len(json.dumps(content)) // 4}}
+                 "usage": self.usage[number - 1] if number <= len(self.usage) else
+                 {"input_tokens": len(json.dumps(_unmarked(whole))) // 4, "output_tokens": len(json.dumps(content)) // 4}}
         if thread:
             self.threads[reply["id"]] = {**whole, "messages": [*whole["messages"], {"role": "assistant", "content": content}]}
         return httpx.Response(200, json=reply)
@@ -152,8 +159,9 @@ class Run:
         self.ended: list[str] = []
 
     def agent(self, store, die_in: int = 0) -> Agent:
-        def add(numbers: Numbers) -> str:
+        def add(numbers: Numbers) -> str:  # a tool that keeps state: its value must survive a kill after it
             self.tool_runs.append(tool_use_id())
+            agent.state.set("total", agent.state.get("total", 0) + numbers.a + numbers.b)
             return str(numbers.a + numbers.b)
 
         def hook(event):
@@ -169,8 +177,9 @@ class Run:
         hooks = HookRegistry()
         for point in self.POINTS:
             hooks.register(point, hook)
-        return Agent(self.server.client(), model=self.model, system=self.system, store=store, hooks=hooks,
-                     tools=[FunctionTool("add", "Add two integers.", Numbers, add)], **self.settings)
+        agent = Agent(self.server.client(), model=self.model, system=self.system, store=store, hooks=hooks,
+                      tools=[FunctionTool("add", "Add two integers.", Numbers, add)], **self.settings)
+        return agent
 
     def go(self, after: int = 0, before: int = 0, die_in: int = 0):
         store = DyingStore(after=after, before=before)
@@ -334,6 +343,217 @@ class AppendOnly(unittest.TestCase):
             read = [_unmarked(c["messages"]) for c in run.server.conversations]
             for before, now in zip(read, read[1:]):
                 self.assertEqual(now[:len(before)], before, model)
+
+
+# -- exactly what is sent, kept and billed ------------------------------------------------------------------
+
+def note(n: int) -> dict:
+    """The ``Run``'s note on call ``n`` as the request carries it and the history keeps it: the
+    provider's turn-scoped entry, read on its own call only (``clear_at``)."""
+    return {"role": "system", "clear_at": "next_user_message",
+            "content": [{"type": "text", "text": f"<!-- count -->\nNote {n}."}]}
+
+
+def markers(messages: list[dict]) -> list[tuple[int, int]]:
+    """Where a request's cache breakpoints are: (message, block)."""
+    return [(i, k) for i, m in enumerate(messages) if isinstance(m["content"], list)
+            for k, b in enumerate(m["content"]) if "cache_control" in b]
+
+
+class Exact(unittest.TestCase):
+    """A wide run (``WIDE`` parallel calls a round, two rounds) on the turn-scoped layout, where each
+    request is whole: what it sends, keeps and records, to the block."""
+
+    def test_each_request_the_history_and_the_record_exactly(self):
+        run = Run(system="You add wide, 2 rounds.", layout=turn_scoped_layout)
+        agent = run.agent(MemoryStore())
+        result = agent.run(TASK)
+        self.assertEqual((result.status, result.steps, len(run.server.requests), len(agent.calls)), ("done", 3, 3, 3))
+        replies = [{"role": "assistant", "content": content} for content in run.server.answers]
+        results = [{"role": "user", "content": [  # in the order of the calls, whatever order they finish in
+            {"type": "tool_result", "tool_use_id": b["id"], "content": str(b["input"]["a"] + b["input"]["b"])}
+            for b in reply["content"]]} for reply in replies[:2]]
+        history = [{"role": "user", "content": [{"type": "text", "text": TASK}]}, note(1), replies[0], results[0],
+                   note(2), replies[1], results[1], note(3), replies[2]]
+        self.assertEqual(agent.messages, history)
+        sent = [r["messages"] for r in run.server.requests]
+        self.assertEqual([_unmarked(m) for m in sent], [history[:2], history[:5], history[:8]])  # each appends
+        # The last block of the history, and of the last call's history when more than the 20 blocks a
+        # read looks back over came after it; never a note.
+        self.assertEqual([markers(m) for m in sent], [[(0, 0)], [(0, 0), (3, WIDE - 1)], [(3, WIDE - 1), (6, WIDE - 1)]])
+        self.assertTrue(all(r["system"] == [{"type": "text", "text": run.system, "cache_control": {"type": "ephemeral"}}]
+                            for r in run.server.requests))
+        self.assertEqual(len(run.tool_runs), 2 * WIDE)
+        self.assertEqual(sorted(run.tool_runs), sorted(b["id"] for r in replies[:2] for b in r["content"]))
+        events = agent.store.events()
+        step = ["sent", "reply", "hooked", *["hooked", "tool_output", "hooked"] * WIDE, "turn", "hooked"]
+        self.assertEqual([e["type"] for e in events], ["start", "task", "hooked", *step, *step,
+                                                       "sent", "reply", "hooked", "turn", "ended", "hooked", "status"])
+        saved = load(events)
+        self.assertEqual((saved.messages, saved.calls, saved.status), (history, agent.calls, "done"))
+        self.assertEqual(saved.state, {"told": 3, "total": sum(k + 1 for k in range(2 * WIDE))})
+        self.assertEqual((saved.lost_calls, saved.unanswered_calls, saved.interrupted), ([], [], None))
+
+
+class Dollars(unittest.TestCase):
+    """Each call's dollars worked out by hand from the price table, on a server that reports cache
+    writes and reads. Per million tokens, as the table has them: Sonnet 5.5 $2 in, $10 out, $2.50 a
+    5-minute write, $4 a 1-hour write, $0.20 a read; Haiku 5.5 up to 100,000 prompt tokens (cached or
+    not) $0.10, $0.50, $0.125, $0.20, $0.01, and above that, for the whole call, $0.50, $2.50, $0.625,
+    $1.00, $0.05."""
+
+    def check(self, model: str, usage: list[dict], by_hand: list[float]):
+        run = Run(model, server=Scripted(usage=usage))
+        result, saved = run.go()
+        self.assertEqual((result.status, len(run.server.requests)), ("done", 3))
+        self.assertEqual(len(saved.calls), 3)
+        for call, dollars in zip(saved.calls, by_hand):
+            self.assertAlmostEqual(call.cost, dollars, places=12)
+        self.assertAlmostEqual(sum(c.cost for c in saved.calls), sum(by_hand), places=12)
+
+    def test_sonnet_writes_and_reads_at_their_own_prices(self):
+        usage = [{"input_tokens": 40, "cache_creation_input_tokens": 3000, "output_tokens": 20},
+                 {"input_tokens": 40, "cache_creation_input_tokens": 600, "cache_read_input_tokens": 3000,
+                  "cache_creation": {"ephemeral_5m_input_tokens": 400, "ephemeral_1h_input_tokens": 200},
+                  "output_tokens": 20},
+                 {"input_tokens": 40, "cache_creation_input_tokens": 600, "cache_read_input_tokens": 3600,
+                  "output_tokens": 10}]
+        self.check("claude-sonnet-5-5", usage, [(40 * 2 + 3000 * 2.5 + 20 * 10) / 1e6,
+                                                (40 * 2 + 400 * 2.5 + 200 * 4 + 3000 * 0.2 + 20 * 10) / 1e6,
+                                                (40 * 2 + 600 * 2.5 + 3600 * 0.2 + 10 * 10) / 1e6])
+
+    def test_haiku_bills_the_whole_call_at_the_tier_of_its_whole_prompt(self):
+        usage = [{"input_tokens": 50, "cache_read_input_tokens": 99_950, "output_tokens": 100},  # 100,000: the lower
+                 {"input_tokens": 50, "cache_creation_input_tokens": 1000, "cache_read_input_tokens": 120_000,
+                  "output_tokens": 100},
+                 {"input_tokens": 50, "cache_creation_input_tokens": 100_000, "output_tokens": 100}]
+        self.check("claude-haiku-5-5", usage, [(50 * 0.10 + 99_950 * 0.01 + 100 * 0.50) / 1e6,
+                                               (50 * 0.50 + 1000 * 0.625 + 120_000 * 0.05 + 100 * 2.50) / 1e6,
+                                               (50 * 0.50 + 100_000 * 0.625 + 100 * 2.50) / 1e6])
+
+
+class ThreadExpiry(unittest.TestCase):
+    def test_a_thread_idle_as_long_as_it_lives_is_replayed_not_continued(self):
+        run = Run(system="You add 3 times.")
+        agent = run.agent(MemoryStore())
+        now, idle = [0.0], iter([299.0, 300.0, 0.0, 0.0])  # after each call: a thread lives 300 s
+        agent.thread.clock = lambda: now[0]
+        agent.hooks.register(Point.POST_LLM_CALL, lambda e: now.__setitem__(0, now[0] + next(idle)))
+        self.assertEqual(agent.run(TASK).status, "done")
+        self.assertEqual([r["thread"]["type"] for r in run.server.requests], ["create", "continue", "create", "continue"])
+        threads = load(agent.store.events()).threads
+        self.assertEqual([t["type"] for t in threads], ["create", "continue", "replay", "continue"])
+        self.assertTrue(threads[2]["why"].startswith("expired"), threads[2])
+
+
+class StepCap(unittest.TestCase):
+    def test_the_step_cap_stops_the_run_at_its_boundary_and_not_before(self):
+        capped, enough = Run(max_steps=2), Run(max_steps=3)  # two rounds take three calls
+        result, saved = capped.go()
+        self.assertEqual((result.status, result.steps, len(capped.server.requests), len(saved.calls)),
+                         ("max_steps", 2, 2, 2))
+        self.assertEqual(saved.messages[-1]["content"][-1]["type"], "tool_result")  # results not yet answered
+        result, saved = enough.go()
+        self.assertEqual((result.status, result.steps, len(enough.server.requests)), ("done", 3, 3))
+
+
+class FailedCall(unittest.TestCase):
+    def test_a_failed_calls_notes_go_to_the_next_call_here_and_after_a_restart(self):
+        for restarted in (False, True):
+            with self.subTest(restarted=restarted):
+                run = Run(server=Scripted(failures=1))
+
+                def plan_once(event):  # a one-shot note: the hook never gives it again
+                    if not event.agent.state.get("planned"):
+                        event.agent.state.set("planned", True)
+                        event.agent.inject_turn_scoped("plan", "Plan: add in pairs.")
+                agent = run.agent(MemoryStore())
+                agent.hooks.register(Point.PRE_LLM_CALL, plan_once)
+                self.assertEqual(agent.run(TASK).status, "error")
+                if restarted:
+                    agent = run.agent(DyingStore(agent.store.events()))
+                    agent.hooks.register(Point.PRE_LLM_CALL, plan_once)
+                self.assertEqual(agent.run().status, "done")
+                carried = [json.dumps(r["messages"]).count("Plan: add in pairs.") for r in run.server.requests]
+                self.assertEqual(carried, [1, 1, 0, 0])  # the failed call, the next (a create), then continues
+
+
+class Steering(unittest.TestCase):
+    def test_a_steer_is_accepted_only_once_it_is_on_disk(self):
+        class FullOnSteer(MemoryStore):  # the disk fills up as one steer is written
+            def write(self, event: dict, sync: bool = True) -> None:
+                if event["type"] == "steer" and "subtract" in event["text"]:
+                    raise OSError(28, "No space left on device")
+                super().write(event, sync)
+        run, store, answers = Run(), FullOnSteer(), []
+        agent = run.agent(store)
+
+        def steer_once(event):
+            if event.agent.steps == 0:
+                try:
+                    answers.append(event.agent.steer("Also subtract."))
+                except OSError as e:
+                    answers.append(e.strerror)
+                answers.append(event.agent.steer("Also multiply."))
+                answers.append(store.events()[-1])  # on disk before steer() returned
+        agent.hooks.register(Point.PRE_LLM_CALL, steer_once)
+        self.assertEqual(agent.run(TASK).status, "done")
+        self.assertEqual(answers[:2], ["No space left on device", True])
+        self.assertEqual((answers[2]["type"], answers[2]["text"]), ("steer", "Also multiply."))
+        self.assertNotIn("subtract", json.dumps(run.server.requests))  # refused: never sent, never kept
+        self.assertNotIn("subtract", json.dumps(agent.messages))
+        self.assertIn({"role": "user", "content": [{"type": "text", "text": "Also multiply."}]}, agent.messages)
+
+
+class DyingRunStore(RunStore):
+    """A run record on disk whose process dies right after its ``after``-th write."""
+
+    def __init__(self, folder: str, after: int):
+        super().__init__(folder)
+        self.after, self.written = after, 0
+
+    def write(self, event: dict, sync: bool = True) -> None:
+        super().write(event, sync)
+        self.written += 1
+        if self.written == self.after:
+            raise Killed
+
+
+class LastLine(unittest.TestCase):
+    """A kill in the middle of a write, right after a tool ran: the record's last line is half an event
+    (torn: cut when the record is opened) or a whole event without its newline (kept, and the newline
+    written). Either way the run resumes to the uninterrupted run's history and state."""
+
+    def resume(self, damage) -> tuple[Run, object]:
+        after = [e["type"] for e in uninterrupted(MODELS[0])[2]].index("tool_output") + 1
+        run = Run()
+        with tempfile.TemporaryDirectory() as folder:
+            store = DyingRunStore(folder, after)
+            with self.assertRaises(Killed):
+                run.agent(store).run(TASK)
+            store.close()  # the process is gone: so is its lock
+            path = Path(folder) / "events.jsonl"
+            data = path.read_bytes()
+            path.write_bytes(damage(data))
+            store = RunStore(folder)
+            result = run.agent(store).run(TASK)
+            store.close()
+            self.assertEqual(result.status, "done", result.error)
+            return run, load_run(folder)
+
+    def check(self, damage, tool_runs_again: int):
+        clean, expected, _ = uninterrupted(MODELS[0])
+        run, saved = self.resume(damage)
+        self.assertEqual((saved.messages, saved.state, saved.status), (expected.messages, expected.state, "done"))
+        self.assertEqual(len(run.tool_runs), len(clean.tool_runs) + tool_runs_again)
+        self.assertEqual(len(saved.calls), len(expected.calls))
+
+    def test_a_torn_last_line_is_cut_and_its_tool_runs_again(self):
+        self.check(lambda data: data[:data.rstrip(b"\n").rfind(b"\n") + 1] + data.rstrip(b"\n").rsplit(b"\n", 1)[1][:20],
+                   tool_runs_again=1)
+
+    def test_a_whole_last_event_without_its_newline_is_kept(self):
+        self.check(lambda data: data[:-1], tool_runs_again=0)
 
 
 if os.environ.get("ANTHROPIC_BASE_URL"):
