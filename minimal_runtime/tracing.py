@@ -28,6 +28,7 @@ check, the cost, the layout, the thread. Prompts and answers go on a span only w
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -181,8 +182,8 @@ class AgentSpans:
     a tool's from PRE_TOOL_CALL to POST_TOOL_CALL. A hook that fails is logged and skipped by the
     registry: tracing never stops a run."""
 
-    def __init__(self, tracing: Tracing):
-        self.tracing = tracing
+    def __init__(self, tracing: Tracing, attributes: dict | None = None):
+        self.tracing, self.attributes = tracing, attributes or {}  # more of the run span's (a replay's strategy)
         self.run = self.step = self.call = None
         self.tools: dict[str, Any] = {}
         self.steps = 0
@@ -206,7 +207,8 @@ class AgentSpans:
             "gen_ai.operation.name": "invoke_agent", "gen_ai.provider.name": PROVIDER, "gen_ai.agent.name": agent.name,
             "gen_ai.request.model": getattr(agent, "model", None),
             OWN + "layout": getattr(layout, "__name__", type(layout).__name__ if layout is not None else None),
-            OWN + "layout_reason": getattr(agent, "layout_reason", None), OWN + "max_steps": agent.max_steps})
+            OWN + "layout_reason": getattr(agent, "layout_reason", None), OWN + "max_steps": agent.max_steps,
+            **self.attributes})
         self.steps = 0
 
     def calling(self, event: HookEvent) -> None:
@@ -280,6 +282,7 @@ class AgentSpans:
         if result.status != "done":
             self.tracing.failed(self.run, result.status, result.error or "")
         self._end_run()
+        self.tracing.flush()  # the run's spans are out when run() returns (a worker process skips atexit)
 
     def _end_run(self) -> None:
         for span in (*self.tools.values(), self.call, self.step, self.run):
@@ -288,14 +291,23 @@ class AgentSpans:
         self.tools, self.call, self.step, self.run = {}, None, None, None
 
 
-def hooks(registry: HookRegistry | None = None, tracing: Tracing | None = None) -> HookRegistry:
+def hooks(registry: HookRegistry | None = None, tracing: Tracing | None = None,
+          attributes: dict | None = None) -> HookRegistry:
     """``registry`` (a new one by default) with the runtime's spans installed, when the variables ask
-    for spans (or ``tracing`` is given); as it was otherwise. ``Agent(hooks=tracing.hooks())``."""
+    for spans (or ``tracing`` is given); as it was otherwise. ``Agent(hooks=tracing.hooks())``. Install
+    it after the other hooks: a call's span starts at the last PRE_LLM_CALL hook."""
     registry = registry if registry is not None else HookRegistry()
-    tracing = tracing if tracing is not None else from_environment("minimal_runtime")
+    if tracing is None and configured():
+        tracing = _shared(tuple(os.environ.get(n) for n in (*ENDPOINTS, *PROTOCOLS, CONTENT, "OTEL_SERVICE_NAME")))
     if tracing is not None:
-        registry.install(AgentSpans(tracing))
+        registry.install(AgentSpans(tracing, attributes))
     return registry
+
+
+@functools.cache
+def _shared(variables: tuple) -> "Tracing | None":
+    """One exporter a process for the agents it runs (a replay runs one per strategy), per setting of the variables."""
+    return from_environment("minimal_runtime")
 
 
 def _json(value: Any) -> str:

@@ -68,6 +68,7 @@ from .as_logged import mirror_tail, mirrored_misses, misses_note, priced_as_logg
 from .calibration import Calibration, Limits, fit
 from .recorded import RecordedRun
 from . import deepseek
+from .. import tracing
 from .pricing import Priced, priced, total
 
 
@@ -583,6 +584,8 @@ def _replay_in(workdir: Path, run: RecordedRun, strategy: Strategy, model: str,
 
     hooks.register(Point.PRE_LLM_CALL, before_call)
     hooks.register(Point.POST_LLM_CALL, after_call)
+    tracing.hooks(hooks, attributes={"minimal_runtime.replay.strategy": strategy.name,  # only where OTEL_* ask
+                                     "minimal_runtime.replay.log": run.path})
     task = _text(run.task) + (_filler("the prompt, not in the log", prompt_hidden) if prompt_hidden else "")
     start = time.perf_counter()
     stopped, crashed = None, False
