@@ -29,7 +29,7 @@ import httpx2
 
 from ..provider.cost import CallRecord
 from .models import lookup, model_spec
-from . import batches, binding, catalog, compaction, messages as pipeline, structured, threads, versions
+from . import batches, binding, catalog, compaction, files, messages as pipeline, structured, threads, versions
 from .body import BodyParser
 from .cache import PromptCache
 from .diagnostics import Fingerprint, cache_miss_reason
@@ -74,6 +74,7 @@ class Emulator:
         self._ids = 0
         self._bodies = BodyParser()
         self.batches = batches.Batches(self, delay=batch_delay)  # Message Batches, on this emulator's clock
+        self.files = files.Files(clock)  # the Files API, per API key (files.py)
         self.threads = threads.Threads(clock)  # message threads: the responses held for a continue
         self.faults = None  # errors on demand (serve --faults, --script): has draw(path) -> ApiError | None
 
@@ -127,8 +128,12 @@ class Emulator:
         batch = path == batches.PATH or path.startswith(batches.PATH + "/")
         # A batch is processed beside this request, never inside it (batches.py): the processor is
         # handed the clock's reading first, and sends nothing while a direct call is being answered.
-        with self.answering(path):
-            return self._handle(method, path, query, body, request_headers, betas, request_id, headers, batch)
+        caller = files.CALLER.set(threads.credential(request_headers))  # whose files a file_id names
+        try:
+            with self.answering(path):
+                return self._handle(method, path, query, body, request_headers, betas, request_id, headers, batch)
+        finally:
+            files.CALLER.reset(caller)
 
     def answering(self, path: str):
         """Around a request to ``path`` being answered: unless it is one of the Message Batches
@@ -143,6 +148,10 @@ class Emulator:
             self.batches.catch_up()
             if method in ("GET", "HEAD") and catalog.is_models_path(path):
                 return 200, headers, catalog.answer(path, query)
+            if path == files.PATH or path.startswith(files.PATH + "/"):
+                versions.authenticate(request_headers)
+                status, extra, payload = self.files.handle(method, path, query, body, request_headers, betas)
+                return status, {**headers, **extra}, payload
             if not batch and (method != "POST" or path not in ("/v1/messages", "/v1/messages/count_tokens")):
                 # a client that appends /messages to a base URL given without /v1 (the Vercel AI SDK's way)
                 where = "; the Messages API is POST /v1/messages (a base URL ending in /v1)" \

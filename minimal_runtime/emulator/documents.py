@@ -233,15 +233,15 @@ def scan(messages: list, start: int) -> list[tuple[int, int, int, dict]]:
             if not isinstance(b, dict):
                 continue
             kind = b.get("type")
-            if kind in ("document", "search_result") or kind == "image" and _is_file(b):
+            if kind in ("document", "search_result") or kind == "image" and is_file(b):
                 found.append((m, i, -1, b))
             elif kind == "tool_result" and isinstance(b.get("content"), list):
                 found += [(m, i, k, x) for k, x in enumerate(b["content"]) if isinstance(x, dict) and (
-                    x.get("type") in ("document", "search_result") or x.get("type") == "image" and _is_file(x))]
+                    x.get("type") in ("document", "search_result") or x.get("type") == "image" and is_file(x))]
     return found
 
 
-def _is_file(block: dict) -> bool:
+def is_file(block: dict) -> bool:
     source = block.get("source")
     return isinstance(source, dict) and source.get("type") == "file"
 

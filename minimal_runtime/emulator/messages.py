@@ -89,6 +89,8 @@ def prepare(emu: "Emulator", request: Any, betas: set[str], spec: ModelSpec, *, 
                               memo.get("binding"), shared, emu.omitted)
         dropped, transformations = _enforce(emu, request, spec, betas, bound, batch)
     found = _documents_from(messages, memo, shared)
+    if any(documents.is_file(b) for _, _, _, b in found):
+        request = _with_files(emu, request, found, spec)
     documents.check_all_or_none([(m, b["type"], documents.enabled(b)) for m, _, _, b in found
                                  if b["type"] in ("document", "search_result")])
     citations = next((m for m, _, _, b in found if b["type"] == "document" and documents.enabled(b)), None)
@@ -174,6 +176,28 @@ def _documents_from(messages: list, memo: dict, shared: int) -> list[tuple[int, 
     if "documents" not in memo:
         return documents.scan(messages, 0)
     return [d for d in memo["documents"] if d[0] < shared] + documents.scan(messages, shared)
+
+
+def _with_files(emu: "Emulator", request: dict, found: list, spec: ModelSpec) -> dict:
+    """A copy of ``request`` whose ``file`` sources hold the files' content (files.py), checked as if
+    sent inline: it is counted as its content [FILES "Usage and billing"]."""
+    messages = list(request["messages"])
+    for m, i, k, block in found:
+        if not documents.is_file(block):
+            continue
+        where = f"messages.{m}.content.{i}" + (f".content.{k}" if k >= 0 else "")
+        resolved = emu.files.resolved(block, where)
+        if resolved["type"] == "document" and resolved["source"]["type"] == "base64":
+            documents.check_pdf(resolved["source"]["data"], where, spec.context_window)
+        content = list(messages[m]["content"])
+        if k < 0:
+            content[i] = resolved
+        else:
+            inner = list(content[i]["content"])
+            inner[k] = resolved
+            content[i] = {**content[i], "content": inner}
+        messages[m] = {**messages[m], "content": content}
+    return {**request, "messages": messages}
 
 
 def _special_blocks(messages: list, memo: dict, shared: int) -> list[tuple[int, int, dict]]:

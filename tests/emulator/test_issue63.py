@@ -20,7 +20,7 @@ import pytest
 from minimal_runtime.emulator import Emulator
 from minimal_runtime.provider.models import MODELS
 
-from .pdf_maker import page_of_text, pdf_b64
+from .pdf_maker import make_pdf, page_of_text, pdf_b64
 
 HI = [{"role": "user", "content": "List the files."}]
 
@@ -30,7 +30,7 @@ def client(model="claude-sonnet-4-6", **kw):
 
 
 def counted(c, model, **kw):
-    return c.messages.count_tokens(model=model, messages=kw.pop("messages", HI), **kw).input_tokens
+    return c.beta.messages.count_tokens(model=model, messages=kw.pop("messages", HI), **kw).input_tokens
 
 
 @pytest.mark.parametrize("model, bash", [("claude-opus-4-7", 325), ("claude-opus-4-8", 325), ("claude-opus-5", 325),
@@ -252,3 +252,46 @@ def test_the_default_policy_never_cites():
     doc = {**TEXT_DOC, **ON}
     reply = client().messages.create(model="claude-sonnet-4-6", max_tokens=100, messages=with_document(doc))
     assert all(not getattr(b, "citations", None) for b in reply.content)
+
+
+# -- the Files API [FILES] ------------------------------------------------------------------------
+
+FILES = ["files-api-2025-04-14"]
+
+
+def test_files_are_uploaded_listed_retrieved_used_and_deleted_per_api_key_and_counted_as_their_content():
+    emu = Emulator(model="claude-sonnet-4-6")
+    c, other = emu.client(max_retries=0), emu.client(max_retries=0, api_key="someone-else")
+    pdf = make_pdf([page_of_text()])
+    with pytest.raises(anthropic.BadRequestError, match="files-api-2025-04-14"):  # the beta header is required
+        c.beta.files.upload(file=("prices.pdf", pdf, "application/pdf"))
+    uploaded = c.beta.files.upload(file=("prices.pdf", pdf, "application/pdf"), betas=FILES)
+    note = c.beta.files.upload(file=("note.txt", b"Plan A costs $10.", "text/plain"), betas=FILES)
+    assert (uploaded.filename, uploaded.mime_type, uploaded.size_bytes, uploaded.downloadable) == \
+        ("prices.pdf", "application/pdf", len(pdf), False)
+    assert [f.id for f in c.beta.files.list(betas=FILES)] == [note.id, uploaded.id]  # newest first
+    assert [f.id for f in c.beta.files.list(betas=FILES, limit=1)] == [note.id, uploaded.id]  # the SDK follows pages
+    assert c.beta.files.retrieve_metadata(uploaded.id, betas=FILES) == uploaded
+    assert list(other.beta.files.list(betas=FILES)) == []  # another key's files are not listed
+    with pytest.raises(anthropic.NotFoundError, match=f"File not found: {uploaded.id}"):
+        other.beta.files.retrieve_metadata(uploaded.id, betas=FILES)
+    with pytest.raises(anthropic.BadRequestError, match="cannot be downloaded"):  # uploads never are [FILES]
+        c.beta.files.download(uploaded.id, betas=FILES)
+    # a file source counts what the same content sent inline counts
+    by_file = with_document({"type": "document", "source": {"type": "file", "file_id": uploaded.id}})
+    inline = with_document(pdf_document(pdf_b64([page_of_text()])))
+    assert counted(c, "claude-sonnet-4-6", messages=by_file, betas=FILES) == \
+        counted(c, "claude-sonnet-4-6", messages=inline)
+    text = with_document({"type": "document", "source": {"type": "file", "file_id": note.id}})
+    assert counted(c, "claude-sonnet-4-6", messages=text, betas=FILES) == counted(c, "claude-sonnet-4-6", messages=with_document(
+        {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "Plan A costs $10."}}))
+    c.beta.messages.create(model="claude-sonnet-4-6", max_tokens=50, messages=by_file, betas=FILES)
+    with pytest.raises(anthropic.BadRequestError, match="Invalid file type"):  # a PDF in an image block
+        c.beta.messages.create(model="claude-sonnet-4-6", max_tokens=50, betas=FILES, messages=with_document(
+            {"type": "image", "source": {"type": "file", "file_id": uploaded.id}}))
+    with pytest.raises(anthropic.NotFoundError, match=f"File not found: {uploaded.id}"):  # not this key's
+        other.beta.messages.create(model="claude-sonnet-4-6", max_tokens=50, messages=by_file, betas=FILES)
+    assert c.beta.files.delete(uploaded.id, betas=FILES).id == uploaded.id
+    with pytest.raises(anthropic.NotFoundError, match=f"File not found: {uploaded.id}"):  # deleted: unknown
+        c.beta.messages.create(model="claude-sonnet-4-6", max_tokens=50, messages=by_file, betas=FILES)
+    assert [f.id for f in c.beta.files.list(betas=FILES)] == [note.id]

@@ -56,9 +56,9 @@ def test_models_list_and_retrieve_have_the_sdk_shapes(base_url):
 
 
 def test_an_unknown_path_is_a_404_that_names_the_method_used(base_url):
-    answer = httpx.get(f"{base_url}/v1/files")
+    answer = httpx.get(f"{base_url}/v1/skills")
     assert answer.status_code == 404
-    assert answer.json()["error"] == {"type": "not_found_error", "message": "GET /v1/files: no such endpoint"}
+    assert answer.json()["error"] == {"type": "not_found_error", "message": "GET /v1/skills: no such endpoint"}
     assert "POST" not in httpx.delete(f"{base_url}/v1/messages").json()["error"]["message"]
 
 
