@@ -18,7 +18,7 @@ __all__ = ["BudgetMonitor"]
 
 
 class BudgetMonitor:
-    def __init__(self, budget: int, threshold: float = 0.9):
+    def __init__(self, budget: int, threshold: float = 0.8):
         self.budget, self.threshold = budget, threshold  # budget: usable context tokens (e.g. the compaction trigger)
         self.last_prompt_tokens = 0
         self.warned_at: int | None = None  # the number of the call the warning rode on (1-based)
