@@ -104,7 +104,8 @@ def _rows(run, strategies: list[str], model: str | None) -> list[dict]:
     for name, r in zip(strategies, replay_all(run, strategies, model=model)):
         rows.append({**own, "model": r.model, "strategy": name, "calls": len(r.calls),
                      "prompt_tokens": r.prompt_tokens, "cache_read_tokens": sum(c.cache_read_input_tokens for c in r.calls),
-                     "cache_read_share": round(r.cache_read_share, 4), "cost": round(r.cost, 6),
+                     "cache_read_share": round(r.cache_read_share, 4),
+                     "cost": round(r.cost, 6) if r.calls else math.nan,  # nothing replayed: no bill, not $0
                      "stopped": r.stopped or ""})
     return rows
 
@@ -230,7 +231,11 @@ class Totals:
         self.files.add(row["run"].split("#")[0])
         a = self.strategies.setdefault(row["strategy"], {
             "strategy": row["strategy"], "runs": 0, "calls": 0, "prompt_tokens": 0, "cache_read_tokens": 0,
-            "known_prompt": 0, "cost": 0.0, "unpriced": 0, "not_finished": 0})
+            "known_prompt": 0, "cost": 0.0, "unpriced": 0, "not_finished": 0, "nothing": 0})
+        if not row["calls"] and row["stopped"]:  # stopped before its first call: counted apart, summed nowhere
+            a["nothing"] += 1
+            a["not_finished"] += 1
+            return
         a["runs"] += 1
         a["calls"] += row["calls"]
         a["prompt_tokens"] += row["prompt_tokens"]
@@ -379,8 +384,10 @@ def folder_table(directory: Path, totals: Totals, shown: int = 40) -> str:
              f"{'not finished':>12}"]
     for a in totals.aggregate():
         unpriced = f" ({a['unpriced']} unpriced)" if a["unpriced"] else ""
+        unpriced += f" ({a['nothing']} replayed nothing)" if a.get("nothing") else ""
         lines.append(f"{a['strategy']:<16} {a['runs']:>5} {a['calls']:>7,} {a['prompt_tokens']:>14,} "
-                     f"{a['cache_read_share']:>10.1%} {a['cost']:>10.3f} {a['not_finished']:>12}{unpriced}")
+                     f"{'n/a' if not a['runs'] else format(a['cache_read_share'], '.1%'):>10} "
+                     f"{'n/a' if not a['runs'] else format(a['cost'], '.3f'):>10} {a['not_finished']:>12}{unpriced}")
     for path, why in totals.refused[:shown]:
         lines.append(f"  not replayed: {_shown(path)}: {why}")
     if len(totals.refused) > shown:

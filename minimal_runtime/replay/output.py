@@ -15,7 +15,12 @@ log does know:
 - a log without totals (a session file): each call's output is estimated from what it wrote, at
   least what it logged, and the run says so (``output_from``).
 
-``total_cost_usd`` is never read here: it stays the independent figure the replay is checked against.
+- a stream-json log without ``modelUsage`` whose calls' output had to be estimated, but whose
+  ``total_cost_usd`` is there and whose every prompt figure is the log's own: the output is the one
+  unknown of the bill, so it is solved from the total (``solve``) and spread as above, and the run
+  says that its ``recorded`` row then matches the total by construction, no independent check.
+
+Otherwise ``total_cost_usd`` is never read here: it stays the independent figure the replay is checked against.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from .recorded import ModelTotals, RecordedCall, RecordedRun
 
 FROM_TOTALS = "modelUsage"
 ESTIMATED = "estimated"
+SOLVED = "total_cost_usd"
 _CHARS_PER_TOKEN = 4  # the emulator's estimate (emulator/tokens.py)
 
 
@@ -184,3 +190,45 @@ def _same_prompts(usage: ModelTotals, calls: list[RecordedCall]) -> bool:
     writes = sum(c.usage.cache_write or 0 for c in calls)
     prompts = sum(c.usage.prompt_tokens for c in calls)
     return (usage.cache_read, usage.cache_write, usage.input_tokens) == (reads, writes, prompts - reads - writes)
+
+
+def solve(runs: list[RecordedRun], total_usd: float | None) -> bool:
+    """The estimated output of ``runs`` (a main thread and its sub-agents) solved from the log's own
+    ``total_cost_usd``: what the total leaves once every call's prompt side, and the output the log
+    does know, are priced, over the output price. Only where one priced model made every estimated
+    call (one output price), every call carries its prompt figures, and the total leaves at least the
+    output the calls logged. False (nothing changed) otherwise."""
+    from ..provider.cost import CallRecord
+    from .pricing import priced
+    calls = [(r, c) for r in runs for c in r.calls]
+    guessed = [c for r, c in calls if r.output_from == ESTIMATED and c.usage]
+    if total_usd is None or not guessed or any(c.usage is None or c.usage.cache_read is None for _, c in calls):
+        return False
+    billed = {priced(c.model or r.model) for r, c in calls if r.output_from == ESTIMATED}
+    if len(billed) != 1 or None in billed:
+        return False
+    how = billed.pop()
+    known = [(c.usage.model_copy(update={"output_tokens": 0, "output_recovered": None}) if r.output_from == ESTIMATED
+              else c.usage).cost(c.model or r.model or how.model) for r, c in calls]  # all but the unknown output
+    if None in known:
+        return False
+    known = sum(known)
+    per_token = how.cost(CallRecord(model=how.model, input_tokens=0, output_tokens=1_000_000)) / 1e6
+    if not per_token or per_token != per_token:
+        return False
+    output = round((total_usd - known) / per_token)
+    for c in guessed:
+        c.usage.output_recovered = None
+    if not spread(guessed, output):
+        for c in guessed:
+            c.usage.output_recovered = max(c.usage.output_tokens or 0, written_tokens(c))
+        return False
+    for r in runs:
+        if r.output_from == ESTIMATED:
+            r.output_from = SOLVED
+            r.notes[:] = [n for n in r.notes if not n.startswith("output tokens estimated")]
+    runs[0].notes.append(f"output tokens solved from the log's own total_cost_usd (this log has no modelUsage, and "
+                         f"every prompt figure is its own): {output:,} tokens over the calls whose output was a "
+                         "streaming placeholder, spread by what each wrote; recorded matches the total by "
+                         "construction here, so it is no independent check of it")
+    return True

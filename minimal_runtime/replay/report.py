@@ -98,7 +98,8 @@ def rows(run: RecordedRun, replays: list[Replay]) -> list[dict]:
     for r in replays:
         out.append({"strategy": r.strategy, "calls": len(r.calls), "prompt_tokens": r.prompt_tokens,
                     "per_call": r.prompt_tokens / max(1, len(r.calls)), "cache_read_share": r.cache_read_share,
-                    "cost": r.cost, "ms_per_call": 1000 * r.seconds / max(1, len(r.calls)), "stopped": r.stopped})
+                    "cost": r.cost if r.calls else None,  # nothing replayed: no bill (n/a), not $0
+                    "ms_per_call": 1000 * r.seconds / max(1, len(r.calls)), "stopped": r.stopped})
     return out
 
 
@@ -133,6 +134,10 @@ def table(run: RecordedRun, replays: list[Replay]) -> str:
                      f"{share:>10} {cost:>9} {ms:>8}" + (f"  {row['stopped']}" if row["stopped"] else ""))
     own = own_cost_line(run, replays)
     lines += [f"  {own}"] if own else []
+    if not any(c.usage for c in run.calls):
+        lines.append("  the log records no usage: every row's tokens, cache reads and cost are the replay's own "
+                     "estimates, none of them recorded" + ("" if priced(run.model) else
+                                                           " (and it names no model the price table has: give --model)"))
     lines += [f"  {r.strategy}: {STRATEGIES[r.strategy].about}" for r in replays if r.strategy in STRATEGIES]
     notes = list(dict.fromkeys([*run.notes, *(n for r in replays for n in r.notes)]))
     lines += [f"  note: {n}" for n in notes]

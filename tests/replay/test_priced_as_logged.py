@@ -114,3 +114,50 @@ def test_a_retired_claude_3_model_is_billed_at_its_listed_prices(tmp_path, model
     main(["replay", str(path), "--strategy", "recorded", "--plot", "none"])
     captured = capsys.readouterr()
     assert "not in the price table" not in captured.err and f"{model} is retired from the API" in captured.out
+
+
+def test_a_stream_json_log_without_model_usage_has_its_output_solved_from_its_total(tmp_path):
+    """An older Claude Code stream-json log: placeholder output counts, no modelUsage, no result usage,
+    every prompt figure known and total_cost_usd: estimated, recorded came to -7.5% (issue 62 item 4)."""
+    from tests.replay.test_real_variants import assistant, init, result, tool_use, usage, write
+    calls = [usage(10, 20_000, 0, out=3), usage(10, 1_000, 20_000, out=3), usage(10, 1_000, 21_000, out=3)]
+    output = [2_400, 900, 3_100]  # what the calls really wrote: the log's counts are placeholders
+    true = sum(u["input_tokens"] * 3 + u["cache_creation_input_tokens"] * 3.75 + u["cache_read_input_tokens"] * 0.3
+               + out * 15 for u, out in zip(calls, output)) / 1e6  # Sonnet 4.5's prices per MTok
+    lines = [init()]
+    for k, u in enumerate(calls, start=1):
+        text = {"type": "text", "text": "word " * (200 * k)}
+        lines += [assistant(f"msg_{k}", [text, tool_use(f"toolu_{k}")] if k < 3 else [text], u)]
+        lines += [result(f"toolu_{k}", "x = 1\n" * 200)] if k < 3 else []
+    lines.append({"type": "result", "subtype": "success", "is_error": False, "num_turns": 3, "total_cost_usd": true})
+    (run,) = load(write(tmp_path / "older.stream.jsonl", lines))
+    assert sum(c.usage.output for c in run.calls) == sum(output)
+    assert any("solved from the log's own total_cost_usd" in n for n in run.notes)
+    assert replay(run, "recorded").cost == pytest.approx(true, rel=0.01)
+
+
+def test_server_compact_rows_that_replayed_nothing_are_n_a_and_summed_nowhere(tmp_path, capsys):
+    """On a model without server-side compaction the strategy stops at call 1: its row printed cost
+    0.000, and the folder added it up as '68 runs 0 calls $0.000' (issue 62 item 11)."""
+    from minimal_runtime.__main__ import main
+    path = write_pi(tmp_path / "logs", model="claude-sonnet-4-5", rounds=2)
+    (run,) = load(path)
+    nothing = replay(run, "server-compact")
+    assert not nothing.calls and nothing.stopped
+    (row,) = [r for r in rows(run, [nothing]) if r["strategy"] == "server-compact"]
+    assert row["cost"] is None
+    line = next(x for x in table(run, [nothing]).splitlines() if x.startswith("server-compact"))
+    assert line.split()[5] == "n/a"
+    main(["replay", str(tmp_path / "logs"), "--strategy", "recorded", "--strategy", "server-compact", "--jobs", "1"])
+    folder = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("server-compact"))
+    assert folder.split()[1:6] == ["0", "0", "0", "n/a", "n/a"] and "1 replayed nothing" in folder
+
+
+def test_a_log_with_no_usage_says_its_shares_are_the_replay_s_own(tmp_path):
+    """No usage and no model: the rows showed a 50.6% cache-read share nothing recorded (item 10)."""
+    from tests.replay.cli_logs import write_codex
+    (run,) = load(write_codex(tmp_path, rounds=2))
+    assert not any(c.usage for c in run.calls) and run.model is None
+    text = table(run, [replay(run, "recorded")])
+    assert "the log records no usage: every row's tokens, cache reads and cost are the replay's own estimates" in text
+    assert "give --model" in text

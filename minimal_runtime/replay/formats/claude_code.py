@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from ..build import PER_RUN, Builder, at_line, blocks, count, dollars, searches_of, seconds, text_of, usage_of
-from ..output import estimate, recover
+from ..output import estimate, recover, solve
 from ..recorded import ModelTotals, RecordedRun, RecordedUsage, TrajectoryError
 from ..source import Source
 
@@ -96,6 +96,8 @@ def _session(source: Source, lines: list[tuple[int, dict]], name: str) -> list[R
         estimate(main, totals)
         for run in subagents:
             estimate(run)
+        if stream:  # the output is the bill's one unknown: solved from the log's own total where it can be
+            solve([main, *subagents], main.cost_usd)
     return [main, *subagents]
 
 
