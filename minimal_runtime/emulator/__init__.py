@@ -34,7 +34,7 @@ from .body import BodyParser
 from .cache import PromptCache
 from .diagnostics import Fingerprint, cache_miss_reason
 from .errors import ApiError, bad_request, fault
-from .limits import ratelimit_headers
+from .limits import fast_ratelimit_headers, ratelimit_headers
 from .policies import Policy, ScriptedPolicy, Turn, echo_policy, text, tool_use
 from .prompt import Render, flatten, render_block
 from .server import body_limit
@@ -172,6 +172,8 @@ class Emulator:
             if path.endswith("count_tokens"):
                 return 200, headers, json.dumps(self._count_tokens(body, betas, version)).encode()
             result, streaming = self._messages(body, betas, version, owner=threads.credential(request_headers))
+            if (result.get("usage") or {}).get("speed") == "fast":  # its own rate limit's headers [FM] (limits.py)
+                headers = {**headers, **fast_ratelimit_headers()}
             if streaming:
                 return 200, {**headers, "content-type": "text/event-stream"}, sse(result)
             return 200, headers, json.dumps(result).encode()

@@ -24,3 +24,20 @@ def ratelimit_headers(now: datetime | None = None) -> dict[str, str]:
         out[f"anthropic-ratelimit-{name}-remaining"] = str(limit)
         out[f"anthropic-ratelimit-{name}-reset"] = reset
     return out
+
+
+# Fast mode "has a dedicated rate limit separate from standard Opus rate limits", and a response
+# carries its state in anthropic-fast-{input,output}-tokens-{limit,remaining,reset} [FM
+# https://platform.claude.com/docs/en/build-with-claude/fast-mode "Rate limits"]: sent on an answer
+# that ran fast (usage.speed "fast"), nominal as above, all remaining, reset now.
+NOMINAL_FAST = {"input-tokens": 200_000, "output-tokens": 40_000}
+
+
+def fast_ratelimit_headers(now: datetime | None = None) -> dict[str, str]:
+    reset = (now or datetime.now(timezone.utc)).isoformat(timespec="seconds").replace("+00:00", "Z")
+    out = {}
+    for name, limit in NOMINAL_FAST.items():
+        out[f"anthropic-fast-{name}-limit"] = str(limit)
+        out[f"anthropic-fast-{name}-remaining"] = str(limit)
+        out[f"anthropic-fast-{name}-reset"] = reset
+    return out

@@ -384,6 +384,11 @@ def _check_tools(request: dict, spec: ModelSpec) -> tuple[dict[str, str], set[st
                 raise bad_request(f"tools.{t}: a deferred tool cannot carry cache_control")
             deferred.add(tool["name"])
         names.append(tool["name"])
+    # Every tool deferred: the docs disagree. The tool-search page answers it with a 400; the
+    # mid-conversation tool-changes page allows it and says what it costs ("the first by-value
+    # definition changes the start of the rendered prompt and costs one full cache miss" [MCSM]). We
+    # follow MCSM, the newer and more specific page, and model that miss (``messages._head_label``):
+    # a request whose tools are all deferred is accepted (issue 63 item 12; docs/emulator.md).
     if len(set(names)) != len(names):
         raise bad_request("tools: Tool names must be unique.")
     choice = request.get("tool_choice")

@@ -295,3 +295,18 @@ def test_files_are_uploaded_listed_retrieved_used_and_deleted_per_api_key_and_co
     with pytest.raises(anthropic.NotFoundError, match=f"File not found: {uploaded.id}"):  # deleted: unknown
         c.beta.messages.create(model="claude-sonnet-4-6", max_tokens=50, messages=by_file, betas=FILES)
     assert [f.id for f in c.beta.files.list(betas=FILES)] == [note.id]
+
+
+# -- fast mode's own rate-limit headers [FM "Rate limits"] ----------------------------------------
+
+FAST_HEADERS = {f"anthropic-fast-{kind}-tokens-{what}" for kind in ("input", "output") for what in ("limit", "remaining", "reset")}
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_an_answer_that_ran_fast_carries_the_six_fast_rate_limit_headers(stream):
+    c = client("claude-opus-5-5")
+    raw = c.messages.with_raw_response.create(model="claude-opus-5-5", max_tokens=50, messages=HI, speed="fast",
+                                              stream=stream)
+    assert FAST_HEADERS <= set(raw.headers) and int(raw.headers["anthropic-fast-input-tokens-remaining"]) > 0
+    standard = c.messages.with_raw_response.create(model="claude-opus-5-5", max_tokens=50, messages=HI)
+    assert not FAST_HEADERS & set(standard.headers)  # a standard-speed answer carries only the usual ones
