@@ -61,7 +61,7 @@ def add(a: int, b: int) -> str:
 agent = Agent(anthropic.Anthropic(), model="claude-sonnet-5-5", system="You are a careful assistant.",
               tools=[add], store=RunStore("runs/1"))
 result = agent.run("What is 2 + 3?")
-print(result.status, result.final_text)  # done, max_steps, truncated, refused or error (result.error says why)
+print(result.status, result.final_text)  # done, max_steps, max_cost, max_time, truncated, refused or error
 ```
 
 - **Tools**: a plain function (its typed parameters are the input schema, its docstring the
@@ -87,8 +87,14 @@ print(result.status, result.final_text)  # done, max_steps, truncated, refused o
   completes, then the turn; a resume never re-sends a call whose reply is stored and runs only the
   tools and hooks that had not run. A tool killed while it ran runs again: `tool_use_id()` (inside
   the tool) is the same both times, so a side effect keyed on it happens once. A call in flight at the
-  kill is sent again and listed in `agent.unanswered_calls` (possibly billed): the run's bill is
-  `agent.calls` and `agent.lost_calls`, and up to one call per entry of `agent.unanswered_calls`.
+  kill is sent again and listed in `agent.unanswered_calls` (possibly billed). `agent.bill()` is what
+  the record cost: `agent.calls`, `agent.lost_calls`, and an estimate for each unanswered call (its
+  `str` says how much of it is an estimate).
+- **Limits**: `Agent(..., max_steps=50, max_cost_usd=5.0, max_seconds=3600)`. No call is sent that
+  could take the bill past `max_cost_usd` (its prompt as uncached input, `max_tokens` of output), and
+  none once `max_seconds` have passed since the run's task (`clock=` injects the clock): the run ends
+  `max_cost` or `max_time`, in the record and at the END hook; raise the limit with
+  `agent.configure(...)` and `run()` goes on, here or after a restart.
 - **Steering**: `agent.steer(text)` queues a user message (durable at once) for the next call, from any
   thread. A server that takes `POST /steer` is an add-on outside the loop (`minimal_runtime/steering.py`:
   copied into the package as `steering.py` it runs as it is, importing only `.core`).

@@ -76,6 +76,7 @@ class Scripted:
         self.requests: list[dict] = []
         self.conversations: list[dict] = []  # what the model read on each call: the whole request
         self.answers: list[list[dict]] = []  # the content of each reply
+        self.billed: list[dict] = []  # the usage of each reply: what the server billed, read or not
         self.threads: dict[str, dict] = {}
         self.lose_threads = False  # answer the next continue with thread_not_found
 
@@ -103,6 +104,7 @@ class Scripted:
                  "content": content, "stop_reason": stop, "stop_sequence": None,
                  "usage": self.usage[number - 1] if number <= len(self.usage) else
                  {"input_tokens": len(json.dumps(_unmarked(whole))) // 4, "output_tokens": len(json.dumps(content)) // 4}}
+        self.billed.append(reply["usage"])
         if thread:
             self.threads[reply["id"]] = {**whole, "messages": [*whole["messages"], {"role": "assistant", "content": content}]}
         return httpx.Response(200, json=reply)
@@ -188,6 +190,7 @@ class Run:
         except Killed:
             store = DyingStore(store.events())
             result = self.agent(store).run(TASK)  # the same script again: resumed, not asked twice
+        self.store = store
         return result, load(store.events())
 
 
@@ -207,14 +210,16 @@ def bill(saved) -> int:
 
 class StopStatuses(unittest.TestCase):
     def test_every_stop_status_ends_at_the_end_hook_with_its_result(self):
-        runs = {"done": Run(), "max_steps": Run(max_steps=1), "truncated": Run(system="You ramble."),
-                "refused": Run(system="You refuse."), "error": Run(server=Scripted(status=500))}
+        runs = {"done": Run(), "max_steps": Run(max_steps=1), "max_cost": Run(max_cost_usd=0.000001),
+                "max_time": Run(max_seconds=1, clock=iter(range(0, 100, 5)).__next__),
+                "truncated": Run(system="You ramble."), "refused": Run(system="You refuse."),
+                "error": Run(server=Scripted(status=500))}
         for status, run in runs.items():
             result, saved = run.go()
             self.assertEqual(result.status, status, result.error)
             self.assertEqual(run.ended, [status])  # END once, with the result
             self.assertEqual(saved.status, status)
-            self.assertEqual(bool(result.error), status in ("truncated", "refused", "error"))
+            self.assertEqual(bool(result.error), status not in ("done", "max_steps"))
         self.assertEqual(len(runs["done"].tool_runs), 4)
 
 
@@ -554,6 +559,73 @@ class LastLine(unittest.TestCase):
 
     def test_a_whole_last_event_without_its_newline_is_kept(self):
         self.check(lambda data: data[:-1], tool_runs_again=0)
+
+
+def sonnet_dollars(usage: list[dict]) -> float:
+    """What a server billed for these usages on Sonnet 5.5 with no cache: $2 in, $10 out a million tokens."""
+    return sum(u["input_tokens"] * 2 + u["output_tokens"] * 10 for u in usage) / 1e6
+
+
+class OneBill(unittest.TestCase):
+    def test_the_bill_is_the_calls_stored_and_lost_and_an_estimate_for_a_call_in_flight_at_a_kill(self):
+        clean = Run()
+        agent = clean.agent(MemoryStore())
+        agent.run(TASK)
+        self.assertAlmostEqual(agent.bill().total, sonnet_dollars(clean.server.billed), places=12)
+        self.assertEqual((agent.bill().unanswered, agent.bill().estimated), (0, 0.0))
+        replies = [n for n, e in enumerate(uninterrupted(MODELS[0])[2], start=1) if e["type"] == "reply"]
+        for before in replies:
+            with self.subTest(before=before):
+                run = Run()
+                run.go(before=before)  # killed with the call in flight: the server billed it, no one read it
+                bill = run.agent(DyingStore(run.store.events())).bill()
+                self.assertEqual(len(run.server.billed), len(clean.server.billed) + 1)
+                self.assertLess(bill.stored + bill.lost, sonnet_dollars(run.server.billed))
+                # The estimate: the same request sent again, its prompt uncached; with no cache, the price.
+                self.assertAlmostEqual(bill.total, sonnet_dollars(run.server.billed), places=12)
+                self.assertEqual(bill.unanswered, 1)
+                self.assertIn("an estimate, for 1 call sent and never answered", str(bill))
+
+
+class Limits(unittest.TestCase):
+    """``max_cost_usd`` and ``max_seconds`` stop a run before the call that would pass them, with a
+    status of their own at the END hook and in the record; ``run()`` with a raised limit goes on from
+    there, in the same process or after a restart, making no call twice."""
+
+    def check(self, status: str, limit: str, raised: float, **settings):
+        for restarted in (False, True):
+            with self.subTest(restarted=restarted):
+                now = [1000.0]
+                run = Run(server=Scripted(usage=[{"input_tokens": 5000, "output_tokens": 0}] * 3),
+                          clock=lambda: now[0], **settings)  # $0.01 a call, 10 s a call
+
+                def agent(store):
+                    made = run.agent(store)
+                    made.hooks.register(Point.POST_LLM_CALL, lambda e: now.__setitem__(0, now[0] + 10))
+                    return made
+                first = agent(MemoryStore())
+                result = first.run(TASK)
+                saved = load(first.store.events())
+                self.assertEqual((result.status, result.steps, len(run.server.requests)), (status, 2, 2), result.error)
+                self.assertEqual((run.ended, saved.status, len(saved.calls)), ([status], status, 2))
+                self.assertIn(f"{limit}=", result.error)
+                if restarted:
+                    run.settings[limit] = raised
+                    again = agent(DyingStore(first.store.events()))
+                else:
+                    again = first
+                    again.configure(**{limit: raised})
+                self.assertEqual(again.run().status, "done")
+                self.assertEqual((run.ended, len(run.server.requests), len(again.calls)), ([status, "done"], 3, 3))
+                self.assertEqual(len(run.tool_runs), 4)
+                self.assertAlmostEqual(again.bill().total, 0.03, places=12)
+
+    def test_max_cost_usd_stops_the_run_before_a_call_that_could_pass_it(self):
+        # Before the third call: $0.02 spent, and at most about $0.0003 of prompt and $0.01 of output (1,000 tokens).
+        self.check("max_cost", "max_cost_usd", 0.05, max_cost_usd=0.025, max_tokens=1000)
+
+    def test_max_seconds_stops_the_run_once_they_have_passed_since_its_task(self):
+        self.check("max_time", "max_seconds", 100, max_seconds=20)  # the third call would start at 20 s
 
 
 if os.environ.get("ANTHROPIC_BASE_URL"):

@@ -23,8 +23,8 @@ boundary (``run()``, or ``run(task)`` with the killed run's task): a stored repl
 again (``_stored_reply``), a stored result never recomputed, a hook that ran never runs again. Only a
 tool or a hook killed while it ran runs again: a tool is handed its ``tool_use_id()`` so it can tell.
 A call recorded as sent and never answered (in flight at the kill) is sent again and listed in
-``unanswered_calls``: possibly billed. The run's bill is ``calls`` and ``lost_calls``, and up to one
-more call for each entry of ``unanswered_calls``.
+``unanswered_calls``: possibly billed. ``bill()`` is what the record cost: ``calls``, ``lost_calls``, and
+an estimate for each entry of ``unanswered_calls``.
 
 Where the batch ends up depends on the layout. On ``tail_layout`` it lives in the call's copy of
 the request only: never in ``messages``, never in the store. On ``turn_scoped_layout`` the provider
@@ -42,9 +42,11 @@ together (the hook's mark), and the batch is in it from the call's sent record o
 note given once is given exactly once. A note injected from outside a hook lives in memory until its
 call is recorded as sent (a steer is durable at once).
 
-A run ends on a final answer, at the step limit, on a reply the model could not finish (``truncated``:
-it hit ``max_tokens``; ``refused``), or on an error the SDK's own retries did not get past. In every
-case the history holds exactly the completed turns, and the store holds the same.
+A run ends on a final answer, at the step limit, before a call that could pass ``max_cost_usd``
+(``max_cost``) or once ``max_seconds`` have passed since its task (``max_time``), on a reply the model
+could not finish (``truncated``: it hit ``max_tokens``; ``refused``), or on an error the SDK's own
+retries did not get past. In every case the history holds exactly the completed turns, and the store
+holds the same; ``run()`` goes on from there (after a limit, raise it with ``configure`` first).
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
+import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Literal
 
@@ -60,7 +63,7 @@ from anthropic.types import Message
 from anthropic.types.beta import BetaMessage
 from pydantic import BaseModel
 
-from ..provider.cost import CallRecord
+from ..provider.cost import Bill, CallRecord, uncached
 from ..provider.models import model_spec
 from . import taint, visible
 from .config import AgentConfig
@@ -84,7 +87,7 @@ class SteerTooLarge(ValueError):
 
 
 class RunResult(BaseModel):
-    status: Literal["done", "max_steps", "truncated", "refused", "error"]
+    status: Literal["done", "max_steps", "max_cost", "max_time", "truncated", "refused", "error"]
     final_text: str = ""
     steps: int = 0
     error: str | None = None  # what stopped the run, and what to do next
@@ -105,6 +108,7 @@ class Agent:
         layout: Layout | None = None,
         turn_queue: TurnScopedQueue | None = None,
         offloader: Callable[[dict, dict], dict] | None = None,  # (tool_use, result) -> the result the history keeps
+        clock: Callable[[], float] = time.time,  # wall-clock seconds, for max_seconds (a run may span processes)
         **settings: Any,  # the rest of AgentConfig, and its request options (thinking=..., betas=...)
     ):
         # the model, and what every request sends besides the history
@@ -126,6 +130,7 @@ class Agent:
         self.lost_calls: list[CallRecord] = saved.lost_calls
         self.state = RunState(saved.state)
         self._start, self._run_start = saved.start, saved.run_start  # what the run sends; where its steps count from
+        self.clock, self._run_started_at = clock, saved.run_started_at  # where its time counts from
         self._killed_task = saved.unfinished_task  # a killed run's task: run(task) again resumes it
         # Possibly billed: recorded as sent and never answered (a kill while the call was in flight).
         self.unanswered_calls: list[dict] = saved.unanswered_calls
@@ -183,6 +188,20 @@ class Agent:
     def tool_definitions(self) -> list[dict]:
         """The tools every request sends (``ToolOffer.definitions``: the one place they live)."""
         return self.offer.definitions
+
+    def bill(self) -> Bill:
+        """What the run record cost so far: ``calls``, ``lost_calls``, and for each of
+        ``unanswered_calls`` an estimate: the call that answered the same request when it was sent
+        again (or, killed before that, the last call before it), its whole prompt priced as uncached
+        input and its output as output. With no cache on the server that is the call's price; a
+        cache the unanswered call wrote and its resend read makes it err high."""
+        estimated = 0.0
+        for unanswered in self.unanswered_calls:
+            near = self.calls[min(unanswered.get("calls", len(self.calls)), len(self.calls) - 1)] if self.calls else None
+            if near is not None:
+                estimated += uncached(unanswered.get("model") or self.model, near.prompt_tokens, near.output_tokens)
+        return Bill(stored=sum(c.cost for c in self.calls), lost=sum(c.cost for c in self.lost_calls),
+                    estimated=estimated, unanswered=len(self.unanswered_calls))
 
     # -- the two ways in from outside -------------------------------------------------------------
 
@@ -295,8 +314,8 @@ class Agent:
 
     def _run(self, task: str | None) -> RunResult:
         if task is not None:
-            self._killed_task = user(task)
-            self._append("task", [user(task)])
+            self._killed_task, self._run_started_at = user(task), self.clock()
+            self._append("task", [user(task)], at=self._run_started_at)
             self._run_start = len(self.calls)
             self._hook(HookEvent(Point.START, self))
         else:
@@ -307,12 +326,37 @@ class Agent:
             if self.messages and self.messages[-1]["role"] == "assistant":  # finished already: nothing to resume
                 return RunResult(status="done", final_text=text_of(self.messages[-1]))
         while self.steps < self.max_steps:
+            stopped = self._past_a_limit() if self._interrupted is None else None  # a killed step's call was sent
+            if stopped is not None:
+                return stopped
             outcome = self._step()
             # A steer that arrived during the final step is answered, not dropped.
             if outcome is not None and not (outcome.status == "done" and self._steering):
                 return outcome.model_copy(update={"steps": self.steps})
         # At the cap there is no final text: the last message is the tool results not yet answered.
         return RunResult(status="max_steps", steps=self.steps)
+
+    def _past_a_limit(self) -> RunResult | None:
+        """Would the next call pass ``max_cost_usd``, or has the run reached ``max_seconds``? Asked
+        before a step begins (no hook has run, nothing is queued or written), with the most the call
+        could cost: the bill so far, its prompt priced as uncached input (about four characters a
+        token: everything it sends but the notes), and ``max_tokens`` of output."""
+        limit, config = self.config.max_cost_usd, self.config
+        if limit is not None:
+            prompt = len(dumps([self.system, self.tool_definitions, self.messages])) // 4
+            spent, most = self.bill().total, uncached(self.model, prompt, config.max_tokens)
+            if not spent + most <= limit:  # NaN (an unpriced model) stops too: its cost is unknown
+                return RunResult(status="max_cost", steps=self.steps, error=(
+                    f"the next call could cost up to ${most:.6f} (about {prompt:,} prompt tokens uncached, "
+                    f"{config.max_tokens:,} output tokens): with ${spent:.6f} spent that passes max_cost_usd "
+                    f"${limit:g}. Raise it (agent.configure(max_cost_usd=...)) and call run() to go on"))
+        if config.max_seconds is not None and self._run_started_at is not None:
+            elapsed = self.clock() - self._run_started_at
+            if elapsed >= config.max_seconds:
+                return RunResult(status="max_time", steps=self.steps, error=(
+                    f"{elapsed:,.0f} s since the run's task, max_seconds {config.max_seconds:g}: raise it "
+                    "(agent.configure(max_seconds=...)) and call run() to go on"))
+        return None
 
     def _step(self) -> RunResult | None:
         """One call, as a durable transaction: each boundary is in the record before the next begins.
@@ -551,12 +595,13 @@ class Agent:
         self._previous_len = None  # the old prefix is gone: nothing to mark
         self.thread.lost("the history was rewritten: a new thread", replay=False)
 
-    def _append(self, kind: str, turn: list[dict], call: CallRecord | None = None, thread: dict | None = None) -> None:
+    def _append(self, kind: str, turn: list[dict], call: CallRecord | None = None, thread: dict | None = None,
+                **fields: Any) -> None:
         """Append one completed turn (and the call that made it, and how it went on a thread) to the
         history, and to the store first (``kind``: a new ``task``, a ``turn`` the model made, a
         ``steered`` user message)."""
         self._write({"type": kind, "messages": turn, **({"call": call.model_dump()} if call else {}),
-                     **({"thread": thread} if thread else {})})
+                     **({"thread": thread} if thread else {}), **fields})
         self.messages.extend(turn)
         if kind == "turn" and turn:  # the model's turn: its call's notes are delivered
             self._undelivered = []

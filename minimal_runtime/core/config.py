@@ -54,6 +54,10 @@ class AgentConfig(BaseModel):
     model: str = Field(description="the model id sent with every request; its facts come from the model table")
     system: str | list[dict] = Field(default="", description="the system prompt: built once, resent byte-identical")
     max_steps: int = Field(default=50, description="model calls allowed for one user message (one run)")
+    max_cost_usd: float | None = Field(default=None, gt=0, description="the record's bill (``Agent.bill``) a run "
+                                       "may reach: no call is sent whose most it could cost would pass it")
+    max_seconds: float | None = Field(default=None, gt=0, description="wall-clock seconds from a run's task after "
+                                      "which it sends no more calls (across resumes: the task's time is recorded)")
     # Thinking counts toward it, and current models think adaptively at high effort by default: at 4,096
     # the reasoning alone can fill it and the turn ends with no answer (a client's bug report, openclaw
     # #97176). 16,000 stays under what the SDK sends without streaming (STREAM_ABOVE in agent.py).

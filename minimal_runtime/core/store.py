@@ -58,6 +58,7 @@ class StoredRun(BaseModel):
     messages: list[dict] = Field(default_factory=list)
     calls: list[CallRecord] = Field(default_factory=list)
     run_start: int = 0  # calls made before the current run's task: the step cap counts from here
+    run_started_at: float | None = None  # when the current run's task came (``time.time()``): max_seconds counts from here
     tool_outputs: dict[str, str] = Field(default_factory=dict)
     start: dict[str, Any] | None = None  # the latest start event: model, digests of system and tools, options
     state: dict[str, Any] = Field(default_factory=dict)  # what hooks keep (``RunState``), the latest value per key
@@ -129,7 +130,7 @@ def load(events: list[dict[str, Any]], where: str = StoreBase.where) -> StoredRu
     """The run a store's events record (``where`` names the store in errors). The event kinds
     (``type``), as the agent writes them:
 
-        task       the user turn that starts a run (``messages``): the step cap counts from here
+        task       the user turn that starts a run (``messages``, ``at``: when): the step and time caps count from here
         hooked     a hook ran (``point``, ``upto``: how many of that point's hooks have; ``notes``:
                    what a PRE_LLM_CALL hook queued)
         sent       a call about to be sent (``batch``, ``model``): without a reply after it, unanswered
@@ -164,7 +165,7 @@ def load(events: list[dict[str, Any]], where: str = StoreBase.where) -> StoredRu
                     raise StoreError(f"{where}:{number}: a steered turn without an accepted steer before it")
                 run.messages.extend(event["messages"])
             if kind == "task":
-                run.run_start = len(run.calls)
+                run.run_start, run.run_started_at = len(run.calls), event.get("at")
                 run.unfinished_task = event["messages"][0] if event["messages"] else None
                 step = StoredStep(hooks={"start": 0})
             elif kind == "steered":
@@ -189,7 +190,9 @@ def load(events: list[dict[str, Any]], where: str = StoreBase.where) -> StoredRu
                 step = step or StoredStep()
                 step.batch = [dict(i) for i in event["batch"]] if "batch" in event else None
                 step.notes, step.reply = [], None
-                step.sent = {"model": event.get("model"), "seq": number, "messages": len(run.messages)}
+                # ``calls``: where its answer, or the answer to it sent again, lands in ``calls``
+                step.sent = {"model": event.get("model"), "seq": number, "messages": len(run.messages),
+                             "calls": len(run.calls)}
             elif kind in ("billed", "reply"):
                 if billed is not None:  # the previous response's turn never landed
                     run.lost_calls.append(billed)

@@ -122,3 +122,34 @@ class CallRecord(BaseModel):
     @property
     def _discount(self) -> float:
         return BATCH_DISCOUNT if self.batch else 1.0
+
+
+def uncached(model: str, prompt_tokens: int, output_tokens: int) -> float:
+    """Dollars for a call whose whole prompt is read uncached, at the base input price of the tier its
+    size falls in, and ``output_tokens`` of output: what a call costs at most for that prompt and output
+    (NaN for an unpriced model)."""
+    p = model_spec(model).price(prompt_tokens)
+    return math.nan if p is None else (prompt_tokens * p.input + output_tokens * p.output) / 1e6
+
+
+class Bill(BaseModel):
+    """What a run record cost: the calls its history holds (``stored``), the calls paid for whose turns
+    never landed (``lost``), and an estimate (``estimated``) for each of the ``unanswered`` calls:
+    recorded as sent, never answered (a kill while the call was in flight), possibly billed. Only
+    ``estimated`` is an estimate; ``str`` says so."""
+
+    stored: float = 0.0
+    lost: float = 0.0
+    estimated: float = 0.0
+    unanswered: int = 0
+
+    @property
+    def total(self) -> float:
+        return self.stored + self.lost + self.estimated
+
+    def __str__(self) -> str:
+        if not self.unanswered:
+            return f"${self.total:.6f}"
+        calls = "call" if self.unanswered == 1 else "calls"
+        return (f"${self.total:.6f} (of which ${self.estimated:.6f} is an estimate, for {self.unanswered} {calls} "
+                "sent and never answered)")
