@@ -106,6 +106,12 @@ mutate-runtime: $(STAMP)  ## mutation testing of core/ and features/ (not part o
 	$(BIN)/python benchmarks/mutation.py core
 	$(BIN)/python benchmarks/mutation.py features
 
+# make features-test: each shipped feature a chapter's figures rest on is replaced by one that raises, and the
+# chapter must then fail under nbval (tests/course/test_broken_features.py; a kernel per pair, minutes).
+.PHONY: features-test
+features-test: $(STAMP)  ## every chapter fails when a runtime feature it measures is broken (not part of make test; minutes)
+	COURSE_IMPL=solutions $(BIN)/python -m pytest -q -p no:xdist -m slow tests/course/test_broken_features.py
+
 soak: $(STAMP)  ## 300 calls with faults, 30 kills and random steers; prints its figures (not part of make test)
 	$(BIN)/python -m pytest -q -s -m slow tests/runtime/test_soak.py
 
