@@ -113,12 +113,13 @@ class Source:
         document = self.document
         return document if document is not NOT_ONE else self.first
 
-    def lines(self) -> Iterator[tuple[int, dict]]:
-        """(line number, object) for each non-blank line, read one at a time."""
-        return json_lines(self.path)
+    def lines(self, objects_only: bool = True) -> Iterator[tuple[int, Any]]:
+        """(line number, object) for each non-blank line, read one at a time; a line of JSON that is no
+        object is refused, or (``objects_only`` False) handed on as it is, for the format to skip."""
+        return json_lines(self.path, objects_only)
 
 
-def json_lines(path: Path) -> Iterator[tuple[int, dict]]:
+def json_lines(path: Path, objects_only: bool = True) -> Iterator[tuple[int, Any]]:
     with open(path, encoding="utf-8") as f:
         number = 0
         while True:
@@ -140,7 +141,7 @@ def json_lines(path: Path) -> Iterator[tuple[int, dict]]:
                 raise TrajectoryError(str(path), number, f"a number too long to read: {e}") from None
             except RecursionError:
                 raise TrajectoryError(str(path), number, TOO_DEEP) from None
-            if not isinstance(value, dict):
+            if not isinstance(value, dict) and objects_only:
                 raise TrajectoryError(str(path), number, f"a JSON {type(value).__name__} where a JSON object was expected")
             if "\\ud" in raw.lower():
                 whole_characters(value, path, number)

@@ -228,3 +228,51 @@ def write_mini_swe_agent(directory: Path, usage_style: str, model: str = MODEL, 
                                 "messages": messages, "trajectory_format": "mini-swe-agent-1", "instance_id": "instance_1"},
                                indent=2))
     return path
+
+
+def write_openhands_events(directory: Path, model: str = MODEL, rounds: int = 5) -> Path:
+    """An OpenHands conversation's event stream, as it saves or exports one: a JSON list of events
+    (``openhands/events/serialization/event.py``), each model response an action with its
+    ``tool_call_metadata.model_response`` and the ``llm_metrics`` so far (``openhands/llm/metrics.py``),
+    each tool result an observation naming its ``tool_call_id``."""
+    run = _run(model, rounds)
+    events, k, usages, cost = [], 0, [], 0.0
+
+    def add(**event) -> None:
+        events.append({"id": len(events), "timestamp": f"2026-12-01T09:00:{len(events) % 60:02d}.000000", **event})
+    for message in run.messages:
+        blocks = _blocks(message)
+        if message["role"] == "user":
+            for b in blocks:
+                if b.get("type") == "tool_result":
+                    content = b["content"] if isinstance(b["content"], str) else json.dumps(b["content"])
+                    add(source="environment", observation="run", message="Command finished", content=content,
+                        extras={"command": "ls", "metadata": {"exit_code": 0}},
+                        tool_call_metadata={"function_name": "execute_bash", "tool_call_id": b["tool_use_id"]})
+                elif b.get("type") == "text":
+                    add(source="user", action="message", message=b["text"], args={"content": b["text"]})
+            continue
+        u = run.calls[k]
+        prompt = u["input_tokens"] + u["cache_read_input_tokens"] + u["cache_creation_input_tokens"]
+        cost += CallRecord.from_usage(u, model).cost
+        usages.append({"model": model, "prompt_tokens": prompt, "completion_tokens": u["output_tokens"],
+                       "cache_read_tokens": u["cache_read_input_tokens"],
+                       "cache_write_tokens": u["cache_creation_input_tokens"], "context_window": 200_000,
+                       "per_turn_token": prompt + u["output_tokens"], "response_id": f"chatcmpl-{k}"})
+        text = "\n".join(b["text"] for b in blocks if b.get("type") == "text")
+        calls = [{"id": b["id"], "type": "function", "function": {"name": b["name"], "arguments": json.dumps(b["input"])}}
+                 for b in blocks if b.get("type") == "tool_use"]
+        response = {"id": f"chatcmpl-{k}", "model": model, "choices": [{"message": {
+            "role": "assistant", "content": text, **({"tool_calls": calls} if calls else {})}}]}
+        metrics = {"accumulated_cost": cost, "token_usages": list(usages), "costs": []}
+        for call in calls or [None]:
+            add(source="agent", action="run" if call else "message", message=text,
+                args={"command": "ls"} if call else {"content": text}, llm_metrics=metrics,
+                tool_call_metadata={"function_name": call["function"]["name"] if call else "", "tool_call_id":
+                                    call["id"] if call else f"none-{k}", "model_response": response,
+                                    "total_calls_in_response": len(calls)})
+        k += 1
+    path = Path(directory) / "conversation_events.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(events, indent=2))
+    return path

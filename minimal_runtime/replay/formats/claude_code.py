@@ -20,7 +20,8 @@ from ..recorded import ModelTotals, RecordedRun, RecordedUsage, TrajectoryError
 from ..source import Source
 
 NAME = "a Claude Code session .jsonl or headless stream-json log"
-KNOWN_SKIPPED = {"summary", "progress", "result", "file-history-snapshot", "compact_boundary", "sidechain"}
+JUNK = "line that is no JSON object"
+KNOWN_SKIPPED = {"summary", "progress", "result", "file-history-snapshot", "compact_boundary", "sidechain", JUNK}
 KINDS = {"user", "assistant", "system", "summary", "progress", "result", "file-history-snapshot"}
 
 
@@ -67,7 +68,9 @@ def _of_several(k: int) -> str:
 def _segments(source: Source) -> Iterator[list[tuple[int, dict]]]:
     """The file's lines, cut after each ``result`` event."""
     lines: list[tuple[int, dict]] = []
-    for number, d in source.lines():
+    for number, d in source.lines(objects_only=False):
+        if not isinstance(d, dict):  # a stray line ("massive error", a number): skipped and said, the calls kept
+            d = {"type": JUNK, "value": str(d)[:40]}
         lines.append((number, d))
         if d.get("type") == "result":
             yield lines
@@ -149,6 +152,11 @@ def _line(path, run: RecordedRun, build: Builder, state: _State, number: int, d:
         state.microcompactions += 1
     elif kind == "result":
         _result(run, build, state, d)
+    elif kind == JUNK:
+        build.skip(JUNK)
+        if run.skipped[JUNK] == 1:  # the first one named; the count is in the run's skipped lines
+            build.note(f"line {number} is not a JSON object ({d['value']!r}; no client writes that): skipped, "
+                       "the calls around it kept (so is any other such line)")
     elif kind not in ("user", "assistant"):
         if kind not in KINDS and isinstance(d.get("message"), dict) and d["message"].get("role") == "assistant":
             raise ValueError(f"a line of a kind this importer does not know ({kind!r}) that holds a model's answer")

@@ -21,6 +21,12 @@ The shapes, as Cline's own source defines them (``src/shared/messages/content.ts
 The usage and the cost therefore sit in the UI file, beside the conversation: both are read. A
 history without its UI file replays with the emulator's estimates, and says so. ``cost`` is summed
 into the run's own cost, the independent figure the replay's bill is printed beside.
+
+A UI file kept without its history (people share the one the panel shows) is read on its own: each
+request is a call with its usage and cost, what the panel showed of its answer is the answer, and
+the conversation between the requests, which only the history holds, is a placeholder the
+calibration sizes to each request's logged prompt. Its bill is the log's; its strategies' rows
+compare placeholders, and the run says so.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ...emulator.tokens import estimate_tokens, stand_in
 from ..build import BadNumber, Builder, at_line, blocks, count, dollars, seconds, usage_of
 from ..recorded import RecordedRun, TrajectoryError
 from ..source import Source
@@ -45,6 +52,8 @@ def recognise(source: Source) -> bool:
 
 def read(source: Source) -> list[RecordedRun]:
     if is_part(source.head):
+        if isinstance(source.head, list) and not source.path.with_name(HISTORY).is_file():
+            return [_ui_alone(source.path, source.head)]
         raise TrajectoryError(str(source.path), None, PART_OF_A_TASK)
     return [_task(source.path, source.head)]
 
@@ -81,28 +90,78 @@ def _requests(path: Path) -> tuple[dict[int, dict], list[dict]]:
     for k, m in enumerate(messages, start=1):
         if m.get("say") != "api_req_started":
             continue
-        where = f"ui message {k} (api_req_started)"
-        try:
-            info = json.loads(m.get("text") or "{}")
-            if not isinstance(info, dict):
-                raise ValueError("not an object")
-            usage = {name: count(info.get(name), f"{where}.{name}") for name in ("tokensIn", "tokensOut", "cacheWrites",
-                                                                                  "cacheReads")}
-            usage["cost"] = dollars(info.get("cost"), f"{where}.cost")
-        except BadNumber as e:
-            raise TrajectoryError(str(ui), None, str(e)) from None
-        except (ValueError, TypeError) as e:
-            raise TrajectoryError(str(ui), None, f"ui message {k}: an api_req_started whose text is not its usage "
-                                  f"({e})") from None
-        usage["at"] = seconds(m.get("ts"))
-        usage["model"] = (m.get("modelInfo") or {}).get("modelId")
-        usage["cancelled"] = info.get("cancelReason")
+        usage = _request(ui, k, m)
         index = m.get("conversationHistoryIndex")
         if isinstance(index, int) and not isinstance(index, bool):
             indexed[index] = usage
         else:
             unindexed.append(usage)
     return indexed, unindexed
+
+
+def _request(ui: Path, k: int, m: dict) -> dict:
+    """The usage, cost, time, model and cancel reason of the ``api_req_started`` UI message ``k``."""
+    where = f"ui message {k} (api_req_started)"
+    try:
+        info = json.loads(m.get("text") or "{}")
+        if not isinstance(info, dict):
+            raise ValueError("not an object")
+        usage = {name: count(info.get(name), f"{where}.{name}") for name in ("tokensIn", "tokensOut", "cacheWrites",
+                                                                              "cacheReads")}
+        usage["cost"] = dollars(info.get("cost"), f"{where}.cost")
+    except BadNumber as e:
+        raise TrajectoryError(str(ui), None, str(e)) from None
+    except (ValueError, TypeError) as e:
+        raise TrajectoryError(str(ui), None, f"ui message {k}: an api_req_started whose text is not its usage "
+                              f"({e})") from None
+    usage["at"] = seconds(m.get("ts"))
+    model = (m.get("modelInfo") or {}).get("modelId") if isinstance(m.get("modelInfo"), dict) else None
+    usage["model"] = model if isinstance(model, str) else None
+    usage["cancelled"] = info.get("cancelReason")
+    return usage
+
+
+BETWEEN = "[the conversation between Cline's requests is kept in api_conversation_history.json, not here]"
+
+
+def _ui_alone(path: Path, messages: list[dict]) -> RecordedRun:
+    """A task's UI file without its history: a call per finished request, answered with what the
+    panel showed of it, the conversation between the requests a placeholder."""
+    run = RecordedRun(source="cline-ui", path=str(path))
+    build = Builder(run)
+    task = next((m.get("text") for m in messages if m.get("say") == "task" and isinstance(m.get("text"), str)), None)
+    build.user([{"type": "text", "text": task or BETWEEN}], None)
+    requests, shown = [], []  # shown: per request, the text the panel showed after it
+
+    for k, m in enumerate(messages, start=1):
+        if m.get("say") == "api_req_started":
+            requests.append(_request(path, k, m))
+            shown.append([])
+        elif requests and m.get("type") == "say" and m.get("say") in ("text", "completion_result", "tool") \
+                and isinstance(m.get("text"), str) and m["text"].strip():
+            shown[-1].append(m["text"])
+    costs = []
+    usages = [None if u["cancelled"] and u["tokensIn"] is None else
+              usage_of(u["tokensIn"], u["cacheReads"] or 0, u["cacheWrites"] or 0, u["tokensOut"]) for u in requests]
+    for k, (u, said, usage) in enumerate(zip(requests, shown, usages)):
+        answer = "\n\n".join(said) or "[what this request answered is not in ui_messages.json]"
+        build.assistant(f"cline-ui-{k}", [{"type": "text", "text": answer}], usage, k + 1, u["at"], model=u["model"])
+        if k < len(requests) - 1:
+            # the conversation the next request added: as many tokens as its prompt grew past this answer, a
+            # stand-in the emulator counts so (no bytes), so the replay's cache sees prompts of the log's size
+            after = usages[k + 1]
+            grew = after.prompt_tokens - usage.prompt_tokens - estimate_tokens(answer) if usage and after else 0
+            build.user([{"type": "text", "text": BETWEEN + (stand_in(grew) if grew > 0 else "")}], k + 1)
+        costs.append(u["cost"])
+    run.model = next((u["model"] for u in requests if u["model"]), None)
+    known = [c for c in costs if c is not None]
+    if known:
+        run.cost_usd, run.cost_from = sum(known), "cost (its api_req_started costs, summed)"
+    run.notes.append(f"only {UI} (no {HISTORY} beside it): each request's usage and cost are the log's own, but the "
+                     "conversation between them is not in this file, so placeholders sized to each request's logged "
+                     "prompt stand in for it: the log itself and recorded are its bill; the other strategies' rows "
+                     "compare placeholders, not the conversation")
+    return run
 
 
 def _model(path: Path, history: list[dict], requests: list[dict]) -> str | None:
