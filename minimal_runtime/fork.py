@@ -73,6 +73,8 @@ print(result.status, result.final_text)  # done, max_steps, max_cost, max_time, 
 - **Hooks**: `HookRegistry().register(Point.PRE_LLM_CALL, hook)`; a hook reads `event.agent` and adds
   a note for the next call with `event.agent.inject_turn_scoped(source, text)`. `Point.END` runs once
   per `run()`, whatever its status, with `event.result`. A hook that raises is logged and skipped.
+  A hook killed while it ran runs again on resume: `hook_run_id()` (inside the hook) is the same both
+  times and different for every other run of it, so a side effect keyed on it happens once.
 - **Notes are kept in the record**: on the current models a call's notes are one system entry that
   the model reads on that call only (`clear_at`), then resent untouched with the history, so they are
   in `agent.messages` and on disk. Put nothing in a note you would not keep in the run record.

@@ -25,8 +25,8 @@ import anthropic
 import httpx2 as httpx  # the SDK's own HTTP library
 from pydantic import BaseModel
 
-from minimal_runtime.core import (Agent, FunctionTool, HookRegistry, MemoryStore, Point, RunStore, load_run,
-                                  tool_use_id, turn_scoped_layout)
+from minimal_runtime.core import (Agent, FunctionTool, HookRegistry, MemoryStore, Point, RunStore, hook_run_id,
+                                  load_run, tool_use_id, turn_scoped_layout)
 from minimal_runtime.core.store import load
 
 MODELS = ("claude-sonnet-5-5", "claude-haiku-5-5")
@@ -158,6 +158,7 @@ class Run:
         self.server = server or Scripted()
         self.tool_runs: list[str] = []  # each tool's tool_use id, each time it ran
         self.hook_runs: list[tuple] = []  # (point, step, tool_use id), each time a hook ran
+        self.hook_ids: list[str] = []  # hook_run_id(), each time a hook ran
         self.ended: list[str] = []
 
     def agent(self, store, die_in: int = 0) -> Agent:
@@ -168,6 +169,7 @@ class Run:
 
         def hook(event):
             self.hook_runs.append((event.point.value, event.agent.steps, getattr(event, "tool_call", {}).get("id")))
+            self.hook_ids.append(hook_run_id())
             if len(self.hook_runs) == die_in:
                 raise Killed
             if event.point is Point.PRE_LLM_CALL:
@@ -271,7 +273,7 @@ class Kills(unittest.TestCase):
 
     def check(self, model: str, **kill):
         clean, expected, _ = uninterrupted(model)
-        run = Run(model)
+        run = self.run = Run(model)
         result, saved = run.go(**kill)
         self.assertEqual(result.status, "done", result.error)
         self.assertEqual(saved.messages, expected.messages)
@@ -281,6 +283,9 @@ class Kills(unittest.TestCase):
         repeats = len(run.hook_runs) - len(clean.hook_runs)
         self.assertEqual(repeats, 1 if kill.get("die_in") else 0)  # only a hook killed while it ran
         self.assertEqual(sorted(set(run.hook_runs)), sorted(set(clean.hook_runs)))
+        self.assertEqual(len(set(clean.hook_ids)), len(clean.hook_ids))  # each run of a hook its own id
+        if not saved.unanswered_calls:  # (a call sent again is one more call sent: the ids after it count on from it)
+            self.assertEqual(set(run.hook_ids), set(clean.hook_ids))  # a hook run again has the id it had
         paid_twice = len(run.server.conversations) - len(clean.server.conversations)
         self.assertEqual(paid_twice, 1 if kill.get("before") else 0)
         self.assertLessEqual(paid_twice, len(saved.unanswered_calls))
@@ -306,6 +311,8 @@ class Kills(unittest.TestCase):
             for nth, (point, _, _) in enumerate(uninterrupted(model)[0].hook_runs, start=1):
                 with self.subTest(model=model, hook=nth, point=point):
                     self.check(model, die_in=nth)
+                    killed = uninterrupted(model)[0].hook_ids[nth - 1]
+                    self.assertEqual(self.run.hook_ids.count(killed), 2)  # killed, then run again: the same id
 
 
 class Breakpoint(unittest.TestCase):

@@ -10,7 +10,7 @@ from .config import AgentConfig, RequestOptions
 from .context import (CallParts, CallPlan, TurnScopedQueue, Injection, ThreadAt, layout_for, tail_layout, threaded_layout,
                       turn_scoped_layout)
 from .hooks import (CallEvent, EndEvent, ErrorEvent, HookEvent, HookFailure, HookRegistry, Point, ToolCallEvent,
-                    ToolResultEvent)
+                    ToolResultEvent, hook_run_id)
 from .protocols import AgentView, Feature, Hook, Layout, Store, Tool, Tools
 from .store import (StoreBase, MemoryStore, RunState, RunStore, StoredRun, StoredStep, StoreFailure, StoreLocked,
                     load_run)
@@ -22,4 +22,4 @@ __all__ = ["Agent", "AgentConfig", "RequestOptions", "RunResult", "CallParts", "
            "CallEvent", "EndEvent", "ErrorEvent", "HookEvent", "HookFailure", "HookRegistry", "Point", "ToolCallEvent",
            "ToolResultEvent", "AgentView", "Feature", "Hook", "Layout", "Store", "Tool", "Tools", "SteerTooLarge",
            "StoreBase", "MemoryStore", "RunState", "RunStore", "StoredRun", "StoreLocked", "load_run",
-           "FunctionTool", "ToolBox", "ToolOffer", "ToolOutput", "tool_use_id", "StoreFailure", "StoredStep"]
+           "FunctionTool", "ToolBox", "ToolOffer", "ToolOutput", "tool_use_id", "hook_run_id", "StoreFailure", "StoredStep"]

@@ -21,7 +21,8 @@ A step (``_step``) is a durable transaction, each boundary in the store before t
 Each hook is marked in the store once it has run. A run killed anywhere resumes from its last
 boundary (``run()``, or ``run(task)`` with the killed run's task): a stored reply is never asked for
 again (``_stored_reply``), a stored result never recomputed, a hook that ran never runs again. Only a
-tool or a hook killed while it ran runs again: a tool is handed its ``tool_use_id()`` so it can tell.
+tool or a hook killed while it ran runs again: a tool reads its ``tool_use_id()`` and a hook its
+``hook_run_id()``, each the same both times, so it can tell.
 A call recorded as sent and never answered (in flight at the kill) is sent again and listed in
 ``unanswered_calls``: possibly billed. ``bill()`` is what the record cost: ``calls``, ``lost_calls``, and
 an estimate for each entry of ``unanswered_calls``.
@@ -130,6 +131,7 @@ class Agent:
         self.lost_calls: list[CallRecord] = saved.lost_calls
         self.state = RunState(saved.state)
         self._start, self._run_start = saved.start, saved.run_start  # what the run sends; where its steps count from
+        self._written = saved.counts  # events of each type in the record: a hook's run id is counted from them
         self.clock, self._run_started_at = clock, saved.run_started_at  # where its time counts from
         self._killed_task = saved.unfinished_task  # a killed run's task: run(task) again resumes it
         # Possibly billed: recorded as sent and never answered (a kill while the call was in flight).
@@ -575,7 +577,10 @@ class Agent:
             except OSError:
                 if event.point is not Point.END:
                     raise
-        self.hooks.run(event.point, event, start=self._hooks_run.pop(key, 0), ran=ran)
+        # The runs, calls sent and endings before it: the same after a kill, different for any other run of the point.
+        written = self._written
+        run_id = f"task{written.get('task', 0)}.sent{written.get('sent', 0)}.ended{written.get('ended', 0)}/{key}"
+        self.hooks.run(event.point, event, start=self._hooks_run.pop(key, 0), ran=ran, run_id=run_id)
 
     def _apply_steering(self) -> None:
         with self._lock:
@@ -615,6 +620,7 @@ class Agent:
         state, self.state.unwritten = ({}, self.state.unwritten) if held else (self.state.unwritten, {})
         try:
             self.store.write({**event, "state": state} if state else event, sync=sync)
+            self._written[event["type"]] = self._written.get(event["type"], 0) + 1
         except OSError:
             self.state.unwritten = {**state, **self.state.unwritten}
             raise

@@ -9,12 +9,19 @@ when it applies at all; a condition that raises counts as the hook failing.
 
 A hook's name (in logs and failure records) comes from what it is: a function's name, a method's
 ``Class.method``, a callable object's class. Features register their own hooks (``install``).
+
+A hook that ran is marked in the run record, and a resumed run does not run it again; one killed while
+it ran runs again. Inside a hook, ``hook_run_id()`` names this run of it: its run, its call, its
+point (and tool_use id), its place in the registration order. It is the same when a hook killed
+mid-run runs again on resume, and differs for every other run of it, so a side effect keyed on it (an
+audit line, a message sent) happens once, as a tool's keyed on ``tool_use_id()`` does.
 """
 
 from __future__ import annotations
 
 import inspect
 import logging
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Callable, ClassVar
@@ -27,6 +34,14 @@ if TYPE_CHECKING:
     from .protocols import AgentView, Feature, Hook
 
 log = logging.getLogger(__name__)
+
+_RUNNING: ContextVar[str | None] = ContextVar("hook_run_id", default=None)
+
+
+def hook_run_id() -> str | None:
+    """This run of the running hook (None outside a hook): the same when a hook killed mid-run runs
+    again on resume, another for every other run (see the module docstring)."""
+    return _RUNNING.get()
 
 
 class Point(str, Enum):
@@ -119,14 +134,16 @@ class HookRegistry:
         return self
 
     def run(self, point: Point, event: HookEvent, start: int = 0,
-            ran: Callable[[int, list["Injection"]], None] | None = None) -> None:
+            ran: Callable[[int, list["Injection"]], None] | None = None, run_id: str | None = None) -> None:
         """The point's hooks in order, from the ``start``-th (those before it ran before a kill);
-        ``ran(index, notes)`` after each, with the notes it queued (none if it failed)."""
+        ``ran(index, notes)`` after each, with the notes it queued (none if it failed). Each hook reads
+        ``run_id`` and its index as ``hook_run_id()``."""
         queue = event.queue
         for index, reg in enumerate(self._hooks.get(Point(point), [])):
             if index < start:
                 continue
             mark = len(queue) if queue is not None else 0
+            running = _RUNNING.set(f"{run_id or point.value}/{index}")
             try:
                 if reg.when is None or reg.when(event):
                     reg.hook(event)
@@ -137,6 +154,8 @@ class HookRegistry:
                     queue.truncate(mark)  # a half-written note of a failed hook is not delivered
                 log.warning("hook %s failed at %s: %s: %s", reg.name, point.value, type(e).__name__, e)
                 self.failures.append(HookFailure(point=point, hook=reg.name, error=f"{type(e).__name__}: {e}"))
+            finally:
+                _RUNNING.reset(running)
             if ran is not None:
                 ran(index, queue.since(mark) if queue is not None else [])
 

@@ -80,6 +80,7 @@ class StoredRun(BaseModel):
     undelivered: list[dict] = Field(default_factory=list)  # the batch of a call whose turn did not land
     previous_len: int | None = None  # the history's length at the last call (where its breakpoint was)
     skipped: list[str] = Field(default_factory=list)  # events of a type this reader does not know: kept, not read
+    counts: dict[str, int] = Field(default_factory=dict)  # events of each type: where a hook's run id counts from
 
 
 class RunState:
@@ -157,6 +158,7 @@ def load(events: list[dict[str, Any]], where: str = StoreBase.where) -> StoredRu
             raise StoreError(f"{where}:{number}: event {number} expected, found event {event['seq']} "
                              "(a line was deleted, duplicated or moved)")
         try:
+            run.counts[str(kind)] = run.counts.get(str(kind), 0) + 1
             run.state.update(event.get("state") or {})
             if kind in ("task", "turn", "steered"):
                 if not isinstance(event["messages"], list) or not all(isinstance(m, dict) for m in event["messages"]):
