@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from pydantic import BaseModel
 
+from ..provider.content import in_one_form
 from ..provider.models import CLEAR_AT_BETA, INLINE_TOOLS_BETA, LOOKBACK_BLOCKS, THREADS_BETA, ModelSpec
 from .messages import blocks_of, text_block, user
 
@@ -530,12 +531,13 @@ def _sent_tools(request: dict[str, Any]) -> list:
 
 
 def without_markers(value: Any) -> Any:
-    """``value`` as the cache sees it: no ``cache_control`` anywhere, a string content its text block."""
+    """``value`` as the cache sees it: no ``cache_control`` anywhere, a message's string content its
+    text block, a tool result's one text block its text (the API's shorthand: ``provider/content.py``)."""
     if isinstance(value, dict):
         out = {k: without_markers(v) for k, v in value.items() if k != "cache_control"}
         if isinstance(out.get("content"), str) and "role" in out:
             out["content"] = [{"type": "text", "text": out["content"]}]
-        return out
+        return in_one_form(out)
     if isinstance(value, list):
         return [without_markers(v) for v in value]
     return value

@@ -38,6 +38,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..provider.content import in_one_form
 from ..provider.models import MODELS, ModelSpec
 
 _KEY = b"emulated-messages-api-signing-key"  # fixed: a resumed process still verifies its blocks
@@ -53,8 +54,8 @@ def digest_of(*parts: bytes) -> bytes:
 
 
 def _canonical(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _canonical(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, dict):  # a tool_result's one text block is its text (provider/content.py)
+        return {k: _canonical(v) for k, v in in_one_form(value).items() if k != "cache_control"}
     if isinstance(value, list):
         return [_canonical(v) for v in value]
     return value

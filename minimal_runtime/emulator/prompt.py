@@ -40,6 +40,7 @@ from typing import Any
 from .models import MAX_BREAKPOINTS, TTL_SECONDS
 from .errors import bad_request
 from .binding import signature_of
+from ..provider.content import as_text, in_one_form
 from ..provider.models import lookup
 from .tokens import STANDARD_IMAGES, block_tokens, defined_tool_tokens
 
@@ -55,6 +56,7 @@ _PLAIN_TOOL_USE_KEYS = {"type", "id", "name", "input", "cache_control"}
 
 def _canonical(value: Any) -> Any:
     if isinstance(value, dict):
+        value = in_one_form(value)  # a tool_result's one text block is its text (provider/content.py)
         return {k: (v if k in VERBATIM_KEYS else _canonical(v)) for k, v in sorted(value.items()) if k != "cache_control"}
     if isinstance(value, list):
         return [_canonical(v) for v in value]
@@ -67,8 +69,10 @@ def render_block(block: dict, role: str = "") -> str:  # pragma: no mutate (the 
     kind = block.get("type")
     if kind == "text" and block.keys() <= _PLAIN_TEXT_KEYS:
         return f"{role}|text|{block['text']}"
-    if kind == "tool_result" and isinstance(block.get("content"), str) and block.keys() <= _PLAIN_RESULT_KEYS:
-        return f"{role}|tool_result|{block['tool_use_id']}|{block.get('is_error', False)}|{block['content']}"
+    if kind == "tool_result" and block.keys() <= _PLAIN_RESULT_KEYS:
+        content = as_text(block.get("content"))  # a string is shorthand for one text block (provider/content.py)
+        if isinstance(content, str):
+            return f"{role}|tool_result|{block['tool_use_id']}|{block.get('is_error', False)}|{content}"
     if kind == "tool_use" and block.keys() <= _PLAIN_TOOL_USE_KEYS:
         return f"{role}|tool_use|{block['id']}|{block['name']}|{json.dumps(block['input'], ensure_ascii=False)}"
     if kind in UNCACHEABLE_TYPES:

@@ -48,8 +48,12 @@ def test_each_block_renders_as_pinned():
     use = {"type": "tool_use", "id": "t", "name": "n", "input": {}, "cache_control": {"type": "ephemeral"}}
     assert render_block(use, "assistant") == "assistant|tool_use|t|n|{}"
     assert render_block({"type": "text", "text": "é", "citations": []}, "user") == 'user|{"citations":[],"text":"é","type":"text"}'
+    # A string content is shorthand for one text block (provider/content.py): the two render the same (issue 60).
     result_list = {"type": "tool_result", "tool_use_id": "t", "content": [{"type": "text", "text": "a"}]}
-    assert render_block(result_list, "user") == 'user|{"content":[{"text":"a","type":"text"}],"tool_use_id":"t","type":"tool_result"}'
+    assert render_block(result_list, "user") == "user|tool_result|t|False|a"
+    two = {"type": "tool_result", "tool_use_id": "t", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}
+    assert render_block(two, "user") == \
+        'user|{"content":[{"text":"a","type":"text"},{"text":"b","type":"text"}],"tool_use_id":"t","type":"tool_result"}'
 
 
 def request(messages, **kw):
