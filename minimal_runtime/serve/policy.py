@@ -7,7 +7,13 @@ for ``rounds`` rounds; then it ends the turn the way the client waits for:
 
 - a tool whose name reads as the end of a task (``TERMINAL``: submit, finish, final answer, attempt
   completion, exit), when one is offered, is called (smolagents' ``final_answer``, Cline's
-  ``attempt_completion``): a loop that ends only by a tool ends;
+  ``attempt_completion``): a loop that ends only by a tool ends. Not one whose description says it
+  reports a failure (Continue's ``Exit``: "Exit the current process with status code 1, indicating
+  a failure or error"): calling it would end the client's run as failed;
+- a command the prompt says ends the task (``SUBMIT``: mini-swe-agent's "Submit your changes and
+  finish your work by issuing the following command: `echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`")
+  is run as the last command: through the shell tool the client offers, or with no tools as a code
+  block in the fence the prompt shows (its text-based configs);
 - a format the request asks for is answered in that shape: ``output_config.format`` (a stand-in
   valid against its schema), a JSON schema written into the system prompt (instructor's JSON modes),
   or the field markers of dspy's ``ChatAdapter`` (``[[ ## answer ## ]]`` ... ``[[ ## completed ## ]]``);
@@ -37,11 +43,37 @@ LOOKING = ("read", "glob", "grep", "list", "search", "view", "get", "find", "ls"
 # the name with case and separators dropped; an "exit" only at the end (submit_and_exit, exit), so that
 # Claude Code's ExitPlanMode (which ends planning, not the task) is not one.
 TERMINAL = re.compile(r"submit|finish|finalanswer|attemptcompletion|taskcomplete|completetask|exit$")
+# A description that says the tool ends the run as failed ("indicating a failure or error", "status code 1").
+FAILS = re.compile(r"\b(?:indicat|report|signal)\w*\s+(?:an?\s+)?(?:failure|error)|\b(?:status|exit)\s+code\s+[1-9]"
+                   r"|\bnon-?zero\s+(?:status|exit)", re.I)
+# A command the prompt says ends the task: a backticked command in a sentence about submitting or finishing.
+SUBMIT = re.compile(r"\b(?:submit|finish|complete|end)\b[^`\n]{0,160}?\bcommand\b[^`\n]{0,20}?`([^`\n]+)`", re.I)
 SIMULATED = "(simulated answer{said}: this emulated model does not read your task; see serve --policy)"
 
 
-def is_terminal(name: str) -> bool:
-    return bool(TERMINAL.search(re.sub(r"[^a-z0-9]", "", name.lower())))
+def is_terminal(tool: dict) -> bool:
+    """``tool`` ends the task: its name says so and its description does not say it fails."""
+    name = tool.get("name")
+    return isinstance(name, str) and bool(TERMINAL.search(re.sub(r"[^a-z0-9]", "", name.lower()))) \
+        and not FAILS.search(str(tool.get("description") or ""))
+
+
+def submit_command(request: dict) -> str | None:
+    """The command the system prompt or the task (the first user message) says submits the work."""
+    found = SUBMIT.search(_prompt_text(request, first_user=True))
+    return found[1].strip() if found else None
+
+
+def _shell(tools: list[dict]) -> tuple[dict, str] | None:
+    """The tool that runs a command, and its field: one whose schema's only required field is a
+    string ``command`` or ``cmd`` (mini-swe-agent's ``bash``)."""
+    for tool in tools:
+        schema = tool.get("input_schema") or {}
+        required = schema.get("required") or []
+        if len(required) == 1 and required[0] in ("command", "cmd") and \
+                ((schema.get("properties") or {}).get(required[0]) or {}).get("type") == "string":
+            return tool, required[0]
+    return None
 
 
 class ToolThenAnswer:
@@ -54,8 +86,8 @@ class ToolThenAnswer:
     def describe(self) -> str:
         """What it does, as ``serve``'s banner says it."""
         return (f"tool-then-answer ({self.rounds} round{'s' * (self.rounds != 1)}, then a terminal tool it is offered "
-                "(submit, finish, final answer, attempt completion, exit) or text in the format the prompt asks: "
-                "a JSON schema, dspy's fields)")
+                "(submit, finish, final answer, attempt completion, exit; not one that reports a failure), the submit "
+                "command the prompt names, or text in the format the prompt asks: a JSON schema, dspy's fields)")
 
     def __call__(self, request: dict[str, Any]) -> Turn:
         # the legacy top-level output_format is accepted "for a transition period" [SO]
@@ -64,8 +96,10 @@ class ToolThenAnswer:
         choice = (request.get("tool_choice") or {}).get("type", "auto")
         done = _tool_rounds_since_user_text(request.get("messages") or [])
         thinking = "Simulated reasoning: choosing the next step."  # shown only where the model thinks
-        rounds = [t for t in tools if not is_terminal(t["name"])]
-        end = next((t for t in tools if is_terminal(t["name"])), None)
+        rounds = [t for t in tools if not is_terminal(t)]
+        end = next((t for t in tools if is_terminal(t)), None)
+        submit = submit_command(request) if end is None else None
+        shell = _shell(rounds) if submit else None
         if end is not None:  # a task that ends by a tool: every answer so far was a step of it, however the
             # client resends them (smolagents writes its tool calls and results back as text: "Observation: ...")
             done = max(done, sum(isinstance(m, dict) and m.get("role") == "assistant" for m in request.get("messages") or []))
@@ -76,6 +110,12 @@ class ToolThenAnswer:
             return Turn(content=[_use(_pick(rounds, {}), said)], thinking=thinking)
         if end is not None and choice != "none":
             return Turn(content=[_use(end, said)], thinking=thinking)
+        if shell is not None and choice != "none":  # the client's own way to end: its submit command
+            tool, field = shell
+            return Turn(content=[{"type": "tool_use", "name": tool["name"], "input": {field: submit}}], thinking=thinking)
+        if submit and not tools and (fence := CODE_FENCE.search(_prompt_text(request, first_user=True))):
+            return Turn(content=[{"type": "text", "text": f"THOUGHT: {SIMULATED.format(said=said)}\n\n"
+                                                          f"```{fence[1]}\n{submit}\n```"}], thinking=thinking)
         if tools and choice == "any":  # a tool must be called: any tool, the rounds done or not
             return Turn(content=[_use(_pick(tools, {}), said)], thinking=thinking)
         if fmt.get("type") == "json_schema" and isinstance(fmt.get("schema"), dict):
@@ -88,7 +128,7 @@ def _use(tool: dict, said: str) -> dict:
     """A call of ``tool`` with an input from its schema; a terminal tool's string fields say the
     answer is simulated (a final answer a person reads)."""
     value = example(tool["input_schema"])
-    if is_terminal(tool["name"]) and isinstance(value, dict):
+    if is_terminal(tool) and isinstance(value, dict):
         properties = tool["input_schema"].get("properties") or {}
         for name, v in value.items():
             if isinstance(v, str) and not (properties.get(name) or {}).get("enum") and "const" not in (properties.get(name) or {}):
@@ -148,12 +188,17 @@ def quoted_schema(prompt: str) -> dict | None:
     return best
 
 
-def _prompt_text(request: dict) -> str:
-    """The system prompt and the last user message, as text (where a client writes its format)."""
+CODE_FENCE = re.compile(r"```([\w-]+)\n")  # the fence a text-based client reads its command from
+
+
+def _prompt_text(request: dict, first_user: bool = False) -> str:
+    """The system prompt and the last user message (or the first: where a client states its task's
+    rules), as text (where a client writes its format)."""
     parts = []
     system = request.get("system")
     parts += [system] if isinstance(system, str) else [b.get("text", "") for b in system or [] if isinstance(b, dict)]
-    for message in reversed(request.get("messages") or []):
+    messages = request.get("messages") or []
+    for message in messages if first_user else reversed(messages):
         if isinstance(message, dict) and message.get("role") == "user":
             content = message.get("content")
             parts += [content] if isinstance(content, str) else [

@@ -158,3 +158,107 @@ def test_a_loop_that_resends_its_steps_as_text_still_ends_by_the_terminal_tool()
         messages += [{"role": "assistant", "content": [{"type": "text", "text": f"Calling tools:\n[{use['name']}]"}]},
                      {"role": "user", "content": [{"type": "text", "text": "Observation:\n3 lines"}]}]
     assert names == ["read_file", "read_file", "final_answer"]
+
+
+# -- Continue's Exit tool and mini-swe-agent's submit command (issue 60), shaped from their public source --
+
+def continue_tools() -> list[dict]:
+    """Continue CLI's headless tools, as its ``extensions/cli/src/tools/*.ts`` define them (names,
+    parameters; descriptions where the policy reads them): ``Exit`` among them."""
+    def tool(name, description, required=(), **properties):
+        return {"name": name, "description": description, "input_schema": {
+            "type": "object", "required": list(required), "properties": {k: {"type": v} for k, v in properties.items()}}}
+    return [tool("Read", "Read the contents of a file at the specified path.", ["filepath"], filepath="string"),
+            tool("List", "List files in a directory.", ["dirpath"], dirpath="string"),
+            tool("Bash", "Executes a terminal command.", ["command"], command="string"),
+            tool("Exit", "Exit the current process with status code 1, indicating a failure or error")]
+
+
+def test_continues_exit_tool_reports_failure_so_its_headless_run_ends_with_an_answer_not_exit_1():
+    """Continue's ``cn -p`` ends when the model answers in text; its ``Exit`` tool exits 1. The policy
+    called it (its name ends in "exit"), so Continue's default run exited 1 with no answer."""
+    emulator = Emulator(model=MODEL, policy=ToolThenAnswer(rounds=2))
+    with started(emulator) as (url, _):
+        client = anthropic.Anthropic(base_url=url, api_key="dummy")
+        messages, called = [{"role": "user", "content": "Summarise this repository."}], []
+        for _ in range(6):
+            answer = client.messages.create(model=MODEL, max_tokens=400, tools=continue_tools(), messages=messages,
+                                            system="You are an agent in the Continue CLI.")
+            messages.append({"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in answer.content]})
+            uses = [b for b in answer.content if b.type == "tool_use"]
+            if not uses:
+                break
+            called.append(uses[0].name)
+            messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": u.id, "content": "ok"}
+                                                         for u in uses]})
+    assert "Exit" not in called and len(called) == 2
+    assert answer.stop_reason == "end_turn" and "simulated answer" in answer.content[-1].text
+
+
+SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
+
+
+def mini_task(task: str) -> str:
+    """mini-swe-agent 2.x's instance template (``config/mini.yaml``), the sentences the policy reads."""
+    return (f"Please solve this issue: {task}\n\nYou can execute bash commands and edit files to implement the "
+            "necessary changes.\n\n## Recommended Workflow\n\n1. Analyze the codebase by finding and reading relevant "
+            "files\n2. Create a script to reproduce the issue\n3. Edit the source code to resolve the issue\n"
+            f"6. Submit your changes and finish your work by issuing the following command: `{SUBMIT}`.\n"
+            "   Do not combine it with any other command. <important>After this command, you cannot continue working "
+            "on this task.</important>\n")
+
+
+def submitted(output: str) -> bool:
+    """mini-swe-agent's test for the end: the command's output starts with the marker line."""
+    lines = output.lstrip().splitlines()
+    return bool(lines) and lines[0].strip() == "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
+
+
+def test_mini_swe_agents_tool_loop_ends_by_its_submit_command_after_the_rounds():
+    """mini-swe-agent 2.x's default (tool calls through litellm): one ``bash`` tool, a text answer
+    is a format error, the run ends when a command prints the submit marker. It never ended."""
+    bash = {"name": "bash", "description": "Execute a bash command", "input_schema": {
+        "type": "object", "properties": {"command": {"type": "string", "description": "The bash command to execute"}},
+        "required": ["command"]}}
+    emulator = Emulator(model=MODEL, policy=ToolThenAnswer(rounds=2))
+    with started(emulator) as (url, _):
+        client = anthropic.Anthropic(base_url=url, api_key="dummy")
+        messages, commands = [{"role": "user", "content": mini_task("the tests fail")}], []
+        for _ in range(8):
+            answer = client.messages.create(model=MODEL, max_tokens=400, tools=[bash], messages=messages,
+                                            system="You are a helpful assistant that can interact with a computer.")
+            messages.append({"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in answer.content]})
+            uses = [b for b in answer.content if b.type == "tool_use"]
+            if not uses:
+                messages.append({"role": "user", "content": "No tool calls found in the response. Every response MUST "
+                                                            "include at least one tool call."})
+                commands.append("(text)")
+                continue
+            commands.append(uses[0].input["command"])
+            output = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT\n" if uses[0].input["command"] == SUBMIT else "ok\n"
+            if submitted(output):
+                break
+            messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": uses[0].id,
+                                                          "content": f"<returncode>0</returncode>\n<output>\n{output}</output>"}]})
+    assert commands[-1] == SUBMIT and len(commands) == 3, commands
+
+
+def test_mini_swe_agents_text_based_config_gets_its_submit_command_in_the_fence_it_reads():
+    """Its text-based configs offer no tools and read one ```mswea_bash_command block per answer."""
+    system = ("You are a helpful assistant that can interact with a computer.\n\nYour response must contain exactly ONE "
+              "bash code block with ONE command.\n\n<format_example>\nTHOUGHT: ...\n\n```mswea_bash_command\n"
+              "your_command_here\n```\n</format_example>")
+    emulator = Emulator(model=MODEL, policy=ToolThenAnswer(rounds=2))
+    with started(emulator) as (url, _):
+        client = anthropic.Anthropic(base_url=url, api_key="dummy")
+        answer = client.messages.create(model=MODEL, max_tokens=400, system=system,
+                                        messages=[{"role": "user", "content": mini_task("the tests fail")}])
+    actions = re.findall(r"```mswea_bash_command\s*\n(.*?)\n```", answer.content[-1].text, re.S)
+    assert actions == [SUBMIT]
+
+
+def test_a_terminal_name_whose_description_does_not_report_failure_is_still_terminal():
+    policy = ToolThenAnswer(rounds=0)
+    request = {"messages": [{"role": "user", "content": "go"}],
+               "tools": [{**terminal("submit_and_exit", "summary"), "description": "Submit your work and exit."}]}
+    assert policy(request).content[0]["name"] == "submit_and_exit"
