@@ -153,10 +153,7 @@ class Emulator:
                 status, extra, payload = self.files.handle(method, path, query, body, request_headers, betas)
                 return status, {**headers, **extra}, payload
             if not batch and (method != "POST" or path not in ("/v1/messages", "/v1/messages/count_tokens")):
-                # a client that appends /messages to a base URL given without /v1 (the Vercel AI SDK's way)
-                where = "; the Messages API is POST /v1/messages (a base URL ending in /v1)" \
-                    if not path.startswith("/v1/") and path.rstrip("/").endswith(("/messages", "/count_tokens")) else ""
-                raise ApiError(404, f"{method} {path}: no such endpoint{where}")
+                raise ApiError(404, not_emulated(method, path))
             kind = request_headers.get("content-type", "application/json").split(";")[0].strip().lower()
             if kind != "application/json" and method == "POST":
                 raise bad_request(f"Invalid content-type {kind!r}: the body must be application/json")
@@ -411,6 +408,26 @@ class Emulator:
 def _only_compaction_block(message: dict) -> bool:
     content = message.get("content")
     return isinstance(content, list) and all(isinstance(b, dict) and b.get("type") == "compaction" for b in content)
+
+
+EMULATED = ("POST /v1/messages, POST /v1/messages/count_tokens, the Message Batches under /v1/messages/batches, "
+            "the Files API under /v1/files, GET /v1/models")
+# The API's OpenAI SDK compatibility layer (POST /v1/chat/completions, https://platform.claude.com/docs/en/
+# cli-sdks-libraries/libraries/openai-sdk) is not emulated: a client that posts there, or to another OpenAI
+# path, is told so and what is, rather than "no such endpoint" as if it had mistyped.
+OPENAI_PATHS = ("/chat/completions", "/completions", "/responses", "/embeddings")
+
+
+def not_emulated(method: str, path: str) -> str:
+    """The 404's message for an endpoint the emulator does not answer: it names what it does."""
+    bare = path.rstrip("/").removeprefix("/v1")
+    if bare.endswith(OPENAI_PATHS):
+        return (f"{method} {path}: no such endpoint: the OpenAI-compatible endpoint is not emulated; this emulates the "
+                f"Messages API ({EMULATED}): use an Anthropic client, or your client's Anthropic provider")
+    if not path.startswith("/v1/") and bare.endswith(("/messages", "/count_tokens")):
+        # a client that appends /messages to a base URL given without /v1 (the Vercel AI SDK's way)
+        return f"{method} {path}: no such endpoint; the Messages API is POST /v1/messages (a base URL ending in /v1)"
+    return f"{method} {path}: no such endpoint; emulated: {EMULATED}"
 
 
 def _json(body: bytes) -> Any:

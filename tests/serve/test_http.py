@@ -58,8 +58,21 @@ def test_models_list_and_retrieve_have_the_sdk_shapes(base_url):
 def test_an_unknown_path_is_a_404_that_names_the_method_used(base_url):
     answer = httpx.get(f"{base_url}/v1/skills")
     assert answer.status_code == 404
-    assert answer.json()["error"] == {"type": "not_found_error", "message": "GET /v1/skills: no such endpoint"}
-    assert "POST" not in httpx.delete(f"{base_url}/v1/messages").json()["error"]["message"]
+    assert answer.json()["error"]["type"] == "not_found_error"
+    assert answer.json()["error"]["message"].startswith("GET /v1/skills: no such endpoint; emulated: POST /v1/messages, ")
+    assert httpx.delete(f"{base_url}/v1/messages").json()["error"]["message"].startswith("DELETE /v1/messages: ")
+
+
+@pytest.mark.parametrize("path", ["/v1/chat/completions", "/chat/completions", "/v1/responses"])
+def test_an_openai_endpoint_is_told_it_is_not_emulated_and_what_is(path):
+    """An OpenAI-style client (or one set to its OpenAI provider) posts to /v1/chat/completions: the
+    API has an OpenAI compatibility layer there, serve does not (issue 60)."""
+    with started(Emulator(model="claude-sonnet-5-5"), out=io.StringIO()) as (url, front):
+        answer = httpx.post(f"{url}{path}", json={"model": "claude-sonnet-5-5", "messages": []})
+    assert "not emulated" in front.lines[0]
+    message = answer.json()["error"]["message"]
+    assert answer.status_code == 404 and "the OpenAI-compatible endpoint is not emulated" in message
+    assert "POST /v1/messages" in message and "GET /v1/models" in message
 
 
 def test_a_chunked_request_body_is_read_whole(base_url):
