@@ -165,8 +165,9 @@ def misses_note(run: RecordedRun, before: list[CallRecord], after: list[CallReco
     change = f"{mirrored / own - 1:+.1%}" if own and own == own else "n/a"
     return (f"the log missed the cache where the replay's would have read, on {len(moved)} call(s): {shown}"
             f"{', ...' if len(moved) > 6 else ''} (a client-side change of the prefix, a microcompaction, an "
-            f"eviction); recorded bills those as the log did: ${mirrored:.4f} against ${own:.4f} with the replay's "
-            f"own cache ({change})")
+            f"eviction); recorded bills those as the log did"
+            + (f": ${mirrored:.4f} against ${own:.4f} with the replay's own cache ({change})" if own == own else
+               " (the model is not priced: no dollars to compare)"))
 
 
 def warmed_note(run: RecordedRun, calls: list[CallRecord] | None = None) -> str | None:

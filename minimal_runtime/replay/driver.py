@@ -67,7 +67,7 @@ from ..provider.models import ModelSpec, UnknownModelWarning, lookup
 from .as_logged import mirror_tail, mirrored_misses, misses_note, priced_as_logged, warmed_note
 from .calibration import Calibration, Limits, fit
 from .recorded import RecordedRun
-from . import deepseek
+from . import deepseek, gemini
 from .. import tracing
 from .pricing import Priced, priced, total
 
@@ -405,6 +405,7 @@ def _in_log_tokens(run: RecordedRun, strategy: Strategy, raw: Replay, calibratio
     times = [c.at for c in run.calls]
     notes += [how.note] if how and how.note else []
     notes += [deepseek.note(run.model, times[:len(calls)])] if how and how.deepseek and calls else []
+    notes += [gemini.note(run.model)] if how and how.gemini else []
     return Replay(raw.strategy, raw.model, calls, raw.seconds, raw.hidden_tokens, notes, raw.stopped, raw.layout,
                   not calibration.identity, unlogged, raw.sizes, raw.calls, raw.crashed, own_cache, billed, unlogged_billed,
                   times)

@@ -5,6 +5,7 @@
   multiple of its prices the provider listed for it (``RETIRED``).
 - DeepSeek's models (mini-swe-agent logs) are billed at DeepSeek's own lists, by each call's date
   and hour (``deepseek.py``).
+- Gemini's models (Gemini CLI chats) are billed at Gemini's list prices (``gemini.py``).
 - Anything else is not priced (its cost is unknown, NaN): the report names the model and says how to
   price the replay as one of the table's (``--model``).
 
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 
 from ..provider.cost import CallRecord
 from ..provider.models import lookup
-from . import deepseek
+from . import deepseek, gemini
 
 RETIRED: dict[str, tuple[str, float]] = {
     "claude-opus-4-1": ("claude-opus-4-5", 3.0),
@@ -74,6 +75,7 @@ class Priced:
     model: str
     factor: float = 1.0
     deepseek: str | None = None
+    gemini: str | None = None  # Gemini's API name: billed at its list (gemini.py)
     retired: str | None = None  # the retired model's own name, replayed and billed as ``model``
     listed: tuple[float, float, float, float, float] | None = None  # its own prices, where no multiple (LISTED)
 
@@ -94,6 +96,9 @@ class Priced:
         NaN where nothing prices them. ``call`` is labelled ``model``, what it is billed as."""
         if self.deepseek:  # hits, and every other prompt token a miss: DeepSeek has no write premium
             return deepseek.rates(self.deepseek, at).dollars(
+                call.cache_read_input_tokens, call.input_tokens + call.cache_creation_input_tokens, call.output_tokens)
+        if self.gemini:  # hits, and every other prompt token input: Gemini has no write premium either
+            return gemini.rates(self.gemini).dollars(
                 call.cache_read_input_tokens, call.input_tokens + call.cache_creation_input_tokens, call.output_tokens)
         if self.listed:
             fresh, write_5m, write_1h, read, out = self.listed
@@ -121,4 +126,7 @@ def priced(model: str | None) -> Priced | None:
     if spec is not None:
         return Priced(spec.id)
     name = deepseek.api_name(model)
-    return Priced(model, deepseek=name) if name else None
+    if name:
+        return Priced(model, deepseek=name)
+    name = gemini.api_name(model)
+    return Priced(model, gemini=name) if name else None

@@ -276,3 +276,93 @@ def write_openhands_events(directory: Path, model: str = MODEL, rounds: int = 5)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(events, indent=2))
     return path
+
+
+def write_codex_rollout(directory: Path, model: str = MODEL, rounds: int = 5) -> Path:
+    """Codex CLI's own session file, ``sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl``: ``RolloutLine``s
+    ``{timestamp, type, payload}`` (openai/codex ``codex-rs/protocol/src/protocol.rs``): the session's
+    meta, a turn context naming the model, the Responses API's items, and a ``token_count`` event after
+    each response (OpenAI's usage: ``input_tokens`` with the cached ones in them). The calls are the
+    emulated run's; ``model`` is the name written into the turn context."""
+    run = _run(MODEL, rounds)
+    stamp = "2026-12-01T09:00:00.000Z"
+    lines = [{"timestamp": stamp, "type": "session_meta", "payload": {
+        "id": "0199a213-81c0-7800-8aa1-bbab2a035a53", "timestamp": stamp, "cwd": "/home/learner/billing",
+        "originator": "codex_cli_rs", "cli_version": "0.58.0", "instructions": None}},
+        {"timestamp": stamp, "type": "turn_context", "payload": {"cwd": "/home/learner/billing", "model": model,
+                                                                  "approval_policy": "on-request", "effort": "medium"}}]
+    total = {"input_tokens": 0, "cached_input_tokens": 0, "output_tokens": 0, "reasoning_output_tokens": 0,
+             "total_tokens": 0}
+    k = 0
+    for message in run.messages:
+        blocks = _blocks(message)
+        if message["role"] == "user":
+            for b in blocks:
+                if b.get("type") == "tool_result":
+                    output = b["content"] if isinstance(b["content"], str) else json.dumps(b["content"])
+                    lines.append({"timestamp": stamp, "type": "response_item", "payload": {
+                        "type": "function_call_output", "call_id": b["tool_use_id"], "output": output}})
+                elif b.get("type") == "text":
+                    lines.append({"timestamp": stamp, "type": "response_item", "payload": {
+                        "type": "message", "role": "user", "content": [{"type": "input_text", "text": b["text"]}]}})
+            continue
+        for b in blocks:
+            if b.get("type") == "text":
+                lines.append({"timestamp": stamp, "type": "response_item", "payload": {
+                    "type": "message", "role": "assistant", "content": [{"type": "output_text", "text": b["text"]}]}})
+            elif b.get("type") == "tool_use":
+                lines.append({"timestamp": stamp, "type": "response_item", "payload": {
+                    "type": "function_call", "name": b["name"], "arguments": json.dumps(b["input"]), "call_id": b["id"]}})
+        u = run.calls[k]
+        prompt = u["input_tokens"] + u["cache_read_input_tokens"] + u["cache_creation_input_tokens"]
+        last = {"input_tokens": prompt, "cached_input_tokens": u["cache_read_input_tokens"],
+                "output_tokens": u["output_tokens"], "reasoning_output_tokens": 0, "total_tokens": prompt + u["output_tokens"]}
+        total = {key: total[key] + last[key] for key in total}
+        lines.append({"timestamp": stamp, "type": "event_msg", "payload": {"type": "token_count", "info": {
+            "total_token_usage": dict(total), "last_token_usage": last, "model_context_window": 272_000},
+            "rate_limits": {"primary": {"used_percent": 7.0, "window_minutes": 300}}}})
+        k += 1
+    path = Path(directory) / "sessions" / "2026" / "12" / "01" / "rollout-2026-12-01T09-00-00-0199a213.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def write_gemini_chat(directory: Path, model: str = "gemini-2.5-pro", rounds: int = 5) -> Path:
+    """Gemini CLI's saved chat, ``tmp/<project hash>/chats/session-<time>-<id>.json``: a
+    ``ConversationRecord`` (google-gemini/gemini-cli ``chatRecordingService.ts``), each answer a
+    ``gemini`` message with its ``toolCalls`` (their results as function responses) and ``tokens``
+    (``input`` with the ``cached`` part in it). The calls are the emulated run's, named ``model``."""
+    run = _run(MODEL, rounds)
+    results = {b["tool_use_id"]: b for m in run.messages if m["role"] == "user" for b in _blocks(m)
+               if b.get("type") == "tool_result"}
+    messages, k = [], 0
+    for index, message in enumerate(run.messages):
+        stamp = f"2026-12-01T09:{index // 60:02d}:{index % 60:02d}.000Z"
+        blocks = _blocks(message)
+        if message["role"] == "user":
+            messages += [{"id": f"m{index}", "timestamp": stamp, "type": "user", "content": b["text"]}
+                         for b in blocks if b.get("type") == "text"]
+            continue
+        u = run.calls[k]
+        prompt = u["input_tokens"] + u["cache_read_input_tokens"] + u["cache_creation_input_tokens"]
+        calls = []
+        for b in blocks:
+            if b.get("type") == "tool_use":
+                output = results[b["id"]]["content"]
+                calls.append({"id": b["id"], "name": b["name"], "args": b["input"], "status": "success",
+                              "timestamp": stamp, "result": [{"functionResponse": {
+                                  "id": b["id"], "name": b["name"],
+                                  "response": {"output": output if isinstance(output, str) else json.dumps(output)}}}]})
+        messages.append({"id": f"m{index}", "timestamp": stamp, "type": "gemini",
+                         "content": "\n".join(b["text"] for b in blocks if b.get("type") == "text"),
+                         **({"toolCalls": calls} if calls else {}), "thoughts": [], "model": model,
+                         "tokens": {"input": prompt, "output": u["output_tokens"], "cached": u["cache_read_input_tokens"],
+                                    "thoughts": 0, "tool": 0, "total": prompt + u["output_tokens"]}})
+        k += 1
+    path = Path(directory) / "tmp" / "9f2c1e" / "chats" / "session-2026-12-01T09-00-1a2b3c4d.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"sessionId": "1a2b3c4d-0000-4000-8000-000000000001", "projectHash": "9f2c1e",
+                                "startTime": "2026-12-01T09:00:00.000Z", "lastUpdated": "2026-12-01T09:10:00.000Z",
+                                "messages": messages}, indent=2))
+    return path

@@ -47,3 +47,36 @@ def test_a_cline_ui_messages_file_kept_alone_is_billed_from_its_requests(tmp_pat
     assert recorded.prompt_tokens == pytest.approx(rows(run, [])[0]["prompt_tokens"], rel=0.01)
     assert recorded.cost == pytest.approx(run.cost_usd, rel=0.05)
     assert "no api_conversation_history.json beside it" in table(run, [recorded])
+
+
+def test_a_codex_cli_session_rollout_is_read_call_by_call_with_its_usage(tmp_path, capsys):
+    from minimal_runtime.__main__ import main
+    from tests.replay.cli_logs import write_codex_rollout
+    path = write_codex_rollout(tmp_path, model="gpt-5-codex")
+    (run,) = load(path)
+    assert run.source == "codex-rollout" and run.model == "gpt-5-codex" and len(run.calls) >= 5
+    assert all(c.usage and c.usage.cache_read is not None for c in run.calls)
+    assert all(b["tool_use_id"] in {u["id"] for c in run.calls for u in c.assistant["content"] if u["type"] == "tool_use"}
+               for c in run.calls for b in c.results.values())
+    recorded = replay(run, "recorded", model="claude-sonnet-4-6")  # gpt-5-codex is not in the price table
+    assert recorded.prompt_tokens == pytest.approx(rows(run, [])[0]["prompt_tokens"], rel=0.01)
+    main(["replay", str(path), "--strategy", "recorded", "--plot", "none"])
+    assert "n/a" in capsys.readouterr().out  # unpriced, not a wrong number
+
+
+def test_a_gemini_cli_chat_is_read_and_priced_at_gemini_s_list(tmp_path, capsys):
+    from minimal_runtime.__main__ import main
+    from tests.replay.cli_logs import write_gemini_chat
+    (run,) = load(write_gemini_chat(tmp_path))
+    assert run.source == "gemini-cli" and run.model == "gemini-2.5-pro" and len(run.calls) >= 5
+    # Gemini 2.5 Pro, prompts under 200k tokens: $1.25 input, $0.125 cached, $10 output per MTok
+    own = sum(((c.usage.prompt_tokens - c.usage.cache_read) * 1.25 + c.usage.cache_read * 0.125
+               + c.usage.output * 10) / 1e6 for c in run.calls)
+    assert rows(run, [])[0]["cost"] == pytest.approx(own)
+    recorded = replay(run, "recorded")
+    assert recorded.cost == pytest.approx(own, rel=0.05)
+    assert any("Gemini's list prices" in n for n in recorded.notes)
+    unknown = write_gemini_chat(tmp_path / "old", model="gemini-1.0-ultra")
+    main(["replay", str(unknown), "--strategy", "recorded", "--plot", "none"])
+    captured = capsys.readouterr()
+    assert "n/a" in captured.out and "--model" in captured.out + captured.err

@@ -12,9 +12,8 @@ from minimal_runtime.replay import TrajectoryError, load
 from tests.replay.test_real_variants import assistant, init, result, tool_use, usage, write
 
 
-@pytest.mark.parametrize("document, keys", [
-    ({"sessionId": "s", "projectHash": "h", "startTime": "2026-12-01", "messages": [{"type": "gemini"}]},
-     "messages, projectHash, sessionId, startTime"),  # a Gemini CLI session's shape
+@pytest.mark.parametrize("document, keys", [  # (a Gemini CLI session's shape is read since issue 62)
+    ({"sessionId": "s", "startTime": "2026-12-01", "turns": [{"type": "gemini"}]}, "sessionId, startTime, turns"),
     ({"task": "x", "steps": [1, 2]}, "steps, task")])
 def test_a_valid_pretty_printed_document_of_an_unknown_shape_is_named_by_its_keys(tmp_path, document, keys):
     path = tmp_path / "session.json"

@@ -17,9 +17,11 @@ from typing import Iterator
 
 from ..recorded import RecordedRun, TrajectoryError
 from ..source import NOT_ONE, Source
-from . import aider, claude_code, cline_cli, cline_task, codex, mini_swe_agent, openhands, opencode, pi, serve_log
+from . import (aider, claude_code, cline_cli, cline_task, codex, codex_rollout, gemini_cli, mini_swe_agent, openhands,
+               opencode, pi, serve_log)
 
-FORMATS = [aider, serve_log, claude_code, pi, codex, openhands, opencode, cline_cli, mini_swe_agent, cline_task]
+FORMATS = [aider, serve_log, claude_code, pi, codex, codex_rollout, openhands, opencode, cline_cli, gemini_cli,
+           mini_swe_agent, cline_task]
 ACCEPTED = ", ".join(f.NAME for f in FORMATS if not getattr(f, "REFUSED", False))
 
 
