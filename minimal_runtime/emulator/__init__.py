@@ -74,7 +74,7 @@ class Emulator:
         self._ids = 0
         self._bodies = BodyParser()
         self.batches = batches.Batches(self, delay=batch_delay)  # Message Batches, on this emulator's clock
-        self.files = files.Files(clock)  # the Files API, per API key (files.py)
+        self.files = files.Files()  # the Files API, per API key (files.py); created_at on the wall clock
         self.threads = threads.Threads(clock)  # message threads: the responses held for a continue
         self.faults = None  # errors on demand (serve --faults, --script): has draw(path) -> ApiError | None
 

@@ -1,7 +1,7 @@
-"""Issue 63 items 9 and 2 on serve. Item 9: web search is billed "$10 per 1,000 searches" on top of its tokens, counted in
-``usage.server_tool_use.web_search_requests`` [pricing]. The runtime's bill (``CallRecord`` from the
-SDK's ``Usage``), ``serve``'s summary of a real upstream's answers and ``replay``'s price of the log
-``serve`` wrote all include it."""
+"""Issue 63 on ``serve``, through the real SDK: web search billed "$10 per 1,000 searches" on top of
+its tokens, counted in ``usage.server_tool_use.web_search_requests`` [pricing] (the runtime's bill,
+``serve``'s summary of a real upstream's answers and ``replay``'s price of the log ``serve`` wrote all
+include it); the legacy ``output_format`` answered in the schema's shape; the Files API over HTTP."""
 
 from __future__ import annotations
 
@@ -69,3 +69,16 @@ def test_the_legacy_output_format_and_its_beta_header_get_a_conforming_answer_fr
                                              extra_body={"output_format": {"type": "json_schema", "schema": schema}},
                                              messages=[{"role": "user", "content": "What is the total?"}])
     assert json.loads(answer.content[0].text).keys() == {"total", "vendor"}
+
+
+def test_a_file_uploaded_through_serve_is_read_by_the_messages_that_name_it():
+    """Issue 63 item 10 on serve: the Files API answers over HTTP, and a document naming the file costs its content."""
+    with started(Emulator(model=MODEL), out=io.StringIO()) as (url, _):
+        client = anthropic.Anthropic(base_url=url, api_key="sk-test", max_retries=0)
+        betas = ["files-api-2025-04-14"]
+        note = client.beta.files.upload(file=("note.txt", b"Plan A costs $10 a seat. " * 40, "text/plain"), betas=betas)
+        assert note.created_at.year >= 2026 and [f.id for f in client.beta.files.list(betas=betas)] == [note.id]
+        ask = lambda source: client.beta.messages.count_tokens(model=MODEL, betas=betas, messages=[  # noqa: E731
+            {"role": "user", "content": [{"type": "document", "source": source}, {"type": "text", "text": "Sum up."}]}])
+        assert ask({"type": "file", "file_id": note.id}).input_tokens == ask(
+            {"type": "text", "media_type": "text/plain", "data": "Plan A costs $10 a seat. " * 40}).input_tokens > 200
