@@ -9,6 +9,7 @@ import anthropic
 import pytest
 
 from minimal_runtime.emulator import Emulator
+from minimal_runtime.emulator.prompt import flatten
 from minimal_runtime.serve import started
 
 SYSTEM = "You are a helpful assistant that can interact with a computer shell. " * 100
@@ -50,3 +51,16 @@ def test_a_tool_result_sent_as_a_list_then_as_a_string_is_read_back_whole_and_no
     for before, after in zip(usages[1:], usages[2:]):  # from the second call on, each writes through its marked result
         assert after.cache_read_input_tokens == before.cache_read_input_tokens + before.cache_creation_input_tokens
     assert not any("edited" in line for line in lines), "\n".join(lines)
+
+
+def test_a_content_document_sources_string_is_its_one_text_block():
+    """The same union types a ``content`` document source (the SDK's content_block_source_param.py):
+    the two forms are one prompt, digest for digest, and cost the same."""
+    def request(content):
+        return {"model": "claude-sonnet-4-6", "messages": [{"role": "user", "content": [
+            {"type": "document", "source": {"type": "content", "content": content}}, {"type": "text", "text": "Sum up."}]}]}
+    text = "The quick brown fox jumps over the lazy dog. " * 40
+    emulator = Emulator(model="claude-sonnet-4-6")
+    as_string, as_block = request(text), request([{"type": "text", "text": text}])
+    assert flatten(as_string).digests == flatten(as_block).digests
+    assert emulator.count_tokens(as_string) == emulator.count_tokens(as_block)
