@@ -190,3 +190,30 @@ def test_other_encodings_json_loads_takes_are_taken():
     raw = json.dumps({"messages": [{"role": "user", "content": "hi"}]})
     for encoded in (raw.encode("utf-8-sig"), raw.encode("utf-16"), b'{"m": "\xed\xa0\x80"}'):
         assert parse(BodyParser(), encoded) == loads(encoded)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["claude-sonnet-4-6", "claude-sonnet-5-5"]), st.integers(1, 6), st.booleans(),
+                          st.booleans(), st.booleans()), min_size=2, max_size=6))
+def test_what_one_client_leaves_never_changes_how_anothers_request_is_billed(calls):
+    """Clients whose bodies share their messages byte for byte, but not their model, tools, system or
+    a repeated key: each call is answered exactly as by an emulator that reuses nothing (issue 60)."""
+    from minimal_runtime.emulator import Emulator
+    from .helpers import TOOLS, conversation, system, with_breakpoint_on_last
+
+    def run(keep: int) -> list:
+        emu = Emulator(clock=lambda: 0.0)
+        emu._bodies = BodyParser(keep=keep)
+        out = []
+        for model, turns, all_tools, cached_system, repeated in calls:
+            raw = json.dumps({"max_tokens": 64, "messages": with_breakpoint_on_last(conversation(turns)), "model": model,
+                              "system": system(cached_system), "tools": TOOLS if all_tools else TOOLS[:1]})
+            if repeated:  # as the attacker of the issue: the same bytes, then a second messages array
+                raw = raw[:-1] + ', "messages": ' + json.dumps(conversation(1)) + "}"
+            status, _, answer = emu.handle("POST", "/v1/messages", raw.encode(),
+                                           {"x-api-key": "k", "anthropic-version": "2023-06-01"})
+            answer = json.loads(answer)
+            out.append((status, answer.get("usage") or answer["error"]["message"]))
+        return out
+
+    assert run(keep=8) == run(keep=0)
