@@ -65,7 +65,7 @@ BUGS = [
      "turn = [reply.message, *results] if reply.kept else []",
      "AppendOnly.test_each_request_extends_the_one_before"),
     ("hook marks are never written (a resumed step runs its hooks again)", "core/agent.py",
-     "start=self._hooks_run.pop(key, 0), ran=ran)", "start=0)",
+     "start=self._hooks_run.pop(key, 0), ran=ran, run_id=run_id)", "start=0, run_id=run_id)",
      "Exact.test_each_request_the_history_and_the_record_exactly"),
 ]
 
