@@ -6,14 +6,25 @@ same ``handle``, so an endpoint, a header or a stream added there is served here
 
 The HTTP is uvicorn's, on h11 (see docs/serve.md for why not aiohttp): it parses and frames every
 request (a chunked body included: a chunk size that is not hex, ``-1`` say, is a 400 before a
-byte of it is read), and its limits are settings here: ``CONNECTIONS`` open at once (past it a
-request is a 503), ``HEADER_BYTES`` of request line and headers (past it a 431, however the head
-arrives: h11 measures only a head still incomplete), ``IDLE_TIMEOUT`` between requests
-on a keep-alive connection (and before the first). Connections are asyncio's, so a slow client costs
-a socket, not a thread. What this module adds on top:
+byte of it is read), and its limits are settings here: ``HEADER_BYTES`` of request line and headers
+(past it a 431, however the head arrives: h11 measures only a head still incomplete), ``IDLE_TIMEOUT``
+between requests on a keep-alive connection (and before the first). Connections are asyncio's, so a
+slow client costs a socket, not a thread. What this module adds on top:
 
 - a deadline for each whole request (``DEADLINE``): from the moment the server waits for it to its
   body's last byte, however slowly it trickles in, else a 408 and the connection is closed;
+- at most ``CONNECTIONS`` requests arriving at once: a connection past it closes the one that has
+  been arriving the longest (a 503 to it), as the steering server does, so a flood of connections that
+  never finish their requests never turns a new client away (uvicorn's own ``limit_concurrency``
+  answered every new request with a 503 while 1,000 of them were open);
+- a request whose reading has cost the event loop more than ``BUDGET`` seconds, at more than
+  ``COSTLY`` seconds a byte, is paced: read ``PACED_READ`` bytes at a time, and after each read left
+  waiting so that it takes at most ``SHARE`` of the loop (at least ``PACE`` seconds between reads).
+  A body of 1-byte chunks (chunked encoding, 1 MB in about 15 s) costs h11 and uvicorn a few
+  microseconds per chunk, so one 256 KB read of it held the loop, and every other client, for most
+  of a second (other calls took 3-5 s or timed out); paced, it gets its share and meets its deadline.
+  A body sent in large pieces costs about a microsecond a kilobyte, whatever its size: never paced.
+  Every read is at most ``READ`` bytes, so the first, before a request is known to be costly, is bounded too;
 - a body cap enforced while reading, the API's for the path (``body_limit``: 32 MB, 256 MB for a
   Message Batch; a declared length past it is refused before reading, a ``gzip``/``deflate`` body is
   measured after decoding);
@@ -43,6 +54,7 @@ import sys
 import threading
 import time
 import zlib
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from http import HTTPStatus
@@ -55,7 +67,14 @@ MAX_REQUEST_BYTES = 32 * 1024 * 1024  # Messages and count_tokens [API-2026 §13
 WORKERS = 16  # requests answered at once (threads running ``handle``); reading them takes none
 IDLE_TIMEOUT = 5.0  # seconds a connection may wait silent for its next request (uvicorn's default)
 DEADLINE = 30.0  # seconds a whole request (headers and body) may take to arrive
-CONNECTIONS = 1000  # open at once; a request past it is a 503 (each costs a socket and a few KB)
+CONNECTIONS = 1000  # requests arriving at once; past it the one arriving the longest is closed (each costs a socket)
+READ = 64 * 1024  # bytes a connection is read at a time (asyncio's default, 256 KB, is a long hold of chunks)
+BUDGET = 0.02  # seconds of the event loop a request may take to be read before it may be paced
+COSTLY = 50e-9  # seconds a byte: a request read at this cost or more is paced past BUDGET (1-byte chunks: ~1e-6;
+# a body in large pieces: ~1e-9, so a 32 MB body at full speed is never paced, however long it takes to read)
+PACED_READ = 8 * 1024  # bytes a paced request is read at a time
+SHARE = 0.25  # of the event loop's time a paced request may take
+PACE = 0.01  # seconds, at least, between two reads of a paced request
 HEADER_BYTES = 64 * 1024  # the request line and headers, at most
 BACKLOG = 1024  # connections waiting to be accepted: a burst of connects is not dropped
 
@@ -101,7 +120,8 @@ class _Gone(Exception):
 
 @contextlib.contextmanager
 def serve(app: App, host: str = "127.0.0.1", port: int = 0, *, workers: int = WORKERS,
-          idle_timeout: float = IDLE_TIMEOUT, deadline: float = DEADLINE, raw: bool = False) -> Iterator[str]:
+          idle_timeout: float = IDLE_TIMEOUT, deadline: float = DEADLINE, connections: int = CONNECTIONS,
+          raw: bool = False) -> Iterator[str]:
     """Serve ``app`` on ``host`` (loopback by default); yields the base URL. The app gets every
     request as sent (the path with its query); ``raw`` is kept for callers that still pass it."""
     import uvicorn  # here, not at the top: importing the emulator (every notebook) does not pay for it
@@ -117,9 +137,9 @@ def serve(app: App, host: str = "127.0.0.1", port: int = 0, *, workers: int = WO
                 pool.submit(told, refusal)
 
     config = uvicorn.Config(
-        _Asgi(app, raw, host, pool, tell), http=_protocol(deadline, tell), loop="asyncio", lifespan="off",
+        _Asgi(app, raw, host, pool, tell), http=_protocol(deadline, tell, connections), loop="asyncio", lifespan="off",
         log_config=None, access_log=False, proxy_headers=False, server_header=False,
-        limit_concurrency=CONNECTIONS, backlog=BACKLOG, timeout_keep_alive=idle_timeout,  # type: ignore[arg-type]
+        limit_concurrency=None, backlog=BACKLOG, timeout_keep_alive=idle_timeout,  # type: ignore[arg-type]
         h11_max_incomplete_event_size=HEADER_BYTES, timeout_graceful_shutdown=1)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True, name="emulator-http")
@@ -138,21 +158,33 @@ def serve(app: App, host: str = "127.0.0.1", port: int = 0, *, workers: int = WO
         listener.close()
 
 
-def _protocol(deadline: float, tell: Callable[[Refusal], None]) -> type:
-    """uvicorn's h11 protocol with a deadline for each whole request, and the requests it refuses
-    itself (past the deadline, or not HTTP that h11 can read) answered as the API's JSON errors and
-    told to the app.
+def _protocol(deadline: float, tell: Callable[[Refusal], None], connections: int = CONNECTIONS) -> type:
+    """uvicorn's h11 protocol with a deadline for each whole request, at most ``connections``
+    requests arriving at once, trickled requests paced, and the requests it refuses itself (past the
+    deadline, evicted, or not HTTP that h11 can read) answered as the API's JSON errors and told to the app.
 
-    The deadline's timer starts when the server waits for a request (the connection opened, the
-    previous answer ended) and stops when h11 has read the request's last byte; if it fires first, a
-    408 and the connection is closed."""
+    A request is *arriving* from the moment the server waits for it (the connection opened, the
+    previous answer ended) until h11 has read its last byte: the deadline's timer runs meanwhile (if
+    it fires first, a 408 and the connection is closed), and the request is in ``arriving``, oldest
+    first, which a new connection past the limit evicts from (a 503)."""
     import h11
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
+    arriving: OrderedDict = OrderedDict()  # protocol -> None: the requests still arriving, oldest first
+
     class GuardedProtocol(H11Protocol):
         _timer: asyncio.TimerHandle | None = None
+        _cost = 0.0  # seconds of the event loop the arriving request's reads have taken
+        _bytes = 0  # and the bytes they read
+        _paced: asyncio.TimerHandle | None = None  # a paced request's next read
 
         def connection_made(self, transport) -> None:  # type: ignore[override]
+            if len(arriving) >= connections:  # room for this one: the request arriving the longest goes
+                oldest = next(iter(arriving))
+                oldest._stop()  # out of ``arriving`` now: its close ends it later, and a burst of connects evicts one each
+                oldest._refuse(ApiError(503, f"over {connections:,} requests were arriving at once: this one, the "
+                                             "longest arriving, was closed to make room"))
+            transport.max_size = READ  # asyncio's selector transport reads at most this much a callback
             super().connection_made(transport)
             # uvicorn times out an idle connection only between requests: one that never sends is timed out too
             self.timeout_keep_alive_task = self.loop.call_later(self.timeout_keep_alive, self.timeout_keep_alive_handler)
@@ -161,11 +193,33 @@ def _protocol(deadline: float, tell: Callable[[Refusal], None]) -> type:
         def _start(self) -> None:
             self._stop()
             self._timer = self.loop.call_later(deadline, self._expired)
+            self._cost, self._bytes = 0.0, 0
+            self.transport.max_size = READ
+            arriving[self] = None
 
         def _stop(self) -> None:
+            arriving.pop(self, None)
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
+
+        def data_received(self, data: bytes) -> None:
+            began = time.perf_counter()
+            super().data_received(data)
+            if self._timer is None or self.transport.is_closing():  # read whole, or refused: nothing to pace
+                return
+            cost = time.perf_counter() - began
+            self._cost, self._bytes = self._cost + cost, self._bytes + len(data)
+            if self._cost > BUDGET and self._cost > COSTLY * self._bytes and self._paced is None:
+                # costly to read: its share of the loop, no more
+                self.transport.max_size = PACED_READ
+                self.transport.pause_reading()
+                self._paced = self.loop.call_later(max(PACE, cost * (1 - SHARE) / SHARE), self._resume)
+
+        def _resume(self) -> None:
+            self._paced = None
+            if not self.transport.is_closing() and not self.flow.read_paused:  # uvicorn's own pause stands
+                self.transport.resume_reading()
 
         def handle_events(self) -> None:
             super().handle_events()
@@ -178,6 +232,9 @@ def _protocol(deadline: float, tell: Callable[[Refusal], None]) -> type:
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._stop()
+            if self._paced is not None:
+                self._paced.cancel()
+                self._paced = None
             super().connection_lost(exc)
 
         def _expired(self) -> None:

@@ -275,7 +275,7 @@ def started(emulator: Emulator, host: str = "127.0.0.1", port: int = 0, *, upstr
 def bounds() -> str:
     """What ``serve`` keeps of what clients send, at most (``serve --help`` says it)."""
     from ..emulator import body, threads
-    from ..emulator.server import HEADER_BYTES, MAX_REQUEST_BYTES
+    from ..emulator.server import CONNECTIONS, DEADLINE, HEADER_BYTES, IDLE_TIMEOUT, MAX_REQUEST_BYTES, SHARE
     from . import exchange, report, timeline
     mb = lambda n: f"{n / 2**20:g} MB"  # noqa: E731
     return (f"What serve keeps is bounded in bytes, whatever clients send: the report compares each call with "
@@ -288,7 +288,12 @@ def bounds() -> str:
             f"reuses the parse of recent bodies up to {mb(body.KEPT_BYTES)}. A request is at most "
             f"{mb(MAX_REQUEST_BYTES)} (256 MB for a Message Batch) and its head {HEADER_BYTES // 1024} KB (a 431 past "
             f"it); --log writes every request whole but a batch's, about 500 bytes a request (its create's first "
-            f"{exchange.BATCH_KEPT} requests, its results without their content).")
+            f"{exchange.BATCH_KEPT} requests, its results without their content). Slow and many clients: a request "
+            f"must arrive whole within {DEADLINE:g} s of the server waiting for it (a 408 and the connection closed "
+            f"past it); a keep-alive connection may sit silent {IDLE_TIMEOUT:g} s; at most {CONNECTIONS:,} requests "
+            f"may be arriving at once: one more closes the one arriving the longest (a 503 to it), never the new "
+            f"client; a request costly to read (a body of 1-byte chunks) takes at most {SHARE:.0%} of the server's "
+            f"time, so it does not hold other clients up.")
 
 
 def banner(base_url: str, emulator: Emulator, policy_name: str, upstream: str | None, extras: str = "") -> str:
