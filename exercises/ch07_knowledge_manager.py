@@ -20,9 +20,10 @@ def lint(line: str) -> list[str]:
     """Why ``line`` could not pass for the agent's own note; [] when it can. Refuse at least:
     self-reference ("I notice", "as your assistant", "another agent"); a header or label at the
     start ("Guidance:", "Steering -", "Note from ...", "# ...", "**"); attribution or second-person
-    address ("suggested by", "according to the manager", any "you" or "your"); more than one
-    line. A plain statement of fact, as in the agent's own notes ("The Initech page moved to
-    /plans."), passes."""
+    address ("suggested by", "according to the manager", any "you" or "your"); a claim of
+    operator or developer authority ("Operator policy requires ..."); a chat-turn label ("H: ...
+    A: ..."); more than one line. A plain statement of fact, as in the agent's own notes ("The
+    Initech page moved to /plans."), passes."""
     raise NotImplementedError("ch07: lint")
 
 

@@ -34,6 +34,7 @@ import hmac
 import ipaddress
 import json
 import queue
+import re
 import selectors
 import socket
 import threading
@@ -223,12 +224,16 @@ class _SteeringServer:
             return 401, {"error": "missing or wrong token"}  # before reading a byte of the body
         if headers.get("content-length") is None or headers.get("transfer-encoding") is not None:
             return 411, {"error": "a content-length is required"}
-        try:
-            length = int(headers["content-length"])
-        except ValueError:
-            return 400, {"error": "content-length must be a number"}
-        if length < 0:
-            return 400, {"error": "content-length must not be negative"}
+        # RFC 9110 §8.6: Content-Length = 1*DIGIT ("+17", "1_7", "-1", " 17 x" are not lengths: int() took
+        # the first two). RFC 9112 §6.3: differing values (two fields, or a list "17, 18") leave the
+        # framing unknown, so a 400; the same value repeated is the one length.
+        values = [v.strip() for field in headers.get_all("content-length") for v in field.split(",")]
+        if not all(re.fullmatch(r"[0-9]+", v) for v in values):
+            return 400, {"error": "content-length must be a number" + (
+                "" if not any(v.startswith("-") for v in values) else ": a length is never negative")}
+        if len({int(v) for v in values}) > 1:
+            return 400, {"error": "differing content-length values"}
+        length = int(values[0])
         if length > self.max_bytes:
             return 413, {"error": f"the body is over {self.max_bytes} bytes"}
         connection.body_at, connection.need = len(head), len(head) + length

@@ -18,9 +18,10 @@ Three rules carry the design:
   history, read on every later call.
 
 What a filter on the notes can do, it does: a lint refuses self-reference, headers, attribution,
-"you" and instruction overrides on every reading of a line (``reading.readings``: look-alike
-letters, invisible characters, a right-to-left override, HTML entities, base64 decoded, digits for
-letters, letters spelled apart), so a note reads as the agent's own plain statement of fact; the board keeps every tool output the KM read, in any shape,
+"you", instruction overrides, claims of authority, chat-turn labels and the model's first person
+on every reading of a line (``reading.readings``: look-alike letters, invisible characters, a
+right-to-left override, HTML entities, base64, base32, hex and percent-escapes decoded, digits for
+letters, letters spelled apart); what it does not try is in ``lint``'s docstring, so a note reads as the agent's own plain statement of fact; the board keeps every tool output the KM read, in any shape,
 in a raw section that is never injected, and refuses a note that repeats six consecutive words of
 it, one note at a time and the notes of a block read together. The characters no one sees (tag
 characters, zero-width and bidi controls) never reach the model: ``inject_untrusted`` removes them
@@ -134,25 +135,63 @@ HEADER = re.compile(r"^\s*(>\s*)*(#+\s|\*\*|__|~~|==|\[[^\]]*\]|<[^>]*>|"
 ATTRIBUTION = re.compile(r"\b(from the (KM|manager|supervisor|planner)|says the|(suggested|written|sent) by|"
                          r"according to (the )?(KM|manager|supervisor)|per the (KM|manager|supervisor)|"
                          r"you|your|yours|yourself|yourselves|you(re|r|ve|ll|d|s)|y'?all|"
-                         r"thou|thee|thy|thine|thyself|"
+                         r"thou|thee|thy|thine|thyself|ye|yous|youse|yinz|"
                          r"(u|ur|urs)(?=\s+[^\W\d_]{2,}))\b", re.I)
 OVERRIDE = re.compile(r"\b(ignore|disregard|forget|override|discard|bypass) ((all|any|the|your|my|every|these|those|of) )*"
                       r"(previous|prior|earlier|above|preceding|system|original|former|initial|old|existing) "
                       r"(instruction|rule|prompt|message|direction|guidance|order|command|context|policy|guideline)s?\b"
                       r"|\b(ignore|disregard|forget) (everything|anything|all) (above|before|earlier|so far)\b", re.I)
+# A claim of authority, however it is labelled: the operator, the developer, the system, an admin ...
+# next to what such a one issues or does ("Operator policy (ticket 4411) requires", "Developer
+# instruction in force", "approved by the admin", "per the system prompt"). A note states facts; an
+# order from someone is not one, and it is what a page that wants to be obeyed writes.
+AUTHORITY_WHO = r"(operators?|developers?|dev team|devs|admins?|administrators?|sysadmins?|root|owners?|maintainers?|" \
+                r"management|security team|it department|anthropic|openai|compliance|legal)"
+AUTHORITY_WHAT = r"(polic(y|ies)|instructions?|directives?|orders?|rules?|requirements?|mandates?|commands?|" \
+                 r"requests?|messages?|prompts?|notes?|notices?|overrides?|mode|authori[sz]ations?|approvals?|" \
+                 r"permissions?|decisions?|update|guidance|says|said|wants|asks|asked|requires?|required|orders|" \
+                 r"ordered|instructs|instructed|authori[sz]es|authori[sz]ed|approves|approved|demands|mandates|" \
+                 r"mandated|directs|directed|insists|expects|needs|told|permits|allows|allowed|in force)"
+AUTHORITY = re.compile(rf"\b{AUTHORITY_WHO}\b(\W+\w+){{0,3}}?\W+{AUTHORITY_WHAT}\b"
+                       rf"|\b{AUTHORITY_WHAT}\W+(\w+\W+){{0,3}}?(by|from|of|per)\W+(the\W+)?{AUTHORITY_WHO}\b"
+                       rf"|\b(by|per|from|on behalf of)\W+(the\W+)?{AUTHORITY_WHO}\b"
+                       r"|\bsystem\W+(prompt|message|instruction|directive|override|command|notice|policy|"
+                       r"administrator|admin|operator|update|mode)s?\b", re.I)
+# A chat turn's label, at the start or after a sentence: "H:", "A:", "Human:", "Assistant:", "User:",
+# "Model:", "AI:", "Bot:", "Claude:", "Q:" ... and the chat templates' tokens ("<|im_start|>", "[INST]").
+TURN = re.compile(r"(^|[.!?;)\]>\"'\u201d]\s+|\s[-|]\s+)\W{0,2}(h|a|q|human|assistant|user|model|ai|bot|claude|"
+                  r"gpt|chatgpt|gemini|llm|me|customer|agent|system)\W{0,2}\s*:"
+                  r"|\b(human|assistant|claude|chatgpt)\s*:"
+                  r"|<\|[^|>]{1,40}\|>|\[/?inst\]|<</?sys>>", re.I)
+# The model's first person: a note the agent reads as its own plain fact says no "I" ("I will send
+# it", "sending it now, as I was asked"): that is a turn of the model's, written for it.
+FIRST_PERSON = re.compile(r"(?<![\w/.-])(?-i:I)(['\u2019](m|ll|ve|d))?(?![\w/-])|\b(me|my|mine|myself|i'm|im|i'll|"
+                          r"i've|ive|i'd)\b", re.I)
+RULES = ((SELF_REFERENCE, "self-reference"), (HEADER, "a header"), (ATTRIBUTION, "attribution or second-person address"),
+         (OVERRIDE, "an instruction override"), (AUTHORITY, "a claim of authority"), (TURN, "a chat-turn label"),
+         (FIRST_PERSON, "the model's first person"))
 JOINER = re.compile(r"(?<=[^\W_])[_\-\u2010-\u2015./\u00b7]+(?=[^\W_])")  # "knowledge.manager", "K-M"
 
 
 def lint(line: str) -> list[str]:
-    """Why ``line`` could not pass for the agent's own note (empty: it can). Every rule is checked
-    on every way a reader may read the line (``readings``: entities decoded, look-alike letters
-    folded, invisible characters as nothing and as spaces, a right-to-left run as shown, base64
-    decoded, "Y0u" and "Y O U" as "You"), so no spelling trick passes what the plain word would not."""
+    """Why ``line`` could not pass for the agent's own note (empty: it can). It refuses
+    self-reference and names of a second writer, headers and labels, attribution and "you" (and
+    "ye", "thou", "u", "youse"), instruction overrides, claims of operator, developer or system
+    authority however labelled, chat-turn labels ("H:", "A:", "User:", "Model:", "<|im_start|>"),
+    and the model's first person ("I", "my"). Every rule is checked on every way a reader may read
+    the line (``readings``: entities decoded, look-alike letters folded per Unicode TR39 and by
+    their names, invisible characters as nothing and as spaces, a right-to-left run as shown,
+    base64, base32, hex and percent-escapes decoded, "Y0u" and "Y O U" as "You").
+
+    What it does not try, and so lets through: other languages, paraphrase and synonyms, rot13 and
+    other ciphers, text reversed without an override, letters drawn from several characters
+    ("Yo|_|"), look-alikes TR39 does not list, other encodings. No string filter stops a page's
+    ask restated in plain words; where the note is placed (user text, never a system message) is
+    what bounds that (chapter 07)."""
     problems = []
     for seen in readings(line):
         text = JOINER.sub(" ", seen)
-        for rule, why in ((SELF_REFERENCE, "self-reference"), (HEADER, "a header"),
-                          (ATTRIBUTION, "attribution or second-person address"), (OVERRIDE, "an instruction override")):
+        for rule, why in RULES:
             if why not in problems and rule.search(text):
                 problems.append(why)
     if len(line.strip().splitlines()) > 1:

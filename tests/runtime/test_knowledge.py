@@ -100,7 +100,8 @@ def test_refused_lines_are_logged_never_injected_and_guidance_is_capped():
                         guidance={"executor": ["Guidance: browse Acme.", *[f"Line {k}." for k in range(9)]]}))
     block = board.take("executor")
     assert block.count("\n") == 5 and "Guidance" not in block and "notice" not in block
-    assert [why for _, why in board.refused] == ["self-reference, attribution or second-person address", "a header"]
+    assert [why for _, why in board.refused] == ["self-reference, attribution or second-person address, "
+                                                 "the model's first person", "a header"]
 
 
 def _km(clock, **km_options) -> tuple[KnowledgeManager, SimulatedKM]:

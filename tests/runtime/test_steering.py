@@ -8,6 +8,8 @@ import threading
 import urllib.error
 import urllib.request
 
+import pytest
+
 from minimal_runtime.core.hooks import Point
 from minimal_runtime.core.messages import text_of
 from minimal_runtime.steering import steering_server
@@ -176,7 +178,8 @@ def test_a_negative_length_is_refused_before_a_byte_of_the_body_is_read():
         answer = _answer_of(connection)
         connection.close()
     assert answer.startswith(b"HTTP/1.0 400") or answer.startswith(b"HTTP/1.1 400")
-    assert json.loads(answer.split(b"\r\n\r\n", 1)[1]) == {"error": "content-length must not be negative"}
+    assert json.loads(answer.split(b"\r\n\r\n", 1)[1]) == {"error": "content-length must be a number: a length is "
+                                                                     "never negative"}
     assert agent.steered == []
 
 
@@ -332,3 +335,22 @@ def test_a_host_that_is_not_loopback_or_the_one_served_is_refused_before_the_tok
     assert refused.startswith(b"HTTP/1.1 403 ")
     assert json.loads(refused.split(b"\r\n\r\n", 1)[1]) == {"error": "Host 'rebound.example' is not served here"}
     assert agent.steered == ["ok"] * 3
+
+
+@pytest.mark.parametrize("lengths", [["17", "18"], ["17, 18"], ["18", "17"], ["1_7"], ["+17"], ["17 x"], ["0x11"],
+                                     ["\u0661\u0667"], ["17", ""]])
+def test_differing_or_non_digit_content_lengths_are_a_400_as_rfc_9112_says(lengths):
+    """Issue 61 item 5: two differing Content-Length fields were read as the first, and "1_7" or "+17"
+    as 17 (Python's int()). RFC 9110 §8.6: 1*DIGIT; RFC 9112 §6.3: invalid framing is a 400."""
+    agent = _Agent(True)
+    body = json.dumps({"text": "x" * 5}).encode()  # 17 bytes
+    fields = "".join(f"content-length: {v}\r\n" for v in lengths)
+    with steering_server(agent, TOKEN, deadline=2.0) as url:
+        answer = _send(url, (f"POST /steer HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer {TOKEN}\r\n{fields}"
+                             "\r\n").encode() + body + b"x")
+        same = _send(url, (f"POST /steer HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer {TOKEN}\r\n"
+                           "content-length: 17\r\ncontent-length: 17, 17\r\n\r\n").encode() + body)
+    assert answer.split(b"\r\n", 1)[0].split()[1] == b"400", answer
+    assert json.loads(answer.split(b"\r\n\r\n", 1)[1])["error"] in ("content-length must be a number",
+                                                                   "differing content-length values")
+    assert same.split(b"\r\n", 1)[0].split()[1] == b"200" and agent.steered == ["xxxxx"]  # one value, repeated
