@@ -4,12 +4,18 @@ Writes ``DEST/PKG/``: ``core/`` and ``provider/`` as they are here, an ``__init_
 public names, and a README of its own; and ``DEST/test_PKG.py``, its tests (``fork_suite.py``): offline,
 through a scripted server inside the SDK's own HTTP client, and a live subset against the server in
 ``ANTHROPIC_BASE_URL`` when it is set. The package and its tests need ``anthropic`` and ``pydantic`` only.
-Paths are found from this file, so it works from any directory; it never overwrites anything.
+Paths are found from this file, so it works from any directory. It never overwrites and never
+shadows: everything is written into a fresh hidden folder in DEST (on DEST's file system, so the
+finished package moves into place by a rename), and moved into place only if nothing there would be
+replaced, nor shadowed (``DEST/agent.py`` and a package ``DEST/agent/``: ``import agent`` finds only
+one of them). The last move cannot replace a file created in DEST meanwhile: the package's folder
+and the test file are each created anew (``mkdir``, ``open(..., "x")``), never renamed over a name.
 """
 
 from __future__ import annotations
 
 import errno
+import importlib.machinery
 import keyword
 import os
 import re
@@ -124,33 +130,69 @@ def test_module(name: str) -> str:
 
 def write_fork(dest: Path, name: str = "agent") -> list[Path]:
     """Write the fork; returns what it wrote. Refuses a name that is not a package name, and any
-    file or folder (or link) that is there already. Written whole or not at all: everything goes
-    into a hidden folder in ``dest`` first and is moved into place at the end (a full disk leaves
-    nothing behind)."""
+    file or folder (or link) there already that the fork would replace or shadow (``clash``).
+    Written whole or not at all: everything goes into a hidden folder in ``dest`` first and is moved
+    into place at the end, each piece created anew so that nothing made meanwhile is replaced (a
+    full disk, or a clash found at the last moment, leaves nothing behind)."""
     check_name(name)
     dest = Path(dest).expanduser().resolve()
     if dest.exists() and not dest.is_dir():
         raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(dest))  # before anything is written
     package, test = dest / name, dest / f"test_{name}.py"
-    for path in (package, test):
-        if os.path.lexists(path):  # a dangling link too: writing through it would write outside DEST
-            raise FileExistsError(f"{path} exists: choose another DEST or --name")
+    if (found := clash(dest, name)) is not None:
+        raise FileExistsError(found)
     dest.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".partial", dir=dest))
     moved: list[Path] = []
     try:
         _write_package(staging / name, name)
         (staging / test.name).write_text(test_module(name))
-        for path in (package, test):
-            os.rename(staging / path.name, path)
-            moved.append(path)
+        if (found := clash(dest, name)) is not None:  # made while the fork was writing
+            raise FileExistsError(found)
+        _create(test, staging / test.name, moved)
+        _create(package, staging / name, moved)
+        if (found := clash(dest, name, mine=moved)) is not None:  # made between the last look and the moves
+            raise FileExistsError(found)
     except BaseException:
-        for path in moved:
-            shutil.rmtree(path) if path.is_dir() else path.unlink()
+        for path in reversed(moved):
+            shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
         raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return [package, test]
+
+
+def clash(dest: Path, name: str, mine: list[Path] = ()) -> str | None:
+    """One line naming what in ``dest`` the fork would replace or shadow, or None. The package
+    ``name/`` shadows (or is shadowed by) a module of that name: ``name.py``, ``name.pyc``, an
+    extension ``name.*.so``; so does the test ``test_name.py`` with a folder or another module
+    ``test_name``. A link counts, dangling or not: writing through it would write outside ``dest``.
+    ``mine``: what the fork made itself (for the last look, once everything is in place)."""
+    suffixes = importlib.machinery.all_suffixes()  # .py, .pyc, .so, .cpython-312-x86_64-linux-gnu.so ...
+    for stem, ours in ((name, f"the package {name}/"), (f"test_{name}", f"the test test_{name}.py")):
+        for path in [dest / stem, *(dest / f"{stem}{suffix}" for suffix in suffixes)]:
+            if not os.path.lexists(path) or path in mine:
+                continue
+            if path.name in (name, f"test_{name}.py"):
+                return f"{path} exists: choose another DEST or --name"
+            return (f"{path} exists: the fork's {ours} would shadow it (import {stem} finds only one of them); "
+                    "choose another DEST or --name")
+    return None
+
+
+def _create(target: Path, staged: Path, moved: list[Path]) -> None:
+    """Move ``staged`` to ``target``, which must not exist: a folder is made with ``mkdir`` and its
+    contents renamed into it, a file is created with ``open(..., "x")``; both fail, and nothing is
+    replaced, when something took the name first."""
+    if staged.is_dir():
+        os.mkdir(target)  # FileExistsError if anything is there now
+        moved.append(target)
+        for entry in staged.iterdir():
+            os.rename(entry, target / entry.name)  # into the folder made just now: nothing of anyone's there
+    else:
+        with open(target, "xb") as out:  # FileExistsError if anything is there now (a link too)
+            moved.append(target)
+            out.write(staged.read_bytes())
 
 
 def check_name(name: str) -> None:

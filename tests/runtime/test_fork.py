@@ -9,6 +9,7 @@ project's own versions), against the emulator over HTTP. Each test below runs a 
 from __future__ import annotations
 
 import ast
+import importlib.machinery
 import io
 import json
 import os
@@ -520,6 +521,50 @@ def test_a_dangling_link_at_the_test_file_is_not_followed(tmp_path):
     with pytest.raises(SystemExit, match=r"^fork: .*test_agent\.py exists: choose another DEST or --name$"):
         main(["fork", str(tmp_path / "out")])
     assert not outside.exists() and not (tmp_path / "out" / "agent").exists()
+
+
+@pytest.mark.parametrize("theirs", ["agent.py", f"agent{importlib.machinery.EXTENSION_SUFFIXES[0]}", "test_agent/", "agent"])
+def test_a_fork_that_would_shadow_or_replace_what_dest_holds_is_refused_in_one_line(tmp_path, theirs):
+    """Issue 61 item 6: with the user's ``agent.py`` in DEST, the fork's ``agent/`` package shadowed it."""
+    from minimal_runtime.__main__ import main
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / theirs).mkdir() if theirs.endswith("/") else (tmp_path / "out" / theirs).write_text("mine")
+    theirs = theirs.rstrip("/")
+    with pytest.raises(SystemExit) as refused:
+        main(["fork", str(tmp_path / "out")])
+    assert str(refused.value).startswith(f"fork: {tmp_path / 'out' / theirs} exists")
+    assert "\n" not in str(refused.value)
+    assert ("would shadow it" in str(refused.value)) == (theirs != "agent")
+    assert [p.name for p in (tmp_path / "out").iterdir()] == [theirs]
+
+
+@pytest.mark.parametrize("when", ["while it writes", "after its last look"])
+@pytest.mark.parametrize("theirs", ["test_agent.py", "agent", "agent.py"])
+def test_a_file_made_in_dest_while_the_fork_writes_is_never_replaced(tmp_path, monkeypatch, theirs, when):
+    """Issue 61 item 6: the fork's last step renamed over a file created in DEST while it wrote (3 of
+    5 tries), and a user's agent.py made meanwhile was shadowed. The file is made while the fork
+    writes its test file, or at the last moment the fork could see it (after its last look, before
+    its moves): either way it is refused in one line, theirs is whole, nothing of the fork is left."""
+    from minimal_runtime import fork
+    from minimal_runtime.__main__ import main
+    make = lambda: (tmp_path / "out" / theirs).write_text("mine")  # noqa: E731
+    if when == "while it writes":
+        monkeypatch.setattr(fork, "test_module", lambda name, real=fork.test_module: (make(), real(name))[1])
+    else:
+        looks = []
+
+        def made_after_the_last_look(dest, name, real=fork.clash, **mine):
+            found = real(dest, name, **mine)
+            looks.append(found)
+            if len(looks) == 2 and found is None:  # the look after writing, before the moves
+                make()
+            return found
+        monkeypatch.setattr(fork, "clash", made_after_the_last_look)
+    with pytest.raises(SystemExit) as refused:
+        main(["fork", str(tmp_path / "out")])
+    assert "exists" in str(refused.value) and "\n" not in str(refused.value)
+    assert (tmp_path / "out" / theirs).read_text() == "mine"  # theirs, whole
+    assert [p.name for p in (tmp_path / "out").iterdir()] == [theirs]  # nothing of the fork left
 
 
 def test_a_full_disk_leaves_no_half_written_fork_and_says_so_in_one_line(tmp_path, monkeypatch):
