@@ -26,6 +26,12 @@ progress: $(STAMP)  ## how many tests of each chapter pass on your own exercises
 demo: $(STAMP)  ## the running example, offline unless ANTHROPIC_API_KEY is set
 	@$(BIN)/python course.py demo
 
+# make experiment CHAPTER=08 CAP=2: the chapter's deciding experiment on a real model (ANTHROPIC_API_KEY): the
+# simulated run's cost first, nothing sent over CAP dollars; without a key it only says what it would cost.
+.PHONY: experiment
+experiment: $(STAMP)  ## a chapter's deciding experiment on a real model, beside the simulated one (CHAPTER=08 CAP=dollars)
+	$(BIN)/python -m minimal_runtime experiment $(or $(CHAPTER),08) --cap $(or $(CAP),1)
+
 .PHONY: serve online
 serve: $(STAMP)  ## the emulator on loopback for your own agent, one line per call (ARGS="--port 0 --log run.jsonl ...")
 	@$(BIN)/python course.py serve $(ARGS)

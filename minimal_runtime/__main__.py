@@ -1,5 +1,6 @@
 """Command line: ``python -m minimal_runtime demo [--turns N]``, ``replay PATH [--strategy S]``,
-``serve [--port N] [--upstream URL] [--ui]``, ``view LOG.jsonl [--html RUN -o FILE]`` and ``fork DEST [--name PKG]``."""
+``serve [--port N] [--upstream URL] [--ui]``, ``view LOG.jsonl [--html RUN -o FILE]``, ``fork DEST [--name PKG]`` and
+``experiment NN [--cap USD]``."""
 
 from __future__ import annotations
 
@@ -43,6 +44,10 @@ def main(argv: list[str] | None = None) -> None:
     view.add_argument("-o", "--output", default=None, metavar="FILE.html", help="with --html: where (default run.html)")
     view.add_argument("--host", default="127.0.0.1", help="the address to listen on (default %(default)s: loopback)")
     view.add_argument("--port", type=port, default=8766, help="default %(default)s; 0 picks a free port")
+    exp = commands.add_parser("experiment", help="a chapter's deciding experiment on a real model (ANTHROPIC_API_KEY): "
+                                                 "the estimate first, never past --cap; without a key, the estimate only")
+    exp.add_argument("chapter", help="the chapter's number, e.g. 08")
+    exp.add_argument("--cap", type=float, default=1.0, help="dollars the real runs may spend at most (default %(default)s)")
     args = parser.parse_args(argv)
     if args.command == "demo":
         from .example.demo import DemoFailed, run_demo
@@ -64,6 +69,9 @@ def main(argv: list[str] | None = None) -> None:
     elif args.command == "view":
         from .serve.page import view_main
         view_main(args)
+    elif args.command == "experiment":
+        from .example.experiment import main as experiment_main
+        raise SystemExit(experiment_main(args.chapter, args.cap))
 
 
 def bounded(low: int, high: int, what: str):

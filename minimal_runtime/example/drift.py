@@ -143,7 +143,7 @@ class DriftingReader:
 
 
 def reader_agent(workdir, reader: DriftingReader, *, fetch: FunctionTool | None = None, model: str | None = None,
-                 vary: int | None = None, **agent_kwargs):
+                 vary: int | None = None, online: bool | None = None, **agent_kwargs):
     """An executor-role agent for the reader: the flaky fetch (no failures by default) and the
     workspace's file tools; ``vary``: a seed for framing each tool result (``VariedResults``).
     Returns (agent, the emulator or None online)."""
@@ -156,7 +156,7 @@ def reader_agent(workdir, reader: DriftingReader, *, fetch: FunctionTool | None 
     from .backend import DEFAULT_MODEL, make_client
     from .tools import Workspace, pricing_tools
     model = model or DEFAULT_MODEL
-    client, emulator = make_client(reader, model=model, clock=SteppingClock())
+    client, emulator = make_client(reader, model=model, clock=SteppingClock(), online=online)
     files = [t for t in pricing_tools(Workspace(Path(workdir) / "workspace"), []) if t.name in ("read_file", "write_file")]
     agent_kwargs.setdefault("max_steps", 4 * (reader.last - reader.first + 1) + 20)
     toolbox = ToolBox([fetch or flaky_fetch(), *files])
@@ -186,3 +186,77 @@ def current_page(reader: DriftingReader, per_phase: int = 1):
         page = next((k - reader.first for k in range(reader.first, reader.last + 1) if k not in seen["noted"]), None)
         return None if page is None else page // per_phase
     return current
+
+
+# -- chapter 08's experiment: one run of the reader under a setting -----------------------------------
+
+SETTINGS = ("none", "plan hook", "scope line", "KM nudge", "event recitation", "all")
+
+
+def phases(per_phase: int, pages: int) -> list[str]:
+    """The objectives of the task's phases of ``per_phase`` pages."""
+    return [phase_objective(first, min(per_phase, pages - first)) for first in range(0, pages, per_phase)]
+
+
+def plan_of(current, per_phase: int, pages: int):
+    """The plan as the reader's notes make it stand: phases before the current one done."""
+    from ..features.plan import Phase, Plan
+
+    def plan(agent) -> Plan:
+        c = current(agent)
+        c = pages if c is None else c
+        return Plan(goal=reference_task(0, pages - 1), phases=[
+            Phase(title=(f"Summarise reference pages {first} to {min(first + per_phase, pages) - 1}" if per_phase > 1
+                         else f"Summarise reference page {first}"),
+                  status="done" if k < c else "in_progress" if k == c else "pending")
+            for k, first in enumerate(range(0, pages, per_phase))])
+    return plan
+
+
+def drift_run(setting: str, *, half_life: float = 4000.0, seed: int = 0, per_phase: int = 4, pages: int = 24,
+              page_chars: int = 800, judge=None, trigger=None, model: str = "claude-sonnet-5-5",
+              online: bool | None = None, workdir=None, **agent_kwargs) -> dict:
+    """One run of the reader under ``setting`` (one of ``SETTINGS``), with the runtime's own features:
+    the ``DriftMeter`` (``judge``: a ``serves``), the ``PlanHook`` on a plan kept current from the
+    notes, the executor's task block, the knowledge manager, ``EventRecitation`` (``trigger``).
+    ``online``: the model answers instead of the simulated reader, and the meter judges it the same
+    way. Returns the agent, the meter, the result and the recitation feature."""
+    import tempfile
+
+    from ..core.hooks import HookRegistry, Point
+    from ..features.delegation import ExecutorTask, render_task_block
+    from ..features.drift import DriftMeter, EventRecitation
+    from ..features.knowledge import KnowledgeManager, SerialPool
+    from ..features.plan import PlanEdit, PlanHook, PlanState, render_plan_block
+    from .backend import make_client
+    from .knowledge import RunClock, SimulatedKM
+    if setting not in SETTINGS:
+        raise ValueError(f"no setting {setting!r}: one of {', '.join(SETTINGS)}")
+    reader = DriftingReader(0, pages - 1, half_life=half_life, seed=seed)
+    current = current_page(reader, per_phase)
+    plan, objectives = plan_of(current, per_phase, pages), phases(per_phase, pages)
+    meter = DriftMeter(objectives, current, **({"judge": judge} if judge else {}))
+    hooks, recitation = HookRegistry().install(meter), None
+    if setting in ("plan hook", "all"):
+        state = PlanState()
+        hooks.register(Point.PRE_LLM_CALL, lambda e: state.apply(PlanEdit(**plan(e.agent).model_dump())))
+        hooks.install(PlanHook(state))
+    if setting in ("scope line", "all"):
+        def task_block(e):
+            if current(e.agent) is not None:
+                e.agent.inject_turn_scoped("task", render_task_block(ExecutorTask(
+                    objective=objectives[current(e.agent)], phase=current(e.agent) + 1, plan=plan(e.agent))))
+        hooks.register(Point.PRE_LLM_CALL, task_block)
+    if setting in ("KM nudge", "all"):
+        clock = RunClock()
+        client, _ = make_client(SimulatedKM(), model="claude-haiku-5-5", online=online)
+        hooks.register(Point.PRE_LLM_CALL, clock.advance)
+        hooks.install(KnowledgeManager(client, "claude-haiku-5-5", clock, pool=SerialPool()))
+    if setting == "event recitation":
+        recitation = EventRecitation(lambda a: render_plan_block(plan(a)), current, meter,
+                                     **({"trigger": trigger} if trigger else {}))
+        hooks.install(recitation)
+    agent, _ = reader_agent(workdir or tempfile.mkdtemp(prefix="drift-"), reader, model=model, hooks=hooks,
+                            fetch=flaky_fetch(chars=page_chars), online=online, **agent_kwargs)
+    result = agent.run(reference_task(0, pages - 1))
+    return {"agent": agent, "meter": meter, "result": result, "recitation": recitation}
