@@ -4,15 +4,15 @@
 the real SDK drives it in the shapes clients send: the prompt-caching docs' multi-turn pattern (the
 ``cache_control`` marker on the last user message each call, earlier turns sent back as plain strings),
 docs/serve.md's ten-line loop (one top-level ``cache_control``), a Claude-Code-like loop (system blocks
-and the last tool marked, the marker moving to the last block, tool results as a string one call and
-as one text block the next), and a client that renumbers its ``tool_use`` ids midway
+and the last tool marked, the marker moving to the last block), litellm's (the newest tool result
+marked, its content one text block, then a string on the next call), and a client that renumbers its
+``tool_use`` ids midway
 (open-interpreter). Each conversation must be one run whose ``recorded`` bill is what ``serve``
 billed for its calls; the rewritten one is two runs, and no call is billed twice.
 """
 
 from __future__ import annotations
 
-import io
 import re
 import signal
 import subprocess
@@ -21,10 +21,8 @@ import sys
 import anthropic
 import pytest
 
-from minimal_runtime.emulator import Emulator
 from minimal_runtime.replay import load, replay
 from minimal_runtime.replay.report import own_cost_line
-from minimal_runtime.serve import ToolThenAnswer, started
 
 MODEL = "claude-sonnet-4-6"
 MARK = {"type": "ephemeral"}
@@ -79,13 +77,14 @@ TOOLS = [{"name": "Read", "description": "Read a file.", "input_schema": {
           "cache_control": MARK}]
 
 
-def claude_code_like(client, litellm: bool = False) -> int:
+def claude_code_like(client, litellm: bool = False, task: str = "Fix the failing test.",
+                     who: str = "You are Claude Code, Anthropic's official CLI for Claude.") -> int:
     """System blocks and tools marked, the marker on the last block of the last message (moving each call),
     tool results as one text block; ``litellm``: the newest one so (and marked), older ones as strings."""
-    system = [{"type": "text", "text": "You are Claude Code, Anthropic's official CLI for Claude."},
+    system = [{"type": "text", "text": who},  # a system of its own: its first call writes it, reads nothing
               {"type": "text", "text": SYSTEM, "cache_control": MARK}]
     messages = [{"role": "user", "content": [{"type": "text", "text": "<system-reminder>files</system-reminder>"},
-                                             {"type": "text", "text": "Fix the failing test."}]}]
+                                             {"type": "text", "text": task}]}]
     calls = 0
     while True:
         sent = [dict(m) for m in messages]
@@ -134,6 +133,8 @@ def renumbering(client) -> int:
 
 
 SHAPES = {"docs multi-turn": docs_multi_turn, "ten-line loop": ten_line_loop, "claude-code-like": claude_code_like,
+          "litellm": lambda client: claude_code_like(client, litellm=True, task="Fix the lint.",
+                                                     who="You are mini-swe-agent, through litellm."),
           "renumbering": renumbering}
 
 
@@ -174,11 +175,12 @@ def runs(served):
 def name_of(run) -> str:
     task = " ".join(b.get("text", "") for b in run.task)
     return next(name for name, first in [("docs multi-turn", "Summarise"), ("ten-line loop", "Plan the release"),
-                                         ("claude-code-like", "Fix the failing"), ("renumbering", "Count the lines")]
+                                         ("claude-code-like", "Fix the failing"), ("litellm", "Fix the lint"),
+                                         ("renumbering", "Count the lines")]
                 if first in task)
 
 
-@pytest.mark.parametrize("shape", ["docs multi-turn", "ten-line loop", "claude-code-like"])
+@pytest.mark.parametrize("shape", ["docs multi-turn", "ten-line loop", "claude-code-like", "litellm"])
 def test_a_conversation_whose_client_moves_its_marker_is_one_run_billed_as_serve_billed_it(served, runs, shape):
     _, billed, _ = served
     (run,) = runs[shape]  # was: one run per call that moved the marker
@@ -205,18 +207,8 @@ def test_a_rewritten_history_starts_a_run_from_the_rewritten_call_and_no_call_is
 def test_every_run_of_the_log_together_bills_serves_summary_once(served, runs):
     _, _, summary = served
     everything = [run for shape in runs.values() for run in shape]
-    assert len(everything) == len(load(served[0])) == 5
+    assert len(everything) == len(load(served[0])) == 6
     assert sum(run.cost_usd for run in everything) == pytest.approx(summary, abs=5e-5)
     recorded = sum(replay(run, "recorded").cost for run in everything)  # was: a history billed again per run
     assert recorded == pytest.approx(summary, rel=0.01)
 
-
-def test_a_tool_result_sent_as_one_text_block_then_as_a_string_is_one_conversation(tmp_path):
-    """litellm's shape: the newest tool result marked with its content one text block, the same result a
-    string on the next call. The API reads the two alike (a string is shorthand for one text block)."""
-    log = tmp_path / "calls.jsonl"
-    with started(Emulator(model=MODEL, policy=ToolThenAnswer(rounds=2)), log=str(log), out=io.StringIO()) as (url, front):
-        calls = claude_code_like(anthropic.Anthropic(base_url=url, api_key="dummy", max_retries=0), litellm=True)
-    (run,) = load(log)  # was: a run from each call that sent an earlier result as a string
-    assert len(run.calls) == calls == len(front.report.calls) == 3
-    assert run.cost_usd == pytest.approx(sum(c.cost for c in front.report.calls))

@@ -23,6 +23,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...core.context import without_markers
 from ..build import Builder, at_line, blocks, count, searches_of, seconds, usage_of
 from ..recorded import RecordedRun, RecordedUsage
 from ..source import Source
@@ -94,24 +95,25 @@ def read(source: Source) -> list[RecordedRun]:
     return runs
 
 
-def as_read(value: Any) -> Any:
+def as_read(messages: list) -> list:
     """Messages as the API reads them, to tell whether one call sends another's again: no
-    ``cache_control`` (a marker, not content [caching]), a string content its one text block (a
-    message's, and a ``tool_result``'s: "a string is shorthand for one text block" [messages]), a null
-    field as absent, no thinking blocks (a client may leave earlier turns' thinking out [PT]), and no
-    whitespace-only text (the API refuses it in a request: a client drops it from the answers it sends back).
+    ``cache_control`` (a marker, not content [caching]) and content in one form (a string is
+    shorthand for one text block: ``provider/content.py``), both as ``core.context.without_markers``
+    compares them; and a null field as absent, no thinking blocks (a client may leave earlier turns'
+    thinking out [PT]), no whitespace-only text (the API refuses it in a request: a client drops it
+    from the answers it sends back).
 
     [caching] https://platform.claude.com/docs/en/build-with-claude/prompt-caching
-    [messages] https://platform.claude.com/docs/en/api/messages (``content``: string or blocks)
     [PT] https://platform.claude.com/docs/en/build-with-claude/extended-thinking (preserving thinking blocks)"""
+    return without_markers(_unread_left_out(messages))
+
+
+def _unread_left_out(value: Any) -> Any:
     if isinstance(value, list):
-        return [as_read(v) for v in value if not _unread(v)]
-    if not isinstance(value, dict):
-        return value
-    out = {k: as_read(v) for k, v in value.items() if k != "cache_control" and v is not None}
-    if isinstance(out.get("content"), str) and ("role" in out or out.get("type") == "tool_result"):
-        out["content"] = [{"type": "text", "text": out["content"]}]
-    return out
+        return [_unread_left_out(v) for v in value if not _unread(v)]
+    if isinstance(value, dict):
+        return {k: _unread_left_out(v) for k, v in value.items() if v is not None}
+    return value
 
 
 def _unread(block: Any) -> bool:
@@ -168,7 +170,7 @@ def _call(conversation: _Conversation, request: dict, response: dict, messages: 
     build.assistant(response.get("id"), blocks(response.get("content")), _usage(response.get("usage")), number,
                     seconds(d.get("time")), model=model)
     answer = {"role": "assistant", "content": response.get("content")}
-    conversation.sent = [*sent, as_read(answer)]
+    conversation.sent = [*sent, *as_read([answer])]
     conversation.history = [*messages, answer]
 
 
