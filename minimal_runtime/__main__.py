@@ -122,7 +122,7 @@ def add_serve(commands) -> None:
                    help="message threads expire this long after their last response (default 300, the API's "
                         "5 minutes); shorten it to test a client's replay after a lost thread")
     s.add_argument("--log", default=None, metavar="FILE.jsonl",
-                   help="append every request and answer as a JSON line (secret headers redacted)")
+                   help="append every request and answer as a JSON line (headers not known to be safe written as [redacted])")
     s.add_argument("--batch-delay", type=float, default=0.0, metavar="SECONDS",
                    help="Message Batches: seconds from create until a batch has ended, its requests sent in waves "
                         "spread over them (default 0: at once, the first poll sees it ended; over 86400 the rest "

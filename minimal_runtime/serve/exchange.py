@@ -18,10 +18,11 @@ head (``method`` and ``path`` ``"-"`` when its request line never did) and no ``
 reported; ``predicted_usage`` (proxy mode only) is what the emulator's accounting predicted for the
 same request. ``prefix`` is the prefix check's verdict on models that run it (``REFUSED at ...``,
 ``ok, dropped N: ...``, ``ok ...``), ``thread`` what a message thread did (``request`` keeps what was
-sent: a continue's new messages only), ``line`` the line ``serve`` printed. Every header whose name says
-key, token, secret, auth or cookie (``x-api-key``, ``authorization``, ``x-goog-api-key``,
-``anthropic-admin-key``, ``x-auth-token``, ``set-cookie`` ...) is written as ``"[redacted]"``: a
-log can be shared. A lone surrogate (a JSON ``\\ud800`` a client sent) is kept, escaped.
+sent: a continue's new messages only), ``line`` the line ``serve`` printed. Only the headers known to be
+safe to share (``LOGGED_HEADERS``: what the SDKs and the API send about the protocol, the client and the
+rate limits) are written as sent; every other header is named with the value ``"[redacted]"``, so the
+log says which it left out: a key, a token, a cookie, and the headers nobody listed (``x-api-pass``,
+``x-credentials``, ``x-signature``, ``x-session`` ...). A log can be shared. A lone surrogate (a JSON ``\\ud800`` a client sent) is kept, escaped.
 
 A Message Batch is logged bounded, about 500 bytes a request however long its requests and answers:
 its create with its first ``BATCH_KEPT`` requests (``request_omitted`` says how many more), its results
@@ -40,11 +41,28 @@ from typing import Any
 
 BATCHES = "/v1/messages/batches"
 BATCH_KEPT = 10  # requests of a batch's create the log keeps: a batch costs the log about 500 bytes a request
-SECRET_NAME = re.compile(r"key|token|secret|auth|cookie|passw", re.IGNORECASE)  # what a secret's name says
+# Written as sent: the headers the Anthropic SDKs and the API send that say nothing a reader of a shared
+# log should not see (what was asked for and how, which client, the request's id, the rate limits).
+# A name not listed here is written with "[redacted]": an allow-list, since a deny-list of what a
+# secret's name says misses the names no one thought of (issue 61: x-api-pass, x-signature, x-session).
+LOGGED_HEADERS = frozenset({
+    "accept", "accept-encoding", "anthropic-beta", "anthropic-version", "connection", "content-encoding",
+    "content-length", "content-type", "date", "host", "keep-alive", "request-id", "retry-after", "server",
+    "transfer-encoding", "user-agent", "via", "x-should-retry", "anthropic-dangerous-direct-browser-access",
+})
+LOGGED_PREFIXES = ("x-stainless-", "anthropic-ratelimit-")  # the SDK's client facts; the API's limits
+SECRET_NAME = re.compile(r"key|token|secret|auth|cookie|passw", re.IGNORECASE)  # a URL's query parameters (proxy)
+
+
+def logged(name: str) -> bool:
+    """Is the header ``name`` written to the log as sent?"""
+    name = name.lower()
+    return name in LOGGED_HEADERS or name.startswith(LOGGED_PREFIXES)
 
 
 def redact(headers: dict[str, str]) -> dict[str, str]:
-    return {k: "[redacted]" if SECRET_NAME.search(k) else v for k, v in headers.items()}
+    """``headers`` as the log writes them: the listed ones as sent, every other one named, "[redacted]"."""
+    return {k: v if logged(k) else "[redacted]" for k, v in headers.items()}
 
 
 @dataclass

@@ -197,12 +197,16 @@ def test_credentials_in_the_upstream_url_are_never_printed_nor_logged(tmp_path):
 def test_every_header_named_like_a_secret_is_redacted_in_the_log(tmp_path):
     log = tmp_path / "calls.jsonl"
     secrets = {"x-goog-api-key": "g-1", "anthropic-admin-key": "a-2", "x-auth-token": "t-3", "cookie": "c-4",
-               "x-client-secret": "s-5", "authorization": "Bearer b-6", "x-api-key": "k-7", "proxy-authorization": "p-8"}
+               "x-client-secret": "s-5", "authorization": "Bearer b-6", "x-api-key": "k-7", "proxy-authorization": "p-8",
+               # issue 61 item 7: names that say nothing of a secret, and were written as sent
+               "x-api-pass": "p-9", "x-credentials": "c-10", "x-signature": "s-11", "x-session": "s-12",
+               "x-amz-security-token": "t-13", "x-custom-header": "h-14"}
     with started(Emulator(model="claude-sonnet-5-5"), log=str(log)) as (url, _):
         assert httpx.post(f"{url}/v1/messages", content=BODY, headers={**CLIENT, **secrets}).status_code == 200
     record = json.loads(log.read_text())
     assert all(record["request_headers"][name] == "[redacted]" for name in secrets)
-    assert record["request_headers"]["anthropic-version"] == "2023-06-01"  # the rest as sent
+    assert record["request_headers"]["anthropic-version"] == "2023-06-01"  # the allow-listed ones as sent
+    assert record["request_headers"]["content-type"] == "application/json"
     assert not any(value in log.read_text() for value in secrets.values())
 
 
