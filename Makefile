@@ -59,6 +59,22 @@ ui-test: $(STAMP)  ## in Chromium: chapters 01, 02 and 09 in JupyterLab in both 
 	  echo "ui-test: skipped: no $(BROWSER), and apt-get could not install chromium"; exit 0; fi; \
 	  $(BROWSER) --version 2>/dev/null; UI_TEST=1 UI_BROWSER=$(BROWSER) $(BIN)/python -m pytest -q -p no:xdist tests/ui
 
+# make otel: Arize Phoenix (arize-phoenix from PyPI, some 140 packages, in a venv of its own, .otel/venv,
+# never the course's) on loopback as the tracing tool, fed the spans of a serve run and a runtime run, checked
+# through its REST API and shown in Chromium (tests/ui/test_phoenix.py; .ui-artifacts/otel-phoenix.png). Not
+# part of make test: Phoenix's first start takes minutes.
+OTEL    := .otel
+PHOENIX := arize-phoenix==20.26.1
+.PHONY: otel
+otel: $(STAMP)  ## Arize Phoenix on loopback showing a run's spans, in Chromium (screenshot in .ui-artifacts/)
+	@$(BIN)/python -c 'import playwright' 2>/dev/null || $(BIN)/uv pip install --python $(BIN)/python -e '.[course,ui]'
+	@[ -x $(OTEL)/venv/bin/phoenix ] || { $(BIN)/uv venv -q --python $(BIN)/python $(OTEL)/venv && \
+	  $(BIN)/uv pip install --python $(OTEL)/venv/bin/python '$(PHOENIX)'; }
+	@[ -x $(BROWSER) ] || { echo "installing Debian's chromium (apt-get install chromium)"; \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >/dev/null 2>&1; } || true
+	@[ -x $(BROWSER) ] || { echo "otel: no $(BROWSER), and apt-get could not install chromium"; exit 1; }
+	UI_TEST=1 UI_BROWSER=$(BROWSER) PHOENIX=$(OTEL)/venv/bin/phoenix $(BIN)/python -m pytest -q -p no:xdist tests/ui/test_phoenix.py
+
 # make book: the course as a static site in _build/html/ (Sphinx with MyST-NB and the book theme, from the
 # committed notebooks and docs/, never re-executed; settings in docs/book/conf.py). Its builder is installed
 # once into .book/venv from the pins in docs/book/requirements.txt, as make interop installs its clients;
