@@ -8,16 +8,13 @@ project's own versions), against the emulator over HTTP. Each test below runs a 
 
 from __future__ import annotations
 
-import ast
 import importlib.machinery
-import io
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
-import tokenize
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
@@ -28,7 +25,8 @@ import pytest
 from minimal_runtime.emulator import Emulator, Turn, tool_use
 
 ROOT = Path(__file__).resolve().parents[2]
-COPIED = ("core", "provider")
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from core_lines import line_report  # noqa: E402  (the one line counter: benchmarks/core_lines.py)
 MODEL = "claude-sonnet-5-5"
 COURSE_WORDS = re.compile(r"\b(course|chapters?|exercises?|notebooks?|solutions|planner|learners?)\b|API-2026|report tool",
                           re.IGNORECASE)
@@ -591,37 +589,5 @@ def test_a_full_disk_leaves_no_half_written_fork_and_says_so_in_one_line(tmp_pat
     assert (tmp_path / "out" / "agent" / "core" / "agent.py").exists()
 
 
-# the size of what a fork copies ---------------------------------------------------------------------------
-
-def line_counts(path: Path) -> dict[str, int]:
-    """Non-blank lines of one module: code, comments (whole-line), docstrings."""
-    source = path.read_text()
-    doc_lines: set[int] = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
-            first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
-                doc_lines.update(range(first.lineno, first.end_lineno + 1))
-    skip = (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER)
-    code_lines = {n for t in tokenize.generate_tokens(io.StringIO(source).readline) if t.type not in skip
-                  for n in range(t.start[0], t.end[0] + 1)} - doc_lines
-    lines = source.splitlines()
-    comments = {i for i, line in enumerate(lines, 1) if line.strip().startswith("#")} - code_lines - doc_lines
-    return {"code": len(code_lines), "comments": len(comments), "docstrings": len(doc_lines),
-            "blank": sum(1 for line in lines if not line.strip()), "total": len(lines)}
-
-
-def line_report(package: Path = ROOT / "minimal_runtime") -> str:
-    """The Python modules of ``package``'s core/ and provider/, one row each, and their sum."""
-    rows, total = [], dict.fromkeys(("code", "comments", "docstrings", "blank", "total"), 0)
-    for name in COPIED:
-        for path in sorted((package / name).glob("*.py")):
-            counts = line_counts(path)
-            total = {k: total[k] + counts[k] for k in total}
-            rows.append(f"  {name}/{path.name:<14} " + "  ".join(f"{k} {v:>4}" for k, v in counts.items()))
-    return "\n".join(["what a fork copies (core/ + provider/):", *rows,
-                      "  all                 " + "  ".join(f"{k} {v:>4}" for k, v in total.items())])
-
-
 if __name__ == "__main__":
-    print(line_report())
+    print(line_report(ROOT / "minimal_runtime"))
