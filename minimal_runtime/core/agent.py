@@ -12,8 +12,9 @@ A step (``_step``) is a durable transaction, each boundary in the store before t
     _call_model           the request laid out (``_lay_out``: ``messages + batch`` by ``layout``, the
                           request options, the thread's continue or create, ``_check_append_only``),
                           recorded as sent, ``_send``, and on a lost thread the whole history once more
-    _store_reply          the reply, its bill and its tool inputs, before anything acts on it
-    _run_post_call_hooks  the POST_LLM_CALL hooks
+    _reply_of             the answer as the step uses it: its bill, is it kept, how it went on a thread
+    _store_reply          the reply, its bill and its tool inputs, in the record before anything acts on it
+    _count_call           the call's bill into ``calls`` (what hooks count), its request as ``last_request``
     _run_tool             each tool between its hooks, its result stored as it completes
     _land_turn            the turn (the entries the call carried, the reply, the results) into the history
     _outcome              done, or another step
@@ -133,7 +134,7 @@ class Agent:
         self._start, self._run_start = saved.start, saved.run_start  # what the run sends; where its steps count from
         self._written = saved.counts  # events of each type in the record: a hook's run id is counted from them
         self.clock, self._run_started_at = clock, saved.run_started_at  # where its time counts from
-        self._killed_task = saved.unfinished_task  # a killed run's task: run(task) again resumes it
+        self._unfinished_task = saved.unfinished_task  # the task of a run not ended (killed): run(task) resumes it
         # Possibly billed: recorded as sent and never answered (a kill while the call was in flight).
         self.unanswered_calls: list[dict] = saved.unanswered_calls
         self._interrupted = saved.interrupted if saved.interrupted and saved.interrupted.sent else None
@@ -269,10 +270,10 @@ class Agent:
         without, it resumes the history as it stands (after a crash, say). A record started with
         another model, system prompt or tools is refused, unless ``new_segment``: this agent's go on
         from here, and the history's thinking (bound to the old ones) is dropped once."""
-        if task is not None and self._killed_task is not None:  # the record ends in a run that was killed
-            if user(task) != self._killed_task:  # refused at the door: the killed run stays unfinished
+        if task is not None and self._unfinished_task is not None:  # the record ends in a run that was killed
+            if user(task) != self._unfinished_task:  # refused at the door: the killed run stays unfinished
                 return self._end(RunResult(status="error", error=(
-                    f"the run record ends in an unfinished run of another task ({text_of(self._killed_task)[:60]!r}): "
+                    f"the run record ends in an unfinished run of another task ({text_of(self._unfinished_task)[:60]!r}): "
                     "run() resumes it; a new task can follow once it has ended")), recorded=False)
             log.info("the run record ends in an unfinished run of this task: resumed, not asked again")
             task = None
@@ -316,7 +317,7 @@ class Agent:
 
     def _run(self, task: str | None) -> RunResult:
         if task is not None:
-            self._killed_task, self._run_started_at = user(task), self.clock()
+            self._unfinished_task, self._run_started_at = user(task), self.clock()
             self._append("task", [user(task)], at=self._run_started_at)
             self._run_start = len(self.calls)
             self._hook(HookEvent(Point.START, self))
@@ -386,7 +387,8 @@ class Agent:
                 return reply
         reply.content = [self._visible(b, f"server tool {b['type']}") if taint.outside([b]) else b
                          for b in reply.message["content"]]  # a server tool's result: outside text
-        self._run_post_call_hooks(reply)
+        self._count_call(reply)
+        self._hook(CallEvent(Point.POST_LLM_CALL, self, self.last_request, reply.response, reply.batch))
         if not reply.kept:  # nothing to build on: the history unchanged, the notes undelivered
             self._land_turn(reply, [])
             stopped = _unfinished_status(reply.response.stop_reason, self.config.max_tokens, text_of(reply.message))
@@ -423,7 +425,11 @@ class Agent:
                 if attempt == 2 or not self.thread.failed(e, plan):
                     return self._failed(e)
                 continue
-            return self._store_reply(plan, response, batch)
+            reply = self._reply_of(plan, response, batch)
+            self._previous_len = len(self.messages)  # where this call's history ends: the next call's second breakpoint
+            if reply.kept:  # read by the model and answered: the notes its hooks gave are delivered
+                self._undelivered = []
+            return self._store_reply(reply)
         raise AssertionError("unreachable")
 
     def _lay_out(self, batch: list[Injection]) -> CallPlan:
@@ -477,10 +483,9 @@ class Agent:
         self._hook(ErrorEvent(Point.ERROR, self, error))
         return RunResult(status="error", error=_describe(error))
 
-    def _store_reply(self, plan: CallPlan, response: Any, batch: list[Injection]) -> "Reply":
-        """The reply in the record before anything acts on it: what it cost, the message with its
-        tool inputs, the entries the call carried after the history, how it went on a thread."""
-        self._previous_len = len(self.messages)
+    def _reply_of(self, plan: CallPlan, response: Any, batch: list[Injection]) -> "Reply":
+        """The answer as the step uses it: its bill, whether the history keeps it, and how the call
+        went on a thread (which the thread records: the next call continues this response)."""
         reply = Reply(plan, response, CallRecord.from_usage(response.usage, self.model), batch, plan.entries)
         reply.kept = self._keeps(response)
         held = len(self.messages) + len(plan.entries) + 1 if reply.kept else None  # on a thread, the server holds it
@@ -488,11 +493,14 @@ class Agent:
         if reply.thread and reply.thread["type"] == "replay":
             log.info("call %d replayed the whole history on a new thread (%s)", len(self.calls) + 1,
                      reply.thread.get("why", "the thread was lost"))
-        if reply.kept:  # read by the model and answered: the notes its hooks gave are delivered
-            self._undelivered = []
-        self._write({"type": "reply", "call": reply.record.model_dump(), "beta": bool(plan.betas),
-                     "response": response.model_dump(mode="json", exclude_unset=True), "entries": plan.entries,
-                     **({"thread": reply.thread} if reply.thread else {})})
+        return reply
+
+    def _store_reply(self, reply: "Reply") -> "Reply":
+        """The reply in the record before anything acts on it: what it cost, the message with its
+        tool inputs, the entries the call carried after the history, how it went on a thread."""
+        self._write({"type": "reply", "call": reply.record.model_dump(), "beta": bool(reply.plan.betas),
+                     "response": reply.response.model_dump(mode="json", exclude_unset=True),
+                     "entries": reply.plan.entries, **({"thread": reply.thread} if reply.thread else {})})
         return reply
 
     def _stored_reply(self, step: StoredStep) -> "Reply":
@@ -516,11 +524,11 @@ class Agent:
         """Does the history keep this reply? Not one the model did not finish, nor an empty one."""
         return not _unfinished_status(response.stop_reason, self.config.max_tokens, "") and bool(response.content)
 
-    def _run_post_call_hooks(self, reply: "Reply") -> None:
-        """The bill in memory (hooks count calls by it), then the POST_LLM_CALL hooks."""
+    def _count_call(self, reply: "Reply") -> None:
+        """The call's bill into ``calls`` (the POST_LLM_CALL hooks count calls by it; the record has it
+        with the turn) and its request as ``last_request``."""
         self.calls.append(reply.record)
         self.last_request = reply.plan.sent()
-        self._hook(CallEvent(Point.POST_LLM_CALL, self, self.last_request, reply.response, reply.batch))
 
     def _land_turn(self, reply: "Reply", results: list[dict]) -> None:
         """The turn into the history: the entries the call carried after the history (its batch, its
@@ -644,7 +652,7 @@ class Agent:
             self._write({"type": "status", "status": result.status})
         except OSError as e:
             return self._unwritable(e)
-        self._killed_task = None
+        self._unfinished_task = None
         return result
 
     def _unwritable(self, error: OSError) -> RunResult:
