@@ -73,7 +73,7 @@ from .context import CallParts, CallPlan, TurnScopedQueue, Injection, first_edit
 from .hooks import CallEvent, EndEvent, ErrorEvent, HookEvent, HookRegistry, Point, ToolCallEvent, ToolResultEvent
 from .messages import assistant_message, blocks_of, dumps, printable, text_block, text_of, tool_uses, user
 from .protocols import Layout, Store, Tool, Tools
-from .store import StoreBase, MemoryStore, RunState, StoredStep, StoreFailure, load
+from .store import RECORD_FORMAT, StoreBase, MemoryStore, RunState, StoredStep, StoreFailure, load
 from .thread import Thread
 from .tools import ToolBox, ToolOffer
 
@@ -133,7 +133,8 @@ class Agent:
         self.state = RunState(saved.state)
         self._start, self._run_start = saved.start, saved.run_start  # what the run sends; where its steps count from
         self._written = saved.counts  # events of each type in the record: a hook's run id is counted from them
-        self.clock, self._run_started_at = clock, saved.run_started_at  # where its time counts from
+        # Where the run's time counts from: its task's (a record of format 1 has none: from now).
+        self.clock, self._run_started_at = clock, saved.run_started_at if saved.run_started_at is not None else clock()
         self._unfinished_task = saved.unfinished_task  # the task of a run not ended (killed): run(task) resumes it
         # Possibly billed: recorded as sent and never answered (a kill while the call was in flight).
         self.unanswered_calls: list[dict] = saved.unanswered_calls
@@ -297,7 +298,8 @@ class Agent:
 
     def _begin(self, new_segment: bool) -> RunResult | None:
         """The start event: what this run sends besides its history, written when it is new."""
-        start = {"model": self.model, "system": _digest(self.system), "tools": _digest(self.toolbox.definitions),
+        start = {"format": RECORD_FORMAT, "model": self.model, "system": _digest(self.system),
+                 "tools": _digest(self.toolbox.definitions),
                  "options": {"max_tokens": self.config.max_tokens, **self.config.request.model_dump(exclude_none=True)}}
         if start == self._start:
             return None
@@ -309,7 +311,7 @@ class Agent:
                     f"the run record was started with another {what}: run(new_segment=True) goes on with this "
                     "agent's as a new segment (the history's thinking is dropped), or restore the old one"))
             self.replace_history([without_thinking(m) for m in self.messages])  # bound to the old prefix
-        elif self._start:
+        elif self._start and {**self._start, "format": RECORD_FORMAT} != start:
             log.warning("the request options differ from the run record's; recorded as a new start")
         self._write({"type": "start", **start})
         self._start = start

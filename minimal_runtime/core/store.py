@@ -16,6 +16,10 @@ turn-scoped batch (it joins the history with its turn: see ``agent``); on the 20
 batch is never written here. On a message thread the record is the same (the server's copy is a
 cache of it), and each turn says how its call was sent: a create, a continue, or a replay and why.
 
+Every start event says the record's format (``RECORD_FORMAT``). A record of an older format is read
+as it was written (``upgrade``, before ``load`` reads the events; the next start event written says
+the current one); a newer one is refused, naming both, rather than read half-understood.
+
 ``MemoryStore`` keeps the same events in memory: the agent's default, so the loop has one code path
 whether or not a run is meant to survive a crash.
 """
@@ -38,6 +42,10 @@ from ..provider.cost import CallRecord
 from .messages import dumps
 
 log = logging.getLogger(__name__)
+
+# 2: start events say the format, task events when they came (``at``: a run's max_seconds counts from it).
+# 1: neither (before December 2026): a run opened from one counts its time from when it was opened.
+RECORD_FORMAT = 2
 
 
 class StoredStep(BaseModel):
@@ -81,6 +89,7 @@ class StoredRun(BaseModel):
     previous_len: int | None = None  # the history's length at the last call (where its breakpoint was)
     skipped: list[str] = Field(default_factory=list)  # events of a type this reader does not know: kept, not read
     counts: dict[str, int] = Field(default_factory=dict)  # events of each type: where a hook's run id counts from
+    format: int = RECORD_FORMAT  # the format of its latest start event (``RECORD_FORMAT``)
 
 
 class RunState:
@@ -150,7 +159,7 @@ def load(events: list[dict[str, Any]], where: str = StoreBase.where) -> StoredRu
     Any event may carry ``state``: the values hooks set (``RunState``) since the last one. An event
     of a type not listed here (a newer writer's) is kept in the record and skipped, with a warning."""
     run, billed, step = StoredRun(), None, None
-    for number, event in enumerate(events, start=1):
+    for number, event in enumerate(upgrade(events, where), start=1):
         if not isinstance(event, dict):
             raise StoreError(f"{where}:{number}: not an event object")
         kind = event.get("type")
@@ -216,7 +225,8 @@ def load(events: list[dict[str, Any]], where: str = StoreBase.where) -> StoredRu
                 run.compactions += 1
                 run.previous_len = None
             elif kind == "start":
-                run.start = {k: v for k, v in event.items() if k not in ("type", "seq")}
+                run.start = {k: v for k, v in event.items() if k not in ("type", "seq", "state")}
+                run.format = event["format"]
             elif kind == "ended":
                 step = StoredStep(ended=dict(event["result"]))
             elif kind == "status":
@@ -240,6 +250,22 @@ def load(events: list[dict[str, Any]], where: str = StoreBase.where) -> StoredRu
         run.lost_calls.append(billed)
     run.interrupted = step
     return run
+
+
+def upgrade(events: list[dict[str, Any]], where: str = StoreBase.where) -> list[dict[str, Any]]:
+    """A record's events as this reader reads them: a start event of format 1 (it says none) says so;
+    nothing else of format 1 differs (its task events have no ``at``: read as unknown). A record
+    with a start event of a newer format than ``RECORD_FORMAT`` is refused."""
+    upgraded = []
+    for number, event in enumerate(events, start=1):
+        if isinstance(event, dict) and event.get("type") == "start":
+            written = event.get("format", 1)
+            if not isinstance(written, int) or written > RECORD_FORMAT:
+                raise StoreError(f"{where}:{number}: written in record format {written!r}; this reader knows formats "
+                                 f"1 to {RECORD_FORMAT}: open it with the version of the runtime that wrote it")
+            event = {**event, "format": written}
+        upgraded.append(event)
+    return upgraded
 
 
 class MemoryStore(StoreBase):
