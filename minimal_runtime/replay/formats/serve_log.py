@@ -190,4 +190,4 @@ def _own_cost(run: RecordedRun) -> None:
     usage at the price table's rates."""
     costs = [c.usage.cost(c.model or run.model or "") for c in run.calls if c.usage]
     if costs and None not in costs:
-        run.cost_usd, run.cost_from = sum(costs), "cost as serve billed this run's calls (its lines' figures)"
+        run.cost_usd, run.cost_from = sum(costs), "cost of this run's calls, as serve billed them (the sum of their lines)"
