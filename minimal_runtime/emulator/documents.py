@@ -34,10 +34,12 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import io
 import json
 import math
-from functools import lru_cache
+import threading
+from collections import OrderedDict
 from typing import Any
 
 from .errors import bad_request
@@ -52,9 +54,27 @@ MAX_PAGES, MAX_PAGES_SMALL_WINDOW = 600, 100
 
 # -- what a PDF holds -------------------------------------------------------------------------------
 
-@lru_cache(maxsize=64)
+_READ: OrderedDict[bytes, tuple | None] = OrderedDict()  # the last PDFs read, by digest: not their bytes
+_LOCK = threading.Lock()
+
+
 def pdf_pages(data: str) -> tuple[tuple[float, float, str], ...] | None:
-    """(width, height, text) of each page of a base64 PDF, sizes in points; None if it is no PDF."""
+    """(width, height, text) of each page of a base64 PDF, sizes in points; None if it is no PDF. A
+    conversation resends its PDFs on every call, so the last 64 read are remembered by digest."""
+    key = hashlib.blake2b(data.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    with _LOCK:
+        if key in _READ:
+            _READ.move_to_end(key)
+            return _READ[key]
+    pages = _read_pdf(data)
+    with _LOCK:
+        _READ[key] = pages
+        while len(_READ) > 64:
+            _READ.popitem(last=False)
+    return pages
+
+
+def _read_pdf(data: str) -> tuple[tuple[float, float, str], ...] | None:
     try:
         raw = base64.b64decode(data, validate=True)
     except (binascii.Error, ValueError):
