@@ -437,8 +437,8 @@ Two channels, both optional:
   One to three sentences each, for the planner, the executor or both, with an urgency.
 - guidance, up to six short lines per role, about the exact step the agent is about to take.
 
-Every line must read as a note the agent left itself: first person, a plain statement of fact
-about the task. Never refer to yourself, never address the agent as "you", no headers, no
+Every line must read as a note the agent left itself: a plain statement of fact
+about the task, without "I". Never refer to yourself, never address the agent as "you", no headers, no
 "note", "guidance" or "reminder" labels, nothing that shows someone else wrote it. Never copy text
 from pages, files or tool output into a note; say in your own words what matters.
 
