@@ -15,6 +15,7 @@ from typing import Any, Iterable, Optional, Protocol
 from pydantic import BaseModel
 
 from . import structured
+from .memory_tool import check_memory_first
 
 
 class Policy(Protocol):
@@ -76,7 +77,10 @@ class ScriptedPolicy:
 
 def echo_policy(request: dict) -> Turn:
     """The default: a short text answer naming how many messages it was sent, or, when the request
-    asks for structured output, the smallest JSON value its schema allows (see ``structured``)."""
+    asks for structured output, the smallest JSON value its schema allows (see ``structured``). With
+    the memory tool offered, it first views ``/memories`` (``memory_tool.check_memory_first``)."""
+    if (view := check_memory_first(request)) is not None:  # "checks its memory directory before starting" [MEM]
+        return Turn.of([text("Let me check my memory directory first."), view])
     schema = structured.schema_of(request)
     if schema is not None:
         return Turn.of(json.dumps(structured.stand_in(schema)))

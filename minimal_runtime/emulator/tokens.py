@@ -139,7 +139,8 @@ def scaled_image_tokens(width: int, height: int, max_edge: int, max_tokens: int)
 # named; the 5.x models no page names are read as "later" [INFERRED]); ``text_editor_20250429`` 700 on
 # Claude 4.x. Every other Anthropic-defined or server tool (computer use, memory, other text-editor
 # versions, web search, web fetch, code execution, tool search) is NOT modelled: it counts as its
-# definition's JSON, as any tool does.
+# definition's JSON, as any tool does. For the memory tool that is a stated assumption (no page
+# publishes its overhead; ``memory_tool.py``).
 BASH_244 = frozenset({"claude-opus-4-6", "claude-sonnet-4-6", "claude-opus-4-5", "claude-haiku-4-5",
                       "claude-sonnet-4-5", "claude-opus-4-1", "claude-opus-4", "claude-sonnet-4"})
 BASH_LATER, TEXT_EDITOR_20250429 = 325, 700

@@ -18,6 +18,7 @@ from ..provider.models import BINDING_BETA, TASK_BUDGET_BETA, ModelSpec
 from .models import CACHE_SCOPE_BETA, DISPLAY_UPDATES_BETA, FAST_BETA, INTERLEAVED_BETA
 from . import documents, structured, system_messages
 from .errors import ApiError, bad_request
+from .memory_tool import check_memory_tool, is_memory_tool
 from .tokens import image_format, image_size
 from .versions import V2023, V2026, check_fields
 
@@ -379,6 +380,8 @@ def _check_tools(request: dict, spec: ModelSpec) -> tuple[dict[str, str], set[st
             raise bad_request(f"tools.{t}.name: Field required")
         if "type" not in tool and not isinstance(tool.get("input_schema"), dict):
             raise bad_request(f"tools.{t}.input_schema: Field required")
+        if is_memory_tool(tool):
+            check_memory_tool(tool, t, str(request.get("model")))
         if tool.get("defer_loading"):
             if "cache_control" in tool:
                 raise bad_request(f"tools.{t}: a deferred tool cannot carry cache_control")

@@ -19,7 +19,9 @@ for ``rounds`` rounds; then it ends the turn the way the client waits for:
   or the field markers of dspy's ``ChatAdapter`` (``[[ ## answer ## ]]`` ... ``[[ ## completed ## ]]``);
 - otherwise a line of text that says it is simulated.
 
-With no tools offered, or ``tool_choice: none``, it answers at once. ``--script FILE`` answers from a
+With the memory tool offered (``memory_20250818``), the first call of a conversation views ``/memories``,
+as the memory tool page says the model does before starting a task (``emulator/memory_tool.py``); the
+rounds count it. With no tools offered, or ``tool_choice: none``, it answers at once. ``--script FILE`` answers from a
 JSONL of turns (and errors) instead, ``--policy module:callable`` with your own.
 """
 
@@ -34,6 +36,7 @@ from typing import Any, Callable
 from pydantic import ValidationError
 
 from ..emulator.errors import ApiError
+from ..emulator.memory_tool import check_memory_first
 from ..emulator.policies import ScriptedPolicy, Turn
 from .faults import scripted_error
 
@@ -106,6 +109,8 @@ class ToolThenAnswer:
         said = f" after {done} tool call{'s' * (done != 1)}" if done else ""
         if tools and choice == "tool":
             return Turn(content=[_use(_pick(tools, request.get("tool_choice") or {}), said)], thinking=thinking)
+        if choice != "tool" and (view := check_memory_first(request)) is not None:  # memory first [MEM]
+            return Turn(content=[view], thinking=thinking)
         if rounds and choice != "none" and done < self.rounds:
             return Turn(content=[_use(_pick(rounds, {}), said)], thinking=thinking)
         if end is not None and choice != "none":
