@@ -159,9 +159,9 @@ class ServeSpans:
         start = getattr(self._started, "at", None)
         span = self.tracing.span(f"chat {call.model}", served_attributes(call, self.tracing.capture), kind="SERVER",
                                  start=start)
-        if call.error is not None:
-            self.tracing.failed(span, (call.response or {}).get("error", {}).get("type", str(call.status))
-                                if isinstance((call.response or {}).get("error"), dict) else str(call.status), call.error)
+        if call.error is not None:  # the API's error type where the answer has one, else the status
+            error = (call.response or {}).get("error")
+            self.tracing.failed(span, error.get("type") if isinstance(error, dict) else str(call.status), call.error)
         span.end()
 
     def close(self) -> None:
@@ -233,10 +233,12 @@ class AgentSpans:
         now = time.monotonic()
         miss = diagnose(self._previous, request, record, response, now)
         edits = getattr(event.agent, "edits", [])
+        checked = getattr(getattr(event.agent, "config", None), "check_append_only", True)
         attributes = {**call_attributes(request, response, record, self.tracing.capture),
                       OWN + "call": len(event.agent.calls), OWN + "compared_with": len(event.agent.calls) - 1 or None,
                       OWN + "cache.miss_reason": miss, OWN + "batch": len(event.batch),
-                      OWN + "prefix_check": f"not append-only: {edits[-1]}" if edits and self._edits < len(edits) else "ok",
+                      OWN + "prefix_check": None if not checked else f"not append-only: {edits[-1]}"
+                      if self._edits < len(edits) else "ok",
                       OWN + "thread": (request.get("thread") or {}).get("type") if isinstance(request.get("thread"), dict)
                       else None}
         self._edits = len(edits)

@@ -98,7 +98,7 @@ def test_a_runtime_run_is_a_span_with_a_child_per_step_and_the_calls_and_tools_u
     seen = []  # what the client got, call by call
     hooks = HookRegistry()
     hooks.register(Point.POST_LLM_CALL, lambda e: seen.append(e.response))
-    agent, _, _ = pricing_agent(tmp_path, hooks=tracing.hooks(hooks))
+    agent, _, _ = pricing_agent(tmp_path, hooks=tracing.hooks(hooks), check_append_only=True)
     result = agent.run(TASK)
     assert result.status == "done"  # the spans flushed as the run ended: nothing more to wait for
     spans = collector.spans
