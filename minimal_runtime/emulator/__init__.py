@@ -250,7 +250,7 @@ class Emulator:
                                         batch=wave is not None)
             parsed.prompt = prepared.prompt if not prepared.applied else None
             parsed.memo = pipeline.memo_of(prepared)
-            plan = self._bill(prepared, betas, wave.now if wave is not None else None)
+            plan = self._bill(prepared, betas, wave.now if wave is not None else None, thread.owner)
             self._ids += 1
             message_id = f"msg_emu_{self._ids:020d}"
             diagnostics = self._diagnose(request, prepared, message_id, betas)
@@ -308,9 +308,10 @@ class Emulator:
             for outcome in outcomes:
                 self.cache.commit(outcome)
 
-    def _bill(self, prepared: pipeline.Prepared, betas: set[str], now: float | None = None) -> dict:
-        """Bill the request against the cache (at ``now``, a batch's wave time, else the clock's),
-        compacting first when asked or when over the trigger."""
+    def _bill(self, prepared: pipeline.Prepared, betas: set[str], now: float | None = None, owner: str = "") -> dict:
+        """Bill the request against the cache of ``owner`` (the credential it was sent with: caches are
+        kept apart per key, cache.py) at ``now``, a batch's wave time, else the clock's, compacting first
+        when asked or when over the trigger."""
         request, prompt = prepared.request, prepared.prompt
         now = self.clock() if now is None else now
         minimum = prepared.spec.min_cacheable_tokens or 0
@@ -319,7 +320,7 @@ class Emulator:
         threshold = compaction.threshold_edit(request)
         on_demand = request.get("compaction")
         if on_demand is None and (threshold is None or prompt.total < threshold["trigger"]):
-            plan["outcome"] = self.cache.apply(prompt, minimum, now)
+            plan["outcome"] = self.cache.apply(prompt, minimum, now, owner)
             plan["outcomes"].append(plan["outcome"])
             return plan
         # The summarization reads the whole prompt, at the request's cache prices [CT].
@@ -327,7 +328,7 @@ class Emulator:
         summarized = [m for m in request["messages"][start:] if m.get("role") in ("user", "assistant")]
         if on_demand is not None and not any(not _only_compaction_block(m) for m in summarized):
             raise bad_request("compaction: there is nothing to summarize", "compaction_nothing_to_summarize")
-        outcome = self.cache.apply(prompt, minimum, now)
+        outcome = self.cache.apply(prompt, minimum, now, owner)
         plan["outcomes"].append(outcome)
         # The summary step has finished before the message step begins, so what it wrote is readable
         # there: one write, not two [INFERRED from CT's separate iterations; no page says it].
@@ -360,7 +361,7 @@ class Emulator:
         # The response goes on from the summary: tools, system, the block [CT].
         after = {**request, "messages": [{"role": "assistant", "content": [block]}]}
         after_prompt = flatten(after, render=Render(system_messages=prepared.spec.system_messages))
-        plan["outcome"] = self.cache.apply(after_prompt, minimum, now)
+        plan["outcome"] = self.cache.apply(after_prompt, minimum, now, owner)
         plan["outcomes"].append(plan["outcome"])
         prepared.prompt = after_prompt
         prepared.bound = binding.check(after, prepared.spec, self.account, 0, compaction.start_digest(

@@ -57,7 +57,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, Iterator
 
-from . import paging
+from . import paging, threads
 from .errors import ApiError, bad_request
 
 if TYPE_CHECKING:
@@ -102,6 +102,7 @@ class _Batch:
     betas: set[str]
     version: str
     profile: str | None  # the anthropic-user-profile-id header
+    owner: str  # the credential that created it (threads.credential): its requests read and write that key's cache
     results: list[dict | None]
     sent: int = 0  # requests sent so far, whole waves
     sending: int = 0  # the end of the wave in flight (a cancel cancels what comes after it)
@@ -251,7 +252,7 @@ class Batches:
         try:
             _refuse(params, b.profile)
             body = json.dumps({k: v for k, v in params.items() if k != "user_profile_id"}).encode()
-            message, _ = self.emu._messages(body, b.betas, b.version, wave=wave)
+            message, _ = self.emu._messages(body, b.betas, b.version, wave=wave, owner=b.owner)
             return {"type": "succeeded", "message": message}
         except ApiError as e:
             error = e
@@ -318,7 +319,8 @@ class Batches:
         self._ids += 1
         batch = _Batch(id=f"msgbatch_emu_{self._ids:012d}", custom_ids=[item["custom_id"] for item in items],
                        created=now, delay=self.delay, params=[item["params"] for item in items], betas=set(betas), version=version,
-                       profile=headers.get("anthropic-user-profile-id"), results=[None] * len(items))
+                       profile=headers.get("anthropic-user-profile-id"), owner=threads.credential(headers),
+                       results=[None] * len(items))
         self._batches[batch.id] = self._open[batch.id] = batch
         return batch
 

@@ -12,6 +12,10 @@ Rules, each from https://platform.claude.com/docs/en/build-with-claude/prompt-ca
   and ``input_tokens`` whatever follows the last breakpoint.
 - "A cache entry only becomes available after the first response begins": what a request writes
   is pending until ``commit``, so concurrent identical requests each write.
+- Caches are not shared between organizations: an entry is its writer's (``owner``, a digest of the
+  API key the request was sent with: ``threads.credential``), read only by requests sent with that
+  key; two requests with one key share. A key stands for an organization here (a workshop's
+  attendees each have one), the strictest reading, as threads bind to it.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ class CacheOutcome:
     written_5m: int
     written_1h: int
     uncached: int  # input_tokens
-    pending: dict = field(default_factory=dict)  # digest -> (expires_at, ttl): readable after commit
+    pending: dict = field(default_factory=dict)  # (owner, digest) -> (expires_at, ttl): readable after commit
 
     @property
     def written(self) -> int:
@@ -40,7 +44,7 @@ class PromptCache:
     on its own: the emulator serialises access."""
 
     def __init__(self) -> None:
-        self._expires: dict[bytes, tuple[float, int]] = {}  # digest -> (expires_at, ttl)
+        self._expires: dict[tuple[str, bytes], tuple[float, int]] = {}  # (owner, digest) -> (expires_at, ttl)
 
     def __len__(self) -> int:
         return len(self._expires)
@@ -51,21 +55,22 @@ class PromptCache:
         twin._expires = dict(self._expires)
         return twin
 
-    def _alive(self, digest: bytes, now: float) -> bool:
-        entry = self._expires.get(digest)
+    def _alive(self, key: tuple[str, bytes], now: float) -> bool:
+        entry = self._expires.get(key)
         return entry is not None and entry[0] > now
 
-    def apply(self, prompt: Prompt, min_tokens: int, now: float) -> CacheOutcome:
-        """Bill ``prompt`` against the cache, then store what it writes."""
+    def apply(self, prompt: Prompt, min_tokens: int, now: float, owner: str = "") -> CacheOutcome:
+        """Bill ``prompt``, sent by ``owner``, against that owner's entries, then store what it writes."""
+        key = lambda pos: (owner, prompt.digests[pos])  # noqa: E731
         hit = -1  # pragma: no mutate (the position of the longest prefix read from cache; any negative: none)
         for pos, _ttl in prompt.breakpoints:
             for back in range(pos, max(pos - LOOKBACK_BLOCKS, -1), -1):  # pragma: no mutate (-1 or -2: position -1 never hits)
-                if self._alive(prompt.digests[back], now):
+                if self._alive(key(back), now):
                     hit = max(hit, back)
                     break
         if hit >= 0:
-            _, ttl = self._expires[prompt.digests[hit]]
-            self._expires[prompt.digests[hit]] = (now + ttl, ttl)  # a hit refreshes the TTL
+            _, ttl = self._expires[key(hit)]
+            self._expires[key(hit)] = (now + ttl, ttl)  # a hit refreshes the TTL
 
         cached_upto, written, pending = hit, {300: 0, 3600: 0}, {}
         for pos, ttl in prompt.breakpoints:
@@ -75,10 +80,10 @@ class PromptCache:
                 written[ttl] += prompt.prefix_tokens(pos) - prompt.prefix_tokens(cached_upto)
                 cached_upto = pos
             # Writing a prefix that is already stored keeps the longer of its two lifetimes.
-            old = self._expires.get(prompt.digests[pos])
+            old = self._expires.get(key(pos))
             alive = old is not None and old[0] > now
             keep = old[1] if alive and old[1] > ttl else ttl  # pragma: no mutate (>= ttl: the same ttl)
-            pending[prompt.digests[pos]] = (now + keep, keep)
+            pending[key(pos)] = (now + keep, keep)
 
         if len(self._expires) > 4096:  # pragma: no mutate (housekeeping: dropping expired entries changes nothing)
             self._expires = {d: e for d, e in self._expires.items() if e[0] > now}  # pragma: no mutate
