@@ -75,3 +75,36 @@ def test_the_file_opens_offline_every_call_shows_and_hostile_text_stays_text(kin
     assert {url.split(":")[0] for url in asked} == {"file"} and asked == [out.as_uri()]  # itself, nothing else
     assert problems == []  # no script refused by the content policy, no error
     context.close()
+
+
+def test_the_live_pages_download_is_the_same_file_and_opens_offline(browser, artifacts, tmp_path):
+    import io
+
+    import anthropic
+
+    from minimal_runtime.emulator import Emulator
+    from minimal_runtime.serve import ToolThenAnswer, started
+    with started(Emulator(model="claude-sonnet-5-5", policy=ToolThenAnswer(rounds=2)), ui=True, out=io.StringIO()) as (url, _):
+        client = anthropic.Anthropic(base_url=url, api_key="dummy")
+        for _ in range(2):
+            client.messages.create(model="claude-sonnet-5-5", max_tokens=100,
+                                   messages=[{"role": "user", "content": HOSTILE}])
+        live = browser.new_page(viewport=VIEWPORT)
+        live.goto(f"{url}/ui")
+        live.locator(".call").nth(1).wait_for()
+        with live.expect_download() as download:
+            live.locator("#download").click()
+        saved = tmp_path / download.value.suggested_filename
+        download.value.save_as(saved)
+        live.close()
+    assert saved.name == "run.html"
+    context = browser.new_context(viewport=VIEWPORT, offline=True)
+    page = context.new_page()
+    page.goto(saved.as_uri())
+    page.locator("body[data-ready]").wait_for()
+    assert page.locator(".call").count() == 2 and page.locator("#download").count() == 0
+    page.locator('.call[data-n="2"]').click()
+    page.locator('.callview[data-n="2"]').wait_for()
+    assert page.title() != "pwned" and page.locator("body[data-pwned]").count() == 0
+    page.screenshot(path=str(artifacts / "run-file-downloaded.png"))
+    context.close()
