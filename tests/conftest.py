@@ -16,6 +16,11 @@ import pytest
 # test and a bare pytest leave it out, uncollected (Playwright is not installed for them)
 collect_ignore = [] if os.environ.get("UI_TEST") else ["ui"]
 
+# OTEL_* variables in the shell (a developer's own collector) would have every serve and agent of the suite
+# send it spans: the suite's spans go only to the receivers its own tests start (tests/tracing)
+for name in [n for n in os.environ if n.startswith("OTEL_")]:
+    del os.environ[name]
+
 
 def pytest_addoption(parser):
     parser.addoption("--impl", default=os.environ.get("COURSE_IMPL", "solutions"), choices=["exercises", "solutions"],
