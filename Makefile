@@ -50,7 +50,7 @@ wheelhouse: $(STAMP)  ## every wheel the course needs for Linux, macOS and Windo
 # apt-get when missing: in CI a failed install fails the run, elsewhere the check is skipped in one line.
 BROWSER := /usr/bin/chromium
 .PHONY: ui-test
-ui-test: $(STAMP)  ## in Chromium: chapters 01, 02 and 09 in JupyterLab in both themes, and serve's page (screenshots in .ui-artifacts/)
+ui-test: $(STAMP)  ## in Chromium: chapters 01, 02 and 09 in JupyterLab in both themes, reading mode and the switch to your code (01, 09), and serve's page (screenshots in .ui-artifacts/)
 	@$(BIN)/python -c 'import jupyterlab, playwright' 2>/dev/null || $(BIN)/uv pip install --python $(BIN)/python -e '.[course,lab,ui]'
 	@[ -x $(BROWSER) ] || { echo "installing Debian's chromium (apt-get install chromium)"; \
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >/dev/null 2>&1; } || true

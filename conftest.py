@@ -32,6 +32,16 @@ def pytest_xdist_make_scheduler(config, log):
     return None
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session):
+    """Under -q, xdist writes `bringing up nodes...` (twice where the output is not a terminal: make test's
+    own, in CI): a line a newcomer cannot place, about workers they did not ask for. Its progress line on a
+    terminal stays."""
+    reporter = session.config.pluginmanager.getplugin("terminaldistreporter")
+    if reporter is not None and session.config.option.verbose < 0:
+        reporter.ensure_show_status = lambda: None
+
+
 QUICK_LAST = ("tests/ch", "tests/emulator/")
 
 

@@ -112,7 +112,8 @@ def setup(project: Project, wheelhouse: Path | None = None, running: tuple = tup
     # compiled at install: each of make test's many processes (workers, kernels, subprocess tests) would
     # otherwise compile the SDK's ~1,000 modules itself, every time where PYTHONDONTWRITEBYTECODE is set
     extras = EXTRAS if wheelhouse else "course"  # a venue installs the lab now: there is no network later
-    if run([project.bin("uv"), "pip", "install", "--compile-bytecode", "--python", project.python, *offline,
+    # --quiet: uv's list of the ~90 packages it installed says nothing a newcomer needs (pyproject.toml names them)
+    if run([project.bin("uv"), "pip", "install", "--quiet", "--compile-bytecode", "--python", project.python, *offline,
             "-e", f".[{extras}]"], project.root):
         return 1
     project.stamp.touch()

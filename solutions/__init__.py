@@ -2,13 +2,16 @@
 runtime are one source of truth: the runtime *is* the solution.
 
 ``impl(chapter)`` returns the implementation selected by ``COURSE_IMPL`` (``solutions`` by default,
-``exercises`` for your own work); the notebooks use it so they follow the same switch as the tests.
-``committed_stub(chapter)`` is the stub as committed, for the notebooks' contract cells.
+``exercises`` for your own work), as the tests do. A notebook names its choice, ``impl(chapter, IMPL)``
+with ``IMPL`` set in its settings cell (reading mode, ``"solutions"``, as committed: every figure shows),
+and gets a banner saying which code the chapter runs and, for yours, how many of the chapter's tests it
+passes. ``committed_stub(chapter)`` is the stub as committed, for the notebooks' contract cells.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import subprocess
 import sys
@@ -19,12 +22,75 @@ from types import ModuleType
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def impl(chapter: str) -> ModuleType:
-    package = os.environ.get("COURSE_IMPL", "solutions")
+def impl(chapter: str, choice: str | None = None) -> ModuleType:
+    package = choice or os.environ.get("COURSE_IMPL", "solutions")
     if package not in ("solutions", "exercises"):
-        raise ValueError(f"COURSE_IMPL must be 'solutions' or 'exercises', not {package!r}")
+        raise ValueError(f"the implementation must be 'solutions' or 'exercises', not {package!r}")
     _one_line_for_unfinished_stubs()
+    if choice is not None:  # a notebook's switch: anything later that reads COURSE_IMPL follows it
+        os.environ["COURSE_IMPL"] = choice
+        _show(Banner(chapter, choice, _tests_on_exercises(chapter) if choice == "exercises" else None))
     return importlib.import_module(f"{package}.{chapter}")
+
+
+class Banner:
+    """What a chapter runs, shown under its settings cell: the solutions (reading mode) and how to switch,
+    or the learner's code and how many of the chapter's tests it passes, so a figure drawn by failing code
+    says so where it is read."""
+
+    def __init__(self, chapter: str, choice: str, tests: tuple[int, int, str] | None):
+        self.chapter, self.choice, self.tests = chapter, choice, tests
+
+    def lines(self) -> tuple[str, list[str]]:
+        """(a word for its colour, its lines)."""
+        suite = f"tests/{self.chapter}"
+        if self.choice == "solutions":
+            return "reading", [f"Reading mode: this chapter runs the course's solutions (solutions/{self.chapter}.py), so every "
+                               "figure below is the reference.",
+                               'To run your own code (exercises/): set IMPL = "exercises" in this cell, then Kernel > '
+                               "Restart Kernel and Run All Cells."]
+        passed, failed, first = self.tests
+        if passed + failed == 0:
+            return "failing", [f"Your code: exercises/{self.chapter}.py. Its tests ({suite}) could not run: {first or 'none was collected'}",
+                               f"Check it with `.venv/bin/pytest {suite} --impl exercises`."]
+        if failed == 0:
+            return "passing", [f"Your code: exercises/{self.chapter}.py passes all {passed} tests of {suite}: the figures below are "
+                               "yours.", 'Set IMPL = "solutions" to read the chapter as committed.']
+        return "failing", [f"Your code: exercises/{self.chapter}.py passes {passed} of {passed + failed} tests of {suite}: "
+                           f"what runs below runs code that fails {failed}.",
+                           f"The first failure: {first}" if first else "",
+                           f"Check it with `.venv/bin/pytest {suite} --impl exercises`; "
+                           'IMPL = "solutions" reads the chapter as committed.']
+
+    def __repr__(self) -> str:
+        return "\n".join(line for line in self.lines()[1] if line)
+
+    def _repr_html_(self) -> str:
+        import html
+
+        kind, lines = self.lines()
+        colour = {"reading": "#1a73e8", "passing": "#188038", "failing": "#c5221f"}[kind]
+        body = "<br>".join(html.escape(line) for line in lines if line)
+        return (f'<div class="course-banner course-banner-{kind}" style="border-left: 6px solid {colour}; '
+                f'padding: 6px 10px; margin: 4px 0">{body}</div>')
+
+
+def _show(banner: Banner) -> None:
+    try:
+        from IPython.display import display
+    except ImportError:
+        print(repr(banner))
+        return
+    display(banner)
+
+
+def _tests_on_exercises(chapter: str) -> tuple[int, int, str]:
+    """(passed, failed, the first failure's message) of the chapter's suite on exercises/, by make progress's
+    own check (one pytest process, a few seconds)."""
+    spec = importlib.util.spec_from_file_location("exercise_check", ROOT / "tests" / "exercise_check.py")
+    check = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(check)
+    return check.run_suites([ROOT / "tests" / chapter])[ROOT / "tests" / chapter]
 
 
 def committed_stub(chapter: str) -> ModuleType:

@@ -148,7 +148,6 @@ def timed(results: dict[str, tuple[int, int]], now: float, log: Path = ROOT / ".
     return said
 
 
-SUITES = [ROOT / s for s in sys.argv[2:]] or sorted(ROOT.glob("tests/ch*/"))  # the chapters to check
-
-if __name__ == "__main__":
+if __name__ == "__main__":  # imported (a notebook's banner runs run_suites), it reads no arguments
+    SUITES = [ROOT / s for s in sys.argv[2:]] or sorted(ROOT.glob("tests/ch*/"))  # the chapters to check
     sys.exit({"stubs": stubs, "progress": progress}[sys.argv[1]]())

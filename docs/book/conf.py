@@ -4,8 +4,11 @@ repository; this folder holds only the settings. The README is the first page: i
 site's first screen, and the chapters and pages are listed in order in the sidebar (added to the README's
 text here, at build time, so the file on GitHub shows no directive)."""
 
+import json
 import re
 from pathlib import Path
+
+from docutils import nodes
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -54,6 +57,50 @@ def _index_is_the_readme(app, exception):
             '<title>Context engineering for long-horizon agents</title><a href="README.html">The course</a>\n')
 
 
+def _heading(source: str) -> str | None:
+    found = re.search(r"^#+ (.+)$", source, re.M)
+    return found.group(1).strip() if found else None
+
+
+def _describe_plots(app, doctree):
+    """A notebook's plot gets alt text saying what it shows (its panels' titles, its chapter and section),
+    where the builder wrote its hashed file name, and a width, so that Sphinx links it to the full-size
+    image (html_scaled_image_link): on a phone a four-panel figure shrinks, and is read by opening it."""
+    docname = app.env.docname
+    if not docname.startswith("chapters/"):
+        return
+    cells = json.loads((ROOT / f"{docname}.ipynb").read_text())["cells"]
+    sources = ["".join(c["source"]) for c in cells]
+    chapter = _heading(sources[0]) or docname
+    for image in list(doctree.findall(nodes.image)):
+        cell = image.parent
+        while cell is not None and cell.get("nb_element") != "cell_code":
+            cell = cell.parent
+        if cell is None:
+            continue
+        index = cell["cell_index"]
+        section = next((h for h in map(_heading, (sources[k] for k in range(index, -1, -1) if cells[k]["cell_type"] == "markdown"))
+                        if h), chapter)
+        # the panels' titles as the code writes them, up to any {placeholder} the run fills in
+        titles = [t.split("{")[0].replace("\\n", " ").strip(" ,:(") for t in
+                  re.findall(r'(?:set_title|suptitle)\(\s*f?"([^"]*)"', sources[index])]
+        titles = [t for t in titles if t]
+        image["alt"] = f"Plot: {'; '.join(titles) if titles else section} ({chapter}, section {section})"
+        image["width"] = "100%"
+
+
+def _mark_the_symptom_map(app, doctree):
+    """The README's table whose last column is "go to" gets a class: on a narrow screen its rows stack
+    (book.css), so the column that says where to go is never off the screen."""
+    for table in doctree.findall(nodes.table):
+        head = next(iter(table.findall(nodes.thead)), None)
+        entries = list(head.findall(nodes.entry)) if head is not None else []
+        if entries and entries[-1].astext().strip() == "go to":
+            table["classes"].append("symptom-map")
+
+
 def setup(app):
     app.connect("source-read", _add_tables_of_contents)
+    app.connect("doctree-read", _describe_plots)
+    app.connect("doctree-read", _mark_the_symptom_map)
     app.connect("build-finished", _index_is_the_readme)

@@ -230,3 +230,13 @@ def course_free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def test_make_tests_two_workers_start_without_a_line_a_newcomer_cannot_place(capfd):
+    """xdist wrote `bringing up nodes...` (twice where the output is not a terminal, as in CI) before the
+    verdict of `make test`: course.py test's own pytest command, on one test, says only the verdict."""
+    course = course_module()
+    status = course.test(course.Project(ROOT), "suites", "tests/course/test_course_py.py", "-k", "windows_venvs", "-p", "no:cacheprovider")
+    out = capfd.readouterr().out
+    assert status == 0 and "1 passed" in out, out
+    assert "bringing up nodes" not in out, out

@@ -13,6 +13,8 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,19 +70,16 @@ class Lab:
     folder: Path  # what it serves: copies of chapters/
 
 
-@pytest.fixture(scope="session")
-def lab(tmp_path_factory):
-    """JupyterLab on loopback, started as make lab starts it (--allow-root where this runs as root),
-    serving copies of the committed notebooks: nothing it does can write to chapters/."""
-    home = tmp_path_factory.mktemp("lab")
-    folder = home / "chapters"
-    shutil.copytree(ROOT / "chapters", folder)
+@contextmanager
+def running_lab(home: Path, folder: Path, **env: str) -> Iterator[Lab]:
+    """JupyterLab on loopback serving ``folder``, started as course.py lab starts it (--allow-root where
+    this runs as root), its settings and runtime files in ``home``; ``env`` reaches its kernels."""
     for name, values in LAB_SETTINGS.items():
         (home / "settings" / name).parent.mkdir(parents=True, exist_ok=True)
         (home / "settings" / name).write_text(json.dumps(values))
     port = free_port()
     env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"),
-           "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"), "JUPYTER_RUNTIME_DIR": str(home / "runtime")}
+           "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"), "JUPYTER_RUNTIME_DIR": str(home / "runtime"), **env}
     command = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
                "--ServerApp.port_retries=0", "--IdentityProvider.token=", "--ServerApp.password=",
                f"--ServerApp.root_dir={folder}", "--LabApp.expose_app_in_browser=True",
@@ -108,3 +107,13 @@ def lab(tmp_path_factory):
         except subprocess.TimeoutExpired:
             server.kill()
         log.close()
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory):
+    """Copies of the committed notebooks: nothing the lab does can write to chapters/."""
+    home = tmp_path_factory.mktemp("lab")
+    folder = home / "chapters"
+    shutil.copytree(ROOT / "chapters", folder)
+    with running_lab(home, folder) as served:
+        yield served

@@ -149,3 +149,37 @@ def test_the_sites_address_opens_the_first_page_and_its_symptom_map_with_the_cha
     assert any(h.startswith("When you see") for h in headings), headings
     numbers = [n[len("Chapter "):][:2] for n in listed if n.startswith("Chapter ")]
     assert numbers == sorted(numbers) and len(numbers) >= 10, listed
+
+
+PHONE = {"width": 390, "height": 844}
+ON_A_PHONE = """() => {
+  const map = [...document.querySelectorAll('article table')].find(t => [...t.querySelectorAll('thead th')].pop()?.innerText.trim() === 'go to');
+  const goTo = map ? [...map.querySelectorAll('tbody tr')].map(tr => [...tr.querySelectorAll('td')].pop())
+                         .map(td => ({text: td.innerText.slice(0, 40), right: Math.round(td.getBoundingClientRect().right)})) : null;
+  const plots = [...document.querySelectorAll('article div.cell_output img')].map(i => ({
+    alt: i.getAttribute('alt'), link: i.closest('a')?.getAttribute('href') || null, src: i.getAttribute('src')}));
+  return {goTo, plots, width: document.documentElement.clientWidth};
+}"""
+
+
+@pytest.mark.parametrize("page", ["README.html", "chapters/01_ephemeral_queue.html", "chapters/05_budget.html"])
+def test_on_a_phone_the_symptom_map_says_where_to_go_and_every_plot_says_what_it_is_and_opens_full_size(browser, site,
+                                                                                                        shots, page):
+    """At 390 px the symptom map's "go to" column was off the screen, a four-panel figure shrank to unreadable
+    and was no link, and a plot's alt text was its hashed file name."""
+    tab = browser.new_page(viewport=PHONE)
+    try:
+        tab.goto(urljoin(site, page), wait_until="load")
+        seen = tab.evaluate(ON_A_PHONE)
+        tab.screenshot(path=str(shots / f"phone-{page.replace('/', '_').removesuffix('.html')}.jpg"), type="jpeg", quality=70)
+    finally:
+        tab.close()
+    if page == "README.html":
+        assert seen["goTo"], "no symptom map on the first page"
+        off = [g for g in seen["goTo"] if g["right"] > seen["width"]]
+        assert off == [], f"'go to' cells past the {seen['width']} px screen: {off[:3]}"
+        return
+    assert len(seen["plots"]) == committed_plots(page) >= 1
+    for plot in seen["plots"]:
+        assert plot["alt"] and not plot["alt"].endswith(".png") and plot["alt"].startswith("Plot: "), plot
+        assert plot["link"] and plot["link"].endswith(plot["src"].rsplit("/", 1)[-1]), f"not a link to the full image: {plot}"
