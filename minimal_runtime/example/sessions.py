@@ -4,7 +4,8 @@
 its note's path is in view; codes are the ones it can read) with the one rule the harness asks of a
 session at its end (``features.handoff.SESSION_END_ASK``): finish the item in hand (a page fetched
 and not yet noted is noted first), write the handoff note, then stop. A new session sees only its
-task and the progress file the runtime wrote.
+task and the progress file the runtime wrote. ``MemoryReader`` hands over through the memory tool
+instead, with no progress file.
 
 ``run_in_sessions`` runs the task that way on one emulator (one server for every session, as online:
 a fresh session's prefix is written to the cache again, and that is part of what it costs).
@@ -19,6 +20,7 @@ from ..core.tools import ToolBox
 from ..emulator.policies import Turn, text
 from ..features.compaction import HANDOFF_PATH
 from ..features.handoff import SESSION_END_ASK, SessionHandoff, run_sessions
+from ..features.memory import ROOT, MemoryTool
 from .compaction import LongReader, code_for, long_pages, planted_pages, task_text
 from .work import act, batch
 
@@ -45,17 +47,48 @@ class SessionReader(LongReader):
         return Turn(content=[text(STOPPED)])
 
 
+class MemoryReader(SessionReader):
+    """SIMULATED: the same reader with the memory tool and no progress file. As the memory tool page
+    says the model does, it views ``/memories`` before anything else; then it reads the latest of its
+    session files there (each holds everything so far: just-in-time, one file, not all); at a
+    session's end it writes the next one (the codes it has seen, the pages done, the next page)."""
+
+    def __call__(self, request: dict) -> Turn:
+        seen = self._gather(request["messages"])
+        viewed = [args.get("path") for name, args, _, _ in seen["calls"] if name == "memory" and args.get("command") == "view"]
+        if ROOT not in viewed:
+            return act("Checking my memory directory first.", "memory", command="view", path=ROOT)
+        listing = next(result for name, args, result, _ in seen["calls"] if name == "memory" and args.get("path") == ROOT)
+        kept = sorted({int(n) for n in re.findall(r"/memories/session-(\d+)\.md", listing)})
+        if kept and f"{ROOT}/session-{kept[-1]}.md" not in viewed:
+            return act("Reading my latest memory file.", "memory", command="view", path=f"{ROOT}/session-{kept[-1]}.md")
+        if not any(SESSION_END in t for t in batch(request).values()):
+            return LongReader.__call__(self, request)
+        turn = SessionReader.__call__(self, request)  # the item in hand first, then its handoff note
+        uses = [b for b in turn.content if b.get("type") == "tool_use"]
+        if uses and uses[0]["input"].get("path") == HANDOFF_PATH:  # the note goes to memory instead
+            if any(name == "memory" and args.get("command") == "create" for name, args, _, _ in seen["calls"]):
+                return Turn(content=[text(STOPPED.replace(HANDOFF_PATH, ROOT))])
+            path = f"{ROOT}/session-{(kept[-1] if kept else 0) + 1}.md"
+            return act("Saving what I know to memory before the session ends.", "memory", command="create", path=path,
+                       file_text=uses[0]["input"]["content"] + "\n")
+        if not uses:
+            return Turn(content=[text(STOPPED.replace(HANDOFF_PATH, ROOT))])
+        return turn
+
+
 def run_in_sessions(pages: int, session_steps: int, workdir: Path, *, chars: int = 2000,
-                    model: str = "claude-sonnet-5-5", max_sessions: int = 40) -> dict:
-    """The long reading task in sessions of ``session_steps`` calls each; returns the sessions
-    (agent, result, progress), the reader, the emulator and the workspace."""
+                    model: str = "claude-sonnet-5-5", max_sessions: int = 40, memory: bool = False) -> dict:
+    """The long reading task in sessions of ``session_steps`` calls each: handed over through the
+    progress file, or (``memory``) through the memory tool alone. Returns the sessions (agent,
+    result, progress), the reader, the emulator and the workspace."""
     from ..core.agent import Agent
     from .agents import SteppingClock
     from .backend import make_client
     from .tools import Workspace, pricing_tools
     if SESSION_END not in SESSION_END_ASK:
         raise RuntimeError("the session-end ask was reworded: the simulated reader would not react")
-    reader = SessionReader(pages, planted_pages(pages))
+    reader = (MemoryReader if memory else SessionReader)(pages, planted_pages(pages))
     workspace = Workspace(Path(workdir) / "workspace")
     client, emulator = make_client(reader, model=model, clock=SteppingClock(), online=False)
     files = [t for t in pricing_tools(workspace, []) if t.name in ("read_file", "write_file")]
@@ -64,10 +97,11 @@ def run_in_sessions(pages: int, session_steps: int, workdir: Path, *, chars: int
         from ..core.hooks import HookRegistry
         hooks = HookRegistry()
         hooks.install(handoff)
-        return Agent(client, model=model, toolbox=ToolBox([long_pages(chars, reader.planted), *files]),
+        remembers = [MemoryTool(workspace.root)] if memory else []  # its files in the workspace's memories/
+        return Agent(client, model=model, toolbox=ToolBox([long_pages(chars, reader.planted), *files, *remembers]),
                      name="executor", hooks=hooks, max_steps=session_steps)
 
-    handoff = SessionHandoff(workspace.root)
+    handoff = SessionHandoff(workspace.root, memory=ROOT if memory else None, carry=not memory)
     sessions = run_sessions(new_agent, task_text(pages, reader.planted), handoff, max_sessions)
     return {"sessions": sessions, "reader": reader, "emulator": emulator, "workspace": workspace.root}
 

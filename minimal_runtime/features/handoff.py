@@ -82,8 +82,9 @@ class SessionHandoff:
     the next session its task. One per task: it counts the sessions."""
 
     def __init__(self, workspace: str | Path, ask_before: int = 3, plan: PlanState | None = None,
-                 memory: str | None = None):
+                 memory: str | None = None, carry: bool = True):
         self.workspace, self.ask_before, self.plan, self.memory = Path(workspace), ask_before, plan, memory
+        self.carry = carry  # False: the next session is given the task alone (what it knows is in its memory)
         self.session = 0
         self.asked = False  # this session was asked to hand off
 
@@ -101,7 +102,7 @@ class SessionHandoff:
         self.session += 1
         self.asked = False
         progress = self.workspace / PROGRESS_PATH
-        if self.session == 1 or not progress.is_file():
+        if self.session == 1 or not self.carry or not progress.is_file():
             return task
         return (f"{task}\n\nThis is session {self.session} of the task. The last session left its progress file "
                 f"({PROGRESS_PATH}):\n\n{progress.read_text(encoding='utf-8')}\n{GO_ON}")

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import collections
 
+import pytest
+
 from minimal_runtime.core.store import RunState
 from minimal_runtime.example.compaction import code_for
 from minimal_runtime.example.sessions import fetched_pages, recalled, run_in_sessions
@@ -16,8 +18,20 @@ from minimal_runtime.features.plan import Phase, Plan, PlanState
 PAGES, STEPS = 30, 16
 
 
-def test_a_task_in_sessions_redoes_no_page_and_loses_no_code(tmp_path):
-    run = run_in_sessions(PAGES, STEPS, tmp_path)
+@pytest.fixture(scope="module")
+def carried(tmp_path_factory):
+    """The task in sessions handed over through the progress file (one run, read by several tests)."""
+    return run_in_sessions(PAGES, STEPS, tmp_path_factory.mktemp("progress"))
+
+
+@pytest.fixture(scope="module")
+def remembered(tmp_path_factory):
+    """The task in sessions handed over through the memory tool alone."""
+    return run_in_sessions(PAGES, STEPS, tmp_path_factory.mktemp("memory"), memory=True)
+
+
+def test_a_task_in_sessions_redoes_no_page_and_loses_no_code(carried):
+    run = carried
     sessions, planted = run["sessions"], run["reader"].planted
     assert len(sessions) >= 3
     assert [r.status for _, r, _ in sessions] == ["done"] * len(sessions)
@@ -68,3 +82,27 @@ def test_the_progress_file_carries_the_plan_the_note_and_where_the_files_are(tmp
     assert following.startswith("Read.\n\nThis is session 2 of the task.") and text in following
     (workspace / HANDOFF_PATH).unlink()
     assert handoff.end(Ran(), "Read.", "max_steps").next == "phase 2: pages 3-5"  # no note: the plan says what is next
+
+
+def test_with_the_memory_tool_alone_each_session_views_memory_first_and_nothing_is_redone_or_lost(remembered):
+    """Variant (c): no progress file; what a session knows is what the last one put in /memories."""
+    run = remembered
+    sessions, planted = run["sessions"], run["reader"].planted
+    assert sorted(fetched_pages(sessions)) == list(range(PAGES)) and recalled(sessions, planted) == 8
+    for n, (agent, _, _) in enumerate(sessions, 1):
+        first = agent.messages[1]["content"]
+        assert [b["input"] for b in first if b["type"] == "tool_use"] == [{"command": "view", "path": "/memories"}]
+        assert "This is session" not in str(agent.messages[0]["content"])  # the task alone
+        if n > 1:  # just in time: the directory, then its latest file only
+            assert agent.messages[3]["content"][-1]["input"] == {"command": "view", "path": f"/memories/session-{n - 1}.md"}
+    assert sorted(p.name for p in (run["workspace"] / "memories").iterdir()) == \
+        [f"session-{n}.md" for n in range(1, len(sessions))]
+
+
+def test_a_session_start_writes_its_prefix_again_when_the_progress_rides_in_the_task(carried, remembered):
+    """Measured, exact: the task's first message differs each session with a progress file, so each
+    session start writes it to the cache again; with the memory tool the task is the same bytes every
+    session and a later start reads the first one's entry."""
+    assert all(a.calls[0].cache_creation_input_tokens > 0 for a, _, _ in carried["sessions"])
+    assert all(a.calls[0].cache_creation_input_tokens == 0 < a.calls[0].cache_read_input_tokens
+               for a, _, _ in remembered["sessions"][1:])
