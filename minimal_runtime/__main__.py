@@ -99,7 +99,15 @@ def add_serve(commands) -> None:
     s.add_argument("--model", default="claude-sonnet-5-5",
                    help="the model a request naming one the table does not know is served as (default %(default)s); "
                         "a request naming a known model gets that model")
-    s.add_argument("--host", default="127.0.0.1", help="the address to listen on (default %(default)s: loopback)")
+    s.add_argument("--host", default="127.0.0.1",
+                   help="the address to listen on (default %(default)s: loopback, no token needed); any other "
+                        "(0.0.0.0 for a workshop room) needs a room token: --room-token, or one generated and printed")
+    s.add_argument("--room-token", default=None, metavar="TOKEN",
+                   help="every request must carry it (header x-room-token, or the API key 'TOKEN:...'), else a 401; "
+                        "required beyond loopback (generated if not given), optional on it")
+    s.add_argument("--attendee", action="append", default=[], metavar="KEY=NAME",
+                   help="name the attendee whose API key is KEY (repeatable); else a request's metadata.user_id, "
+                        "else key- and a short hash of its key. The key is never printed or logged")
     s.add_argument("--port", type=port, default=DEFAULT_PORT, help="default %(default)s; 0 picks a free port")
     s.add_argument("--account-created", default=None, metavar="YYYY-MM-DD",
                    help="the emulated account's creation date: from 2026-08-31 the prefix check is enforced "

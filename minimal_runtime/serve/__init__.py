@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 from ..emulator import Emulator
 from ..emulator import messages as pipeline
 from ..emulator.binding import THINKING_TYPES
+from ..emulator.errors import ApiError
 from ..emulator.server import Refusal, serve as serve_http
 from ..emulator.models import lookup
 from .exchange import Exchange, Log
@@ -32,6 +33,7 @@ from .page import Page, is_page, listen_hint
 from .policy import ToolThenAnswer
 from .proxy import Upstream, predict, shown
 from .report import Report
+from .room import Room
 from .timeline import Timeline
 from .. import tracing
 
@@ -39,7 +41,7 @@ DEFAULT_PORT = 8765
 DUMMY_KEY = "dummy-key-for-the-offline-emulator"
 LINES_KEPT = 10_000  # printed lines kept in memory (``Front.lines``)
 
-__all__ = ["DEFAULT_PORT", "Front", "started", "ToolThenAnswer"]
+__all__ = ["DEFAULT_PORT", "Front", "room_of", "started", "ToolThenAnswer"]
 
 
 class Front:
@@ -47,8 +49,9 @@ class Front:
     its line printed and its record logged."""
 
     def __init__(self, emulator: Emulator, *, upstream: str | None = None, log: str | None = None,
-                 out: IO[str] | None = None, ui: bool = False):
+                 out: IO[str] | None = None, ui: bool = False, room: Room | None = None):
         self.emulator = emulator
+        self.room = room or Room()  # who sent each call (named, the key never shown), and the room token
         self.upstream = Upstream(upstream) if upstream else None
         self.log = Log(log) if log else None
         self.out = out
@@ -56,7 +59,7 @@ class Front:
         self.timeline = Timeline(f"serve: the recording proxy for {shown(upstream)[0]}" if upstream
                                  else "serve: the offline emulator", live=True) \
             if ui else None  # --ui: the page's record of the run
-        self.page = Page(self.timeline) if self.timeline is not None else None
+        self.page = Page(self.timeline, self.room) if self.timeline is not None else None
         self.lines: list[str] = []  # the lines printed, the last LINES_KEPT of them
         self.spans = tracing.for_serve()  # None unless the OTEL_EXPORTER_OTLP_* variables ask for spans
         self._print = threading.Lock()
@@ -66,12 +69,18 @@ class Front:
         headers = headers or {}
         if self.spans is not None:
             self.spans.begin()
+        bare, _, query = path.partition("?")
         if self.page is not None and is_page(path):  # the page, not an API call: neither reported nor forwarded
+            if self.page.needs_token(bare) and (why := self.room.refusal(headers, query)):
+                return 401, {"content-type": "application/json"}, ApiError(401, why).body()
             return self.page.handle(method, path, body, headers)
+        if why := self.room.refusal(headers):  # a room's: answered by serve, never the emulator or the upstream
+            status, out, payload = 401, {"content-type": "application/json"}, ApiError(401, why).body()
+            self._report(method, path, body, headers, status, out, payload)
+            return status, out, payload
         if self.upstream is not None:
             status, out, payload = self.upstream.forward(method, path, body, headers)
         else:  # the emulator answers every path (the model listing too) and reads the query itself
-            bare = path.partition("?")[0]
             status, out, payload = self.emulator.handle(method, path, self._served_as_default(bare, body), headers)
         if not isinstance(payload, (bytes, bytearray)):  # a relayed stream: reported once it has ended
             return status, out, self._tee(method, path, body, headers, status, out, payload)
@@ -108,7 +117,8 @@ class Front:
             if not target.startswith("/"):  # an absolute-form target: shown without credentials
                 target = shown(target)[0]
             exchange = Exchange.of(refusal.method or "-", target.split("?")[0], refusal.headers, b"", refusal.status,
-                                   {"content-type": "application/json"}, refusal.body, refused_by_server=True)
+                                   {"content-type": "application/json"}, refusal.body, refused_by_server=True,
+                                   attendee=self.room.attendee(refusal.headers))
             self._publish(exchange)
         except Exception as e:  # as for a call: a report that fails is said, and the server goes on
             self._emit(f"(serve: could not report a refused request: {type(e).__name__}: {e})")
@@ -147,6 +157,7 @@ class Front:
     def _record(self, method, path, body, headers, status, out, payload) -> None:
         exchange = Exchange.of(method, path.split("?")[0], headers, body, status, out, payload,
                                upstream=self.upstream.url if self.upstream else None)
+        exchange.attendee = self.room.attendee(headers, exchange.request)
         if isinstance(exchange.request, dict) and isinstance(exchange.request.get("model"), str):
             exchange.asked = exchange.request["model"]
         exchange.thread, exchange.conversation = thread_of(self.emulator, exchange)
@@ -159,7 +170,7 @@ class Front:
 
     def _publish(self, exchange: Exchange) -> None:
         """Number the exchange, print its line, and write its record to the log and the page."""
-        n, line = self.report.line(exchange, exchange.prefix)
+        n, line = self.report.line(exchange, exchange.prefix, named=self.room.named)
         if self.log:
             self.log.write(n, exchange, line)
         if self.timeline is not None:
@@ -260,11 +271,11 @@ def prefix_verdict(emulator: Emulator, x: Exchange, headers: dict[str, str]) -> 
 
 @contextlib.contextmanager
 def started(emulator: Emulator, host: str = "127.0.0.1", port: int = 0, *, upstream: str | None = None,
-            log: str | None = None, out: IO[str] | None = None, ui: bool = False,
+            log: str | None = None, out: IO[str] | None = None, ui: bool = False, room: Room | None = None,
             **server_options) -> Iterator[tuple[str, Front]]:
     """Serve ``emulator`` (or proxy ``upstream``) with the per-call report (and with ``ui`` the page at
     ``/ui``); yields (base URL, front)."""
-    front = Front(emulator, upstream=upstream, log=log, out=out, ui=ui)
+    front = Front(emulator, upstream=upstream, log=log, out=out, ui=ui, room=room)
     try:
         with serve_http(front, host, port, raw=True, **server_options) as base_url:
             yield base_url, front
@@ -316,6 +327,21 @@ def banner(base_url: str, emulator: Emulator, policy_name: str, upstream: str | 
                       "miss (Ctrl-C for the summary)"])
 
 
+def room_of(attendees: list[str], token: str | None, host: str) -> Room:
+    """The room ``--attendee KEY=NAME`` (repeatable), ``--room-token`` and ``--host`` make: beyond
+    loopback a token is required, generated when none is given."""
+    from .room import is_loopback, new_token
+    labels = {}
+    for given in attendees:
+        key, equals, name = given.partition("=")
+        if not equals or not key.strip() or not name.strip():  # the value is not echoed: it holds a key
+            raise ValueError("--attendee takes KEY=NAME (an API key, then the attendee's name)")
+        labels[key.strip()] = " ".join(name.split())
+    if token is not None and not token.strip():
+        raise ValueError("--room-token must not be empty")
+    return Room(labels, token or (None if is_loopback(host) else new_token()))
+
+
 def main(args) -> None:
     """The ``serve`` subcommand (see ``__main__.py`` for its options)."""
     import signal
@@ -344,6 +370,7 @@ def main(args) -> None:
             # the value is not echoed: without a scheme, user:password@host does not parse as credentials
             raise ValueError("--upstream must be an http:// or https:// URL, e.g. https://api.anthropic.com")
         faults = Faults.parse(args.faults, args.fault_seed, chosen if isinstance(chosen, policies.Script) else None)
+        room = room_of(getattr(args, "attendee", []), getattr(args, "room_token", None), args.host)
     except (ValueError, OSError, ImportError, AttributeError) as e:
         raise SystemExit(f"serve: {e}")
     import warnings
@@ -360,7 +387,7 @@ def main(args) -> None:
         emulator.threads.ttl = args.thread_ttl
         extras += f", threads expire after {args.thread_ttl:g} s"
     try:
-        front = Front(emulator, upstream=args.upstream, log=args.log, out=sys.stdout, ui=args.ui)
+        front = Front(emulator, upstream=args.upstream, log=args.log, out=sys.stdout, ui=args.ui, room=room)
     except OSError as e:
         raise SystemExit(f"serve: cannot write the log {args.log}: {e.strerror or e}")
     except (ValueError, ImportError) as e:  # the OTEL_* variables ask for what cannot be sent
@@ -375,8 +402,13 @@ def main(args) -> None:
         except OSError as e:  # the port is taken, most often
             raise SystemExit(f"serve: cannot listen on {args.host}:{args.port}: {e.strerror or e}; {listen_hint(e)}")
         print(banner(url, emulator, name, args.upstream, extras), flush=True)
+        if room.token:  # the instructor hands it out: attendees add it to their client (docs/serve.md)
+            print(f"  room token: {room.token}  (every request must carry it: default_headers={{'x-room-token': "
+                  f"'{room.token}'}}, or an API key starting '{room.token}:')", flush=True)
         if front.page is not None:
-            print(f"  the page: {url}/ui  (conversations, calls, prompts in cache regions; updates as the run goes on)",
+            token = f"?token={room.token}" if room.token else ""
+            print(f"  the page: {url}/ui{token}  (conversations, calls, prompts in cache regions; updates as the run "
+                  f"goes on); the room, for a projector: {url}/ui?room{'&token=' + room.token if room.token else ''}",
                   flush=True)
         while not stop.wait(0.5):
             pass

@@ -7,7 +7,7 @@ The log is JSON lines, one object per exchange, in order (``replay`` and any scr
      "response": {...} | null, "stream": false, "model": "claude-sonnet-5-5",
      "usage": {...} | null, "predicted_usage": {...} | null, "upstream": "https://..." | null,
      "prefix": "ok (2 thinking sent back)" | null, "thread": "continue of msg_... (+1 message, 6 held)" | null,
-     "line": "#1 claude-sonnet-5-5 200 | ..."}
+     "attendee": "ada" | "key-3f9a1c07" | null, "line": "#1 claude-sonnet-5-5 200 | ..."}
 
 ``request`` and ``response`` are the parsed JSON bodies; a streamed answer is kept as the message
 its events assemble to (``stream: true``), the form a non-streamed call would have had; a body that is
@@ -18,7 +18,8 @@ head (``method`` and ``path`` ``"-"`` when its request line never did) and no ``
 reported; ``predicted_usage`` (proxy mode only) is what the emulator's accounting predicted for the
 same request. ``prefix`` is the prefix check's verdict on models that run it (``REFUSED at ...``,
 ``ok, dropped N: ...``, ``ok ...``), ``thread`` what a message thread did (``request`` keeps what was
-sent: a continue's new messages only), ``line`` the line ``serve`` printed. Only the headers known to be
+sent: a continue's new messages only), ``attendee`` who sent it (``room.py``: ``metadata.user_id``, an
+``--attendee`` label, or a short hash of the key, never the key), ``line`` the line ``serve`` printed. Only the headers known to be
 safe to share (``LOGGED_HEADERS``: what the SDKs and the API send about the protocol, the client and the
 rate limits) are written as sent; every other header is named with the value ``"[redacted]"``, so the
 log says which it left out: a key, a token, a cookie, and the headers nobody listed (``x-api-pass``,
@@ -86,6 +87,7 @@ class Exchange:
     thread: str | None = None  # what a message thread did: "continue ...", "create", "create (replays ...)"
     conversation: Any = None  # a thread continue: the full request it stood for (``request`` is what was sent)
     refused_by_server: bool = False  # answered by the HTTP server before the front saw it: no body was read
+    attendee: str | None = None  # who sent it (``room.Room.attendee``: a name, never the key)
     size: int = 0  # the bytes the request stands for (its body's; a thread continue's, the held ones too)
     time: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="milliseconds")
                       .replace("+00:00", "Z"))
@@ -142,7 +144,7 @@ class Exchange:
             out["response_text"] = response_text
         predicted = self.predicted.get("usage") if isinstance(self.predicted, dict) else None
         out.update(model=self.model, usage=self.usage, predicted_usage=predicted, upstream=self.upstream,
-                   prefix=self.prefix, thread=self.thread, line=line)
+                   prefix=self.prefix, thread=self.thread, attendee=self.attendee, line=line)
         if self.refused_by_server:
             out["refused_by_server"] = True
         return out
@@ -193,7 +195,7 @@ def flaw(record: dict) -> str | None:
             if isinstance(value, dict) and not all(_whole(v, allow_none=True) for v in value.values()
                                                    if not isinstance(v, str)):
                 return f"{name}.{key}: a figure that is not a whole number"
-    for name in ("method", "path", "time", "model", "prefix", "thread", "line", "upstream"):
+    for name in ("method", "path", "time", "model", "prefix", "thread", "attendee", "line", "upstream"):
         if record.get(name) is not None and not isinstance(record[name], str):
             return f"{name}: a JSON {type(record[name]).__name__}, not text"
     return request_flaw(record.get("request"))

@@ -12,6 +12,11 @@ them alone for a log read back. Nothing here reaches the internet: the page is t
     GET /ui/api/call/N           call N opened: its prompt block by block, in cache regions
     GET /ui/api/compare/A/B      two calls side by side, and the first block where the later edits
     GET /ui/run.html             the run so far as one file that opens with no server (``view/run_file.py``)
+    GET /ui?room                 the room view, for a projector: each attendee's figures and progress
+    POST /ui/api/progress        a ``make progress`` report (``room.Room.report_progress``), shown in the room view
+
+In a room with a token (``room.py``) every path but the static files needs it: the header, or
+``?token=`` in the page's address, which the page passes on to what it asks for.
 
 The page shows what clients sent (prompts, tool results), so it is served with a policy that runs
 only its own script and style and loads nothing from elsewhere, and every text is put on the page
@@ -28,6 +33,7 @@ import sys
 from pathlib import Path
 
 from .exchange import flaw
+from .room import Room
 from .timeline import Timeline
 
 UI = Path(__file__).with_name("ui")
@@ -52,12 +58,22 @@ def is_page(path: str) -> bool:
 class Page:
     """Answers the page's paths from ``timeline`` (the emulator's ``handle`` signature)."""
 
-    def __init__(self, timeline: Timeline):
-        self.timeline = timeline
+    def __init__(self, timeline: Timeline, room: Room | None = None):
+        self.timeline, self.room = timeline, room or Room()
+
+    @staticmethod
+    def needs_token(bare: str) -> bool:
+        """The page's own files carry no data: served without a room token (the script asks with it)."""
+        return bare not in FILES
 
     def handle(self, method: str, path: str, body: bytes,
                request_headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
         bare, _, query = path.partition("?")
+        if method == "POST" and bare == "/ui/api/progress":
+            try:
+                return _json(200, self.room.report_progress(body, request_headers or {}))
+            except (ValueError, UnicodeDecodeError, RecursionError) as e:
+                return _json(400, {"error": f"not a progress report: {e}"})
         if method not in ("GET", "HEAD"):
             return _json(405, {"error": f"{method} {bare}: the page is read only"})
         if bare in FILES:
@@ -68,8 +84,9 @@ class Page:
             return 200, {**HEADERS, "content-type": "text/html; charset=utf-8",
                          "content-disposition": 'attachment; filename="run.html"'}, html(self.timeline).encode()
         if bare == "/ui/api/calls":
-            after = re.fullmatch(r"after=(\d+)", query)
-            return _json(200, self.timeline.since(int(after[1]) if after else 0))
+            after = re.search(r"(?:^|&)after=(\d+)", query)
+            return _json(200, {**self.timeline.since(int(after[1]) if after else 0),
+                               "progress": list(self.room.progress.values())})
         if match := _CALL.match(bare):
             found = self.timeline.detail(int(match[1]))
             return _json(200, found) if found else _json(404, {"error": f"no call #{match[1]}"})

@@ -13,8 +13,10 @@ where the request stops being an append-only extension of that call (``first_edi
 causes a cache misses for (no breakpoint, a prefix under the model's minimum, a changed model or
 parameter, an expired entry), with the server's own ``cache_miss_reason`` when the client asked.
 
-A conversation is the requests that begin with the same first message: a client's side calls (a
-title, a summary) do not count as edits of its main loop.
+A conversation is the requests of one attendee (``room.py``) that begin with the same first message:
+a client's side calls (a title, a summary) do not count as edits of its main loop, and no call
+continues another attendee's. In a room (``Room.named``) each line names its attendee after the
+call's number (``#3 [ada] claude-sonnet-5-5 200 | ...``) and the summary adds each attendee's figures.
 """
 
 from __future__ import annotations
@@ -68,15 +70,17 @@ class Conversations:
         self.kept_bytes = 0  # the ``size`` of every call kept
 
     @staticmethod
-    def key(request: dict) -> bytes:
-        """The conversation a request belongs to: its first message (or, with none, its system)."""
+    def key(request: dict, attendee: str | None = None) -> bytes:
+        """The conversation a request belongs to: its attendee's, by its first message (or, with none,
+        its system)."""
         messages = request.get("messages") or []
         first = messages[0] if messages else {"system": request.get("system")}
-        return hashlib.blake2b(canon(first), digest_size=16).digest()
+        return hashlib.blake2b(canon(first) + b"\0" + (attendee or "").encode("utf-8", "surrogatepass"),
+                               digest_size=16).digest()
 
-    def previous(self, request: dict) -> Previous | None:
+    def previous(self, request: dict, attendee: str | None = None) -> Previous | None:
         try:
-            candidates = self._recent.get(self.key(request)) or []
+            candidates = self._recent.get(self.key(request, attendee)) or []
         except (TypeError, ValueError):
             return None
         messages = request.get("messages") or []
@@ -91,12 +95,12 @@ class Conversations:
         return max(reversed(candidates), key=continued, default=None)
 
     def remember(self, request: dict, record: CallRecord, at: float, n: int = 0, answer: dict | None = None,
-                 size: int = 0) -> None:
+                 size: int = 0, attendee: str | None = None) -> None:
         """Keep a call to compare later ones with: ``CANDIDATES`` a conversation, 256 conversations,
         and ``KEPT_BYTES`` of requests (by ``size``) in all, the least recent going first (never the
         call just kept: a call past the bound is compared with the next one only)."""
         try:
-            key = self.key(request)
+            key = self.key(request, attendee)
         except (TypeError, ValueError):
             return
         recent = self._recent.setdefault(key, [])
@@ -136,14 +140,25 @@ class Report:
     retries: int = 0  # calls an SDK sent again (x-stainless-retry-count > 0): in the count, and said apart
     conversations: Conversations = field(default_factory=Conversations, repr=False)
     _batches_counted: set = field(default_factory=set, repr=False)  # batch ids whose results are in the totals
+    attendees: dict = field(default_factory=dict, repr=False)  # attendee -> its calls, misses, tokens, cost
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _n: int = 0
 
-    def line(self, exchange, prefix: str | None = None) -> tuple[int, str]:
-        """Number the exchange and describe it in one line (thread-safe)."""
+    def line(self, exchange, prefix: str | None = None, named: bool = False) -> tuple[int, str]:
+        """Number the exchange and describe it in one line (thread-safe); ``named``: say whose it is."""
         with self._lock:
             self._n += 1
-            return self._n, f"#{self._n} " + self._describe(exchange, prefix)
+            who, before = getattr(exchange, "attendee", None), len(self.calls)
+            text = self._describe(exchange, prefix)
+            if who is not None and exchange.path == "/v1/messages" and not exchange.refused_by_server:
+                mine = self.attendees.setdefault(who, {"calls": 0, "misses": 0, "prompt": 0, "read": 0, "cost": 0.0})
+                mine["calls"] += 1
+                mine["misses"] += " | miss: " in text
+                for record in self.calls[before:]:  # its billed call, if it was answered
+                    mine["prompt"] += record.prompt_tokens
+                    mine["read"] += record.cache_read_input_tokens
+                    mine["cost"] += record.cost
+            return self._n, f"#{self._n} " + (f"[{who}] " if named and who is not None else "") + text
 
     def _describe(self, x, prefix: str | None) -> str:
         if x.refused_by_server:  # no body was read: no model, no conversation, no thread to speak of
@@ -155,7 +170,8 @@ class Report:
             return self._batch(x)
         # A thread continue is judged as the full request it stood for: the held turns, then the new ones.
         request = x.conversation if isinstance(x.conversation, dict) else x.request if isinstance(x.request, dict) else {}
-        thread = f"thread {thread_note(x.thread, request, self.conversations.previous(request))}" if x.thread else None
+        who = getattr(x, "attendee", None)
+        thread = f"thread {thread_note(x.thread, request, self.conversations.previous(request, who))}" if x.thread else None
         model = x.model or "?"
         if x.asked and x.asked != model:
             model = f"{x.asked} (served as {model})"
@@ -172,7 +188,7 @@ class Report:
             if prefix:
                 parts.append(f"prefix {prefix}")
             parts += [p for p in (thread, again) if p]
-            previous = self.conversations.previous(request)
+            previous = self.conversations.previous(request, who)
             if previous is not None and (edit := edit_if_wellformed(previous.request, request)):
                 parts.append(f"edit: {edit}")
             return " | ".join(parts)
@@ -192,11 +208,11 @@ class Report:
         if prefix:
             parts.append(f"prefix {prefix}")
         parts += [p for p in (thread, again) if p]
-        previous = self.conversations.previous(request)
+        previous = self.conversations.previous(request, who)
         miss = diagnose(previous, request, record, x.response, self.clock())
         if miss:
             parts.append(f"miss: {miss}")
-        self.conversations.remember(request, record, self.clock(), self._n, answer_of(x.response), x.size)
+        self.conversations.remember(request, record, self.clock(), self._n, answer_of(x.response), x.size, who)
         return " | ".join(parts)
 
     def _batch(self, x) -> str:
@@ -240,6 +256,11 @@ class Report:
                     f"without caching {_dollars(plain)}")
             if cost and not math.isnan(cost) and not math.isnan(plain):
                 text += f" ({_saving(cost, plain)})"
+            if len(self.attendees) > 1:  # a room: each attendee's own
+                text += "; by attendee: " + "; ".join(
+                    f"{who} {a['calls']} calls, read {a['read'] / a['prompt'] if a['prompt'] else 0:.0%}, "
+                    f"{a['misses']} miss{'es' * (a['misses'] != 1)}, {_dollars(a['cost'])}"
+                    for who, a in self.attendees.items())
             if self.predicted or self.unpredicted:
                 real, guess = [p[0] for p in self.predicted], [p[1] for p in self.predicted]
                 text += (f"; on the {len(guess)} calls the emulator accepted it predicted cache-read share "

@@ -70,6 +70,7 @@ class Call:
     error: str | None
     thread: str | None  # "create", "create (replays N messages of an earlier call)", "continue"
     predicted: dict | None = None  # proxy mode: the usage the emulator's accounting predicted
+    attendee: str | None = None  # who sent it (``room.py``): its conversations are its own
 
     def summary(self) -> dict:
         r = self.record
@@ -81,7 +82,7 @@ class Call:
                 "share": r.cache_read_share if r else 0.0, "cost": None if cost is None or math.isnan(cost) else cost,
                 "plain": None if r is None or math.isnan(r.cost_without_cache) else r.cost_without_cache,
                 "miss": self.miss, "edit": self.edit, "prefix": self.prefix, "error": self.error,
-                "thread": self.thread, "held": self.held, "predicted": self.predicted}
+                "thread": self.thread, "held": self.held, "predicted": self.predicted, "attendee": self.attendee}
 
 
 @dataclass
@@ -151,10 +152,11 @@ class Timeline:
             return self._add(record, request)
 
     def _add(self, record: dict, sent: dict) -> Call:
-        conversation, held = self._rebuilt(sent)
-        previous = self._conversations.previous(conversation)
+        attendee = record.get("attendee") if isinstance(record.get("attendee"), str) else None
+        conversation, held = self._rebuilt(sent, attendee)
+        previous = self._conversations.previous(conversation, attendee)  # never another attendee's call
         try:
-            key = Conversations.key(conversation)
+            key = Conversations.key(conversation, attendee)
         except (TypeError, ValueError):
             key = b""
         number = self._number(key, previous, conversation, record)
@@ -185,7 +187,7 @@ class Timeline:
         call = Call(int(record.get("n") or len(self.calls) + 1), at, model, status, conversation,
                     len(sent.get("messages") or []), held, call_record, response, number,
                     previous.n if previous is not None else None, miss, edit, record.get("prefix"), error, thread,
-                    _predicted(record.get("predicted_usage")))
+                    _predicted(record.get("predicted_usage")), attendee)
         self.calls.append(call)
         self._count(call)
         self._in[call.n] = number
@@ -196,7 +198,7 @@ class Timeline:
         self._used.pop(number, None)
         self._used[number] = key
         if call_record is not None:
-            self._conversations.remember(conversation, call_record, at, call.n, answer_of(response))
+            self._conversations.remember(conversation, call_record, at, call.n, answer_of(response), attendee=attendee)
             if response is not None and isinstance(response.get("id"), str):
                 self._answered[response["id"]] = call
         self._bound(call)
@@ -249,13 +251,13 @@ class Timeline:
         self._of[number] = [newest]
         self._conversations.forget_key(self._used[number], keep=newest.n)
 
-    def _rebuilt(self, sent: dict) -> tuple[dict, int | None]:
+    def _rebuilt(self, sent: dict, attendee: str | None = None) -> tuple[dict, int | None]:
         """The conversation a request stands for, and how many of its messages a thread held."""
         thread = sent.get("thread")
         if not isinstance(thread, dict) or thread.get("type") != "continue":
             return sent, 0
         before = self._answered.get(thread.get("previous_message_id"))
-        if before is None:
+        if before is None or before.attendee != attendee:  # a thread answers only its creator's key
             return sent, None  # the call it continues is not in this run's record
         answer = {"role": "assistant", "content": (before.response or {}).get("content") or []}
         # held without the breakpoints of the turns that sent them, as the emulator holds them
@@ -300,7 +302,8 @@ class Timeline:
     def _count(self, c: Call) -> None:
         """The call in its conversation's totals (kept as calls come: a poll does not add them up again)."""
         entry = self._totals.setdefault(c.conversation, {
-            "id": c.conversation, "label": self._labels.get(c.conversation, ""), "calls": 0, "refused": 0,
+            "id": c.conversation, "label": self._labels.get(c.conversation, ""), "attendee": c.attendee,
+            "calls": 0, "refused": 0,
             "misses": 0, "cost": 0.0, "prompt": 0, "read": 0})
         entry["calls"] += 1
         entry["refused"] += c.record is None

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
+import json
 
 import anthropic
+import httpx
+import pytest
 
 from minimal_runtime.emulator import Emulator
-from minimal_runtime.serve import ToolThenAnswer, started
+from minimal_runtime.serve import ToolThenAnswer, room_of, started
+from minimal_runtime.serve.room import HEADER
 
 SYSTEM = [{"type": "text", "text": "You are a careful agent that plans a release in small steps. " * 60,
            "cache_control": {"type": "ephemeral"}}]
@@ -34,3 +39,59 @@ def test_each_api_key_has_its_own_cache_and_one_key_shares_it():
         again = ask(anthropic.Anthropic(base_url=url, api_key="sk-room-ada"))  # one key, another client: shares
         assert again.cache_read_input_tokens == first.cache_creation_input_tokens
         assert again.cache_creation_input_tokens == 0
+
+
+def test_attendees_are_named_in_the_lines_the_log_the_summary_and_the_page_and_the_key_never_shown(tmp_path):
+    """Named by an --attendee label, by metadata.user_id, else by a short hash of the key; the same
+    first message from two attendees is two conversations, and no call continues another's."""
+    log = tmp_path / "room.jsonl"
+    out = io.StringIO()
+    room = room_of(["sk-room-ada-secret=ada"], None, "127.0.0.1")
+    with started(Emulator(model="claude-sonnet-5-5", policy=ToolThenAnswer(rounds=0)), out=out, log=str(log),
+                 ui=True, room=room) as (url, front):
+        ada = anthropic.Anthropic(base_url=url, api_key="sk-room-ada-secret")
+        bob = anthropic.Anthropic(base_url=url, api_key="sk-room-bob-secret")
+        cyd = anthropic.Anthropic(base_url=url, api_key="sk-room-cyd-secret")
+        ask(ada)
+        bob.messages.create(model="claude-sonnet-5-5", max_tokens=200, system=SYSTEM, metadata={"user_id": "bob"},
+                            messages=[{"role": "user", "content": "Plan the release in one line."}])
+        ask(cyd)
+        ask(ada, "And the one after?")
+        page = httpx.get(f"{url}/ui/api/calls").json()
+    lines = out.getvalue().splitlines()
+    hashed = f"key-{hashlib.sha256(b'sk-room-cyd-secret').hexdigest()[:8]}"
+    assert [line.split(" ")[1] for line in lines[:4]] == ["[ada]", "[bob]", f"[{hashed}]", "[ada]"]
+    assert "read 0%" in lines[1] and "read 0%" in lines[2]  # each its own cache
+    summary = front.report.summary()
+    assert "by attendee: ada 2 calls" in summary and "; bob 1 calls, read 0%" in summary and hashed in summary
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [r["attendee"] for r in records] == ["ada", "bob", hashed, "ada"]
+    calls = {c["n"]: c for c in page["calls"]}
+    assert [calls[n]["attendee"] for n in (1, 2, 3, 4)] == ["ada", "bob", hashed, "ada"]
+    assert calls[2]["previous"] is None and calls[3]["previous"] is None  # never linked across attendees
+    assert len({calls[n]["conversation"] for n in (1, 2, 3)}) == 3
+    assert {c["attendee"] for c in page["conversations"]} == {"ada", "bob", hashed}
+    everything = out.getvalue() + log.read_text() + json.dumps(page) + summary
+    for key in ("sk-room-ada-secret", "sk-room-bob-secret", "sk-room-cyd-secret"):
+        assert key not in everything
+
+
+def test_beyond_loopback_a_room_token_is_required_and_refused_without_it():
+    room = room_of([], None, "0.0.0.0")
+    assert room.token and room_of([], None, "127.0.0.1").token is None  # loopback: none needed
+    with started(Emulator(model="claude-sonnet-5-5"), host="0.0.0.0", out=io.StringIO(), ui=True,
+                 room=room) as (url, front):
+        url = url.replace("0.0.0.0", "127.0.0.1")
+        bare = anthropic.Anthropic(base_url=url, api_key="sk-room-ada", max_retries=0)
+        with pytest.raises(anthropic.AuthenticationError, match="room token: send it as the x-room-token header"):
+            ask(bare)
+        with_header = anthropic.Anthropic(base_url=url, api_key="sk-room-ada", default_headers={HEADER: room.token})
+        assert ask(with_header).cache_creation_input_tokens > 0
+        in_key = anthropic.Anthropic(base_url=url, api_key=f"{room.token}:sk-room-bob")  # a client that sets only a key
+        assert ask(in_key).cache_read_input_tokens == 0  # another attendee
+        assert httpx.get(f"{url}/ui/api/calls").status_code == 401
+        assert httpx.get(f"{url}/ui/api/calls?token={room.token}").status_code == 200
+        assert httpx.get(f"{url}/ui/page.js").status_code == 200  # the page's own files carry no data
+        lines = front.lines
+    assert " 401 | refused: authentication_error: this serve is a room" in lines[0]
+    assert room.token not in "\n".join(lines)

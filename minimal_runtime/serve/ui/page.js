@@ -3,7 +3,13 @@
 "use strict";
 
 const POLL_MS = 1000;
-const state = { last: 0, calls: new Map(), conversations: new Map(), batches: [], refusals: [], live: true, opened: [] };
+const state = { last: 0, calls: new Map(), conversations: new Map(), batches: [], refusals: [], live: true, opened: [],
+  progress: [] };
+// A room (serve --room-token): the token comes in the page's address (?token=) and goes with every request.
+// ?room: the room view, for a projector: each attendee's figures and progress, large.
+const QUERY = new URLSearchParams(location.search);
+const TOKEN = QUERY.get("token");
+const ROOM = QUERY.has("room");
 const REFUSALS_SHOWN = 50;
 // The per-block figure is the emulator's count of the block's own bytes: the same bytes, the same figure
 // in every call. The regions are placed by the call's billed usage, so a boundary can fall inside a block.
@@ -45,7 +51,7 @@ async function getJSON(path) {
       "and each next to the call it continues; view RUN serves every pair)");
     return unpacked(found);
   }
-  const answer = await fetch(path, { cache: "no-store" });
+  const answer = await fetch(path, { cache: "no-store", headers: TOKEN ? { "x-room-token": TOKEN } : {} });
   if (!answer.ok) throw new Error(`${path}: HTTP ${answer.status}`);
   return answer.json();
 }
@@ -65,6 +71,7 @@ async function poll() {
       $("skipped").textContent = `left out of the log: ${data.skipped.join("; ")}`;
     }
     for (const c of data.conversations) state.conversations.set(c.id, c);
+    state.progress = data.progress || [];
     state.batches = data.batches;
     for (const call of data.calls) {
       state.calls.set(call.n, call);
@@ -76,6 +83,7 @@ async function poll() {
     }
     render(data.calls);
     drawRefusals();
+    drawRoom();
     if (!document.body.dataset.ready) {
       document.body.dataset.ready = "1";
       openFromHash();
@@ -120,13 +128,63 @@ function conversationBox(id) {
   let box = document.querySelector(`.conversation[data-id="${id}"]`);
   if (box) return box;
   const c = state.conversations.get(id);
+  const who = c && c.attendee ? ` (${c.attendee})` : "";
   box = el("div", { class: "conversation", data: { id } },
-    el("h2", { textContent: `conversation ${id}: ` }, el("span", { class: "note", textContent: c ? c.label : "" })),
+    el("h2", { textContent: `conversation ${id}${who}: ` }, el("span", { class: "note", textContent: c ? c.label : "" })),
     el("p", { class: "stats" }),
     el("div", { class: "timeline", role: "list" }));
   box.querySelector(".timeline").style.setProperty("--max", "1");
+  (c && c.attendee ? attendeeBox(c.attendee) : $("conversations")).append(box);
+  return box;
+}
+
+// Conversations grouped by attendee (serve names each by metadata.user_id, an --attendee label, or a
+// short hash of its key): a heading with the attendee's calls, cache-read share, misses and spend.
+function attendeeBox(name) {
+  for (const box of document.querySelectorAll(".attendee")) if (box.dataset.name === name) return box;
+  const box = el("section", { class: "attendee", data: { name } },
+    el("h2", { class: "who", textContent: name }), el("p", { class: "stats attendee-stats" }));
   $("conversations").append(box);
   return box;
+}
+
+function attendees() {
+  const by = new Map();
+  for (const c of state.conversations.values()) {
+    if (!c.attendee) continue;
+    const a = by.get(c.attendee) || { name: c.attendee, calls: 0, refused: 0, misses: 0, prompt: 0, read: 0, cost: 0 };
+    for (const k of ["calls", "refused", "misses", "prompt", "read", "cost"]) a[k] += c[k] || 0;
+    by.set(c.attendee, a);
+  }
+  return [...by.values()];
+}
+
+const share = (a) => (a.prompt ? percent(a.read / a.prompt) : "0%");
+
+function drawRoom() {
+  const everyone = attendees();
+  for (const a of everyone) {
+    attendeeBox(a.name).querySelector(".attendee-stats").textContent =
+      `${count(a.calls)} call${a.calls === 1 ? "" : "s"} · read ${share(a)} · ${count(a.misses)} missed · ${dollars(a.cost)}`;
+  }
+  const room = $("room");
+  if (!ROOM && !state.progress.length) return;
+  room.hidden = false;
+  document.body.classList.toggle("room-view", ROOM);
+  const rows = $("room-attendees");
+  rows.replaceChildren(...everyone.map((a) => el("tr", { data: { name: a.name } },
+    el("th", { textContent: a.name }), el("td", { textContent: count(a.calls) }), el("td", { textContent: share(a) }),
+    el("td", { textContent: count(a.misses) }), el("td", { textContent: dollars(a.cost) }))));
+  const chapters = [...new Set(state.progress.flatMap((p) => Object.keys(p.chapters)))].sort();
+  $("progress-head").replaceChildren(el("th", { textContent: "attendee" }),
+    ...chapters.map((ch) => el("th", { textContent: `ch${ch}` })), el("th", { textContent: "first failing test" }));
+  $("progress-rows").replaceChildren(...state.progress.map((p) => el("tr", { data: { name: p.attendee } },
+    el("th", { textContent: p.attendee }),
+    ...chapters.map((ch) => {
+      const c = p.chapters[ch];
+      return el("td", { class: c && c.passed === c.total ? "done" : "", textContent: c ? `${c.passed}/${c.total}` : "" });
+    }),
+    el("td", { class: "failing", textContent: p.failing || "" }))));
 }
 
 function addBar(call) {
