@@ -150,7 +150,8 @@ def lab(project: Project, *args: str) -> int:
     are the course's own notebooks, checked by make test. workbook/ is at the same depth as chapters/, so a
     notebook finds ../shared/ from either. The first run installs JupyterLab."""
     if subprocess.run([str(project.python), "-c", "import jupyterlab"], capture_output=True).returncode != 0:
-        if run([project.bin("uv"), "pip", "install", "--python", project.python, "-e", f".[{EXTRAS}]"], project.root):
+        print("installing JupyterLab into .venv (once)")
+        if run([project.bin("uv"), "pip", "install", "--quiet", "--python", project.python, "-e", f".[{EXTRAS}]"], project.root):
             return 1
     workbook = project.root / "workbook"
     workbook.mkdir(exist_ok=True)
