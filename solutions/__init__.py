@@ -58,7 +58,8 @@ class Banner:
                                "yours.", 'Set IMPL = "solutions" to read the chapter as committed.']
         return "failing", [f"Your code: exercises/{self.chapter}.py passes {passed} of {passed + failed} tests of {suite}: "
                            f"what runs below runs code that fails {failed}.",
-                           f"The first failure: {first}" if first else "",
+                           # its first 160 characters: a failure that prints a whole request would bury the verdict
+                           f"The first failure: {first[:160]}{'...' * (len(first) > 160)}" if first else "",
                            f"Check it with `.venv/bin/pytest {suite} --impl exercises`; "
                            'IMPL = "solutions" reads the chapter as committed.']
 
