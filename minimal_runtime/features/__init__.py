@@ -5,6 +5,6 @@
     coordination  04  the shared-sandbox rules, silent when the agent is alone
     budget        05  warn once near the window's end; warn before the step cap
     filesystem    06  large observations to files (head, tail, path); the filesystem rules; counters
-    handoff       11  a task in sessions: the end-of-session ask, the progress file from the run's state
-    memory        11  the provider's memory tool on the SDK's class: confined, durable, nothing lost
+    handoff       --  a task in sessions: the end-of-session ask, the progress file from the run's state
+    memory        --  the provider's memory tool on the SDK's class: confined, durable, nothing lost
 """
