@@ -95,3 +95,16 @@ def test_serves_default_policy_views_memory_first_then_goes_on():
             messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": uses[0].id,
                                                           "content": "4.0K\t/memories"}]})
     assert called == [("memory", "view"), ("read_file", None)]
+
+
+def test_the_sdks_tool_runner_runs_the_memory_tool_against_the_emulator(tmp_path):
+    """The SDK's own loop (``tool_runner``) with the SDK's own memory tool: the simulated model views
+    /memories first, the runner answers with the directory listing, the model then replies."""
+    (tmp_path / "memories").mkdir()
+    (tmp_path / "memories" / "progress.md").write_text("Next: page 3\n")
+    client = Emulator(model="claude-sonnet-5-5").client(max_retries=0)
+    runner = client.beta.messages.tool_runner(model="claude-sonnet-5-5", max_tokens=64, messages=ASK,
+                                              tools=[BetaLocalFilesystemMemoryTool(base_path=str(tmp_path))])
+    answers = list(runner)
+    assert [b.input for b in answers[0].content if b.type == "tool_use"] == [{"command": "view", "path": "/memories"}]
+    assert answers[-1].stop_reason == "end_turn" and len(answers) == 2
