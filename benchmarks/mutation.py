@@ -3,6 +3,7 @@
     python benchmarks/mutation.py                      # the emulator's accounting (make mutate, ~15 min)
     python benchmarks/mutation.py core                 # the runtime's core and its pricing (make mutate-runtime)
     python benchmarks/mutation.py features             # the chapters' features
+    python benchmarks/mutation.py fork --module cost --minutes 10   # the fork's own suite on the fork's core
     python benchmarks/mutation.py core --module store --minutes 20
     python benchmarks/mutation.py features --module knowledge --keep /tmp/km      # keep the copy
     python benchmarks/mutation.py features --module knowledge --keep /tmp/km --survivors
@@ -61,6 +62,11 @@ SCOPES = {
                   ["tests/emulator/test_errors_and_wiring.py", "tests/ch01_ephemeral_queue", "tests/ch02_tail_placement", "tests/ch03_hooks", "tests/ch04_plan",
                    "tests/ch05_budget", *RUNTIME_SUITES],
                   deselect="not 300_call and not random_hook_plans"),
+    # The fork's own suite (what `fork DEST` writes as test_PKG.py) on what a fork copies: does the suite a
+    # forking engineer runs notice a change to the core they own? Run module by module with --minutes.
+    "fork": Scope(["core/agent.py", "core/context.py", "core/store.py", "core/hooks.py", "core/thread.py",
+                   "core/tools.py", "core/messages.py", "core/config.py", "core/taint.py", "provider/cost.py"],
+                  ["minimal_runtime/fork_suite.py"]),
     "features": Scope(["features/budget.py", "features/plan.py", "features/filesystem.py", "features/coordination.py",
                        "features/delegation.py", "features/knowledge.py", "features/drift.py", "features/recall.py",
                        "features/compaction.py", "features/compaction_rungs.py", "features/server_compaction.py"],

@@ -444,6 +444,19 @@ class Dollars(unittest.TestCase):
                                                (50 * 0.50 + 100_000 * 0.625 + 100 * 2.50) / 1e6])
 
 
+    def test_what_a_call_reports_besides_its_tokens_is_billed_too(self):
+        # Opus 5.5: $4 in, $20 out; fast mode 2x and US-only inference 1.1x on every category, stacked; a
+        # Message Batch half of everything; $10 a 1,000 web searches; a compaction's own iteration at its own usage.
+        usage = [{"input_tokens": 1000, "output_tokens": 100, "speed": "fast", "inference_geo": "us",
+                  "server_tool_use": {"web_search_requests": 2}},
+                 {"input_tokens": 1000, "output_tokens": 100, "service_tier": "batch"},
+                 {"input_tokens": 1000, "output_tokens": 100,
+                  "iterations": [{"type": "compaction", "input_tokens": 5000, "output_tokens": 500}]}]
+        self.check("claude-opus-5-5", usage, [(1000 * 4 + 100 * 20) * 2 * 1.1 / 1e6 + 2 * 10 / 1000,
+                                              (1000 * 4 + 100 * 20) * 0.5 / 1e6,
+                                              (1000 * 4 + 100 * 20 + 5000 * 4 + 500 * 20) / 1e6])
+
+
 class ThreadExpiry(unittest.TestCase):
     def test_a_thread_idle_as_long_as_it_lives_is_replayed_not_continued(self):
         run = Run(system="You add 3 times.")
