@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import io
 import json
+import sys
+from pathlib import Path
 
 import anthropic
 import httpx
@@ -12,7 +15,9 @@ import pytest
 
 from minimal_runtime.emulator import Emulator
 from minimal_runtime.serve import ToolThenAnswer, room_of, started
-from minimal_runtime.serve.room import HEADER
+from minimal_runtime.serve.room import HEADER, Room
+
+ROOT = Path(__file__).resolve().parents[2]
 
 SYSTEM = [{"type": "text", "text": "You are a careful agent that plans a release in small steps. " * 60,
            "cache_control": {"type": "ephemeral"}}]
@@ -95,3 +100,35 @@ def test_beyond_loopback_a_room_token_is_required_and_refused_without_it():
         lines = front.lines
     assert " 401 | refused: authentication_error: this serve is a room" in lines[0]
     assert room.token not in "\n".join(lines)
+
+
+def exercise_check():
+    sys.path.insert(0, str(ROOT / "tests"))
+    import exercise_check
+    return exercise_check
+
+
+def test_make_progress_names_the_failing_tests_and_reports_to_the_room_given_once(tmp_path):
+    check = exercise_check()
+    results = {"ch01_ephemeral_queue": (10, 0), "ch02_tail_placement": (3, 2), "ch03_hooks": (0, 7)}
+    failing = {"ch01_ephemeral_queue": [], "ch03_hooks": [("test_hooks.py::test_x", "NotImplementedError")] * 7,
+               "ch02_tail_placement": [("test_tail.py::test_marker_moves", "AssertionError: assert 2 == 3"),
+                                       ("test_tail.py::test_one_breakpoint", "AssertionError: assert False")]}
+    lines = check.failing_lines(results, failing)  # only a chapter started: an untouched one fails every test
+    assert lines == ["ch02_tail_placement: 2 failing", "  test_tail.py::test_marker_moves: AssertionError: assert 2 == 3",
+                     "  test_tail.py::test_one_breakpoint: AssertionError: assert False"]
+    first = check.first_failing(results, failing)
+    assert first == "ch02_tail_placement/test_tail.py::test_marker_moves: AssertionError: assert 2 == 3"
+    room = Room(token="tok-123")
+    saved = tmp_path / ".room.json"
+    with started(Emulator(model="claude-sonnet-5-5"), out=io.StringIO(), ui=True, room=room) as (url, _):
+        given = argparse.Namespace(room=url, token="tok-123", name="ada", no_room=False)
+        assert check.remembered_room(given, saved)["url"] == url
+        later = check.remembered_room(argparse.Namespace(room=None, token=None, name=None, no_room=False), saved)
+        assert later == {"name": "ada", "url": url, "token": "tok-123"}  # given once, remembered
+        assert check.report_to_room(later, results, first) == f"reported to the room at {url} as ada"
+        refused = check.report_to_room({**later, "token": "wrong"}, results, first)
+        assert refused.startswith(f"the room at {url} refused the report: HTTP 401")
+        page = httpx.get(f"{url}/ui/api/calls", headers={HEADER: "tok-123"}).json()
+    assert page["progress"] == [{"attendee": "ada", "failing": first, "chapters": {
+        "01": {"passed": 10, "total": 10}, "02": {"passed": 3, "total": 5}, "03": {"passed": 0, "total": 7}}}]
