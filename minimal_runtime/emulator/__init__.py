@@ -78,6 +78,26 @@ class Emulator:
         self.threads = threads.Threads(clock)  # message threads: the responses held for a continue
         self.faults = None  # errors on demand (serve --faults, --script): has draw(path) -> ApiError | None
 
+    def copy(self, policy: Policy | None = None, clock: Callable[[], float] | None = None) -> Emulator:
+        """A twin that goes on from here separately, answering with ``policy`` on ``clock`` (these
+        by default): the same prompt cache (``PromptCache.copy``), ids, and thinking blocks handed out
+        (what binds them and which went out without their text), so a conversation continued on the
+        twin is answered and billed as it would be here (a replay's strategies go on from ``tail``'s
+        state where they part from it). Message Batches, Files and held threads are not carried: the
+        twin starts with none (a conversation on a thread is not continued by a copy)."""
+        twin = Emulator(self.model, policy or self.policy, clock or self.clock, self.account_created, self.account,
+                        self.batches.delay)
+        with self._lock:
+            twin.cache = self.cache.copy()
+            twin.calls = list(self.calls)
+            twin._faults = deque(self._faults)
+            twin._fingerprints = OrderedDict(self._fingerprints)
+            twin._created = OrderedDict(self._created)
+            twin.omitted = OrderedDict(self.omitted)
+            twin._ids = self._ids
+        twin.faults = self.faults
+        return twin
+
     # -- wiring ---------------------------------------------------------------------------------
 
     def transport(self) -> httpx2.MockTransport:

@@ -37,6 +37,7 @@ What a replay cannot know, and how it approximates it:
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 import time
@@ -56,7 +57,7 @@ from ..emulator.cache import PromptCache
 from ..emulator.compaction import MIN_TRIGGER
 from ..emulator.policies import Turn
 from ..example.layouts import batch_after_system_layout
-from ..features.compaction import ManusLadder, SimpleCompaction, drop_block
+from ..features.compaction import ManusLadder, SimpleCompaction, context_tokens, drop_block
 from ..features.filesystem import Offloader
 from ..features.recall import Keeper
 from ..features.server_compaction import ServerClearing, ServerCompaction
@@ -253,6 +254,7 @@ class Replay:
     billed: list[Priced] = field(default_factory=list)
     unlogged_billed: list[Priced] = field(default_factory=list)
     times: list[float | None] = field(default_factory=list)  # each call's logged time (DeepSeek's lists go by it)
+    parted: int | None = None  # the call from which it was replayed on its own: until then tail's (``Parting``)
 
     @property
     def cost(self) -> float:
@@ -367,16 +369,18 @@ def replay(run: RecordedRun, strategy: Strategy | str = "tail", *, model: str | 
 
 
 def _replay(run: RecordedRun, strategy: Strategy, model: str, progress: Callable[[int, int], None] | None,
-            calibration: Calibration) -> Replay:
+            calibration: Calibration, start: Fork | None = None, parting: Parting | None = None) -> Replay:
     """The replay in the emulator's own tokens (a compaction's limits are in the log's: ``calibration``).
-    What the log does not show is sized once per run: the calibration's replay did it."""
+    What the log does not show is sized once per run: the calibration's replay did it. From ``start``
+    where given (a strategy going on from where it parts from tail); ``parting`` watches this replay
+    (tail's) for where the others part from it."""
     source = calibration.source
     known = source.sizes if source is not None and source.model == model else None
     if strategy.offload_threshold is None and strategy.compaction is None:  # writes no files
-        return _replay_in(Path(os.devnull), run, strategy, model, progress, calibration, known)
+        return _replay_in(Path(os.devnull), run, strategy, model, progress, calibration, known, start, parting)
     # the offloaded files matter only during the run: in memory where the machine has a tmpfs
     with tempfile.TemporaryDirectory(prefix="replay-", dir=SCRATCH if os.path.isdir(SCRATCH) else None) as tmp:
-        return _replay_in(Path(tmp), run, strategy, model, progress, calibration, known)
+        return _replay_in(Path(tmp), run, strategy, model, progress, calibration, known, start, parting)
 
 
 SCRATCH = "/dev/shm"
@@ -438,42 +442,128 @@ def replay_all(run: RecordedRun, names: list[str], *, model: str | None = None,
                progress: Callable[[str], Callable[[int, int], None] | None] | None = None) -> list[Replay]:
     """``run`` under each strategy of ``names``, sharing what they share: one calibration; ``tail-2025``
     is ``tail`` wherever the replay model takes the 2025 layout anyway (the same requests); and a
-    compaction strategy whose limit ``tail`` never reached sends what ``tail`` sends (its hooks and
-    the server's triggers fire only past the limit), so each is replayed once. ``progress(name)``
-    gives each replay its progress callback."""
+    strategy that lays out as ``tail`` does (``offload``, the compaction strategies) sends what
+    ``tail`` sends until its own machinery first acts (``Parting``), so it goes on from ``tail``'s
+    replay there (``Fork``), or is ``tail``'s replay where it never acts. ``progress(name)`` gives
+    each replay its progress callback (a strategy that goes on from tail's reports from there)."""
     calibration = calibrate(run, model) if calibration is None else calibration
-    spec = model_spec(replay_model(run, model))
+    model_name = replay_model(run, model)
+    spec = model_spec(model_name)
     done: dict[str, Replay] = {}
+    followers = {name: STRATEGIES[name] for name in names if _follows_tail(STRATEGIES[name], spec)}
+    parting = Parting(run, followers, Limits(calibration, run).prompt(COMPACTION_LIMIT)) if followers else None
 
-    def replayed(name: str) -> Replay:
+    def replayed(name: str, start: Fork | None = None) -> Replay:
         if name not in done:
-            done[name] = replay(run, name, model=model, calibration=calibration,
-                                progress=progress(name) if progress else None)
+            strategy = STRATEGIES[name]
+            if name == "tail" and parting is not None or start is not None:
+                raw = _replay(run, strategy, model_name, progress(name) if progress else None, calibration,
+                              start, parting if name == "tail" else None)
+                done[name] = _in_log_tokens(run, strategy, raw, calibration)
+            else:
+                done[name] = replay(run, name, model=model, calibration=calibration,
+                                    progress=progress(name) if progress else None)
         return done[name]
 
     for name in names:
         strategy = STRATEGIES[name]
         if name == "tail-2025" and layout_for(spec)[0] is tail_layout:
             done[name] = replace(replayed("tail"), strategy=name)
-        elif strategy.offload_threshold and strategy.compaction is None and not _offloads(run, strategy.offload_threshold):
+        elif name in followers:
             tail = replayed("tail")
-            done[name] = replace(tail, strategy=name, notes=[*tail.notes, f"{name}: no tool result of the log is over "
-                                 f"{strategy.offload_threshold:,} characters, so it sent what tail sent"])
-        elif strategy.compaction is not None and not (strategy.needs_server_compaction and not spec.compaction):
-            tail = replayed("tail")
-            limit = Limits(calibration, run).prompt(COMPACTION_LIMIT)
-            if tail.finished and max((c.prompt_tokens for c in tail.raw), default=0) < limit:
-                done[name] = replace(tail, strategy=name, notes=[*tail.notes, f"{name}: the run never reached its "
-                                     f"limit ({COMPACTION_LIMIT:,} of the log's tokens), so it sent what tail sent"])
-        replayed(name)
+            fork = parting.forks.get(name)
+            if fork is not None:
+                done[name] = replace(replayed(name, fork), parted=fork.k)
+            elif tail.finished:  # it never acted: tail's replay is its own
+                why = (f"no tool result of the log is over {strategy.offload_threshold:,} characters" if
+                       strategy.offload_threshold else f"the run never reached its limit ({COMPACTION_LIMIT:,} "
+                       "of the log's tokens)")
+                done[name] = replace(tail, strategy=name, notes=[*tail.notes, f"{name}: {why}, so it sent what "
+                                                                  "tail sent"])
+        replayed(name)  # from its first call: it lays out otherwise, or tail stopped before it parted
     return [done[name] for name in names]
 
 
-def _offloads(run: RecordedRun, threshold: int) -> bool:
-    """Whether an offloader of ``threshold`` characters would move any of the log's tool results
-    to a file (it takes text results longer than that: ``features/filesystem.Offloader``)."""
-    return any(isinstance(r.get("content"), str) and len(r["content"]) > threshold
-               for c in run.calls for r in c.results.values())
+def _follows_tail(strategy: Strategy, spec: ModelSpec) -> bool:
+    """Does ``strategy`` send what ``tail`` sends until its offloader or compaction acts? The same
+    layout and batch, nothing of the log's caching, and a model it can run on."""
+    return (strategy.name != "tail" and strategy.layout is _own_layout and strategy.batch and not strategy.as_logged
+            and bool(strategy.offload_threshold or strategy.compaction)
+            and not (strategy.needs_server_compaction and not spec.compaction))
+
+
+@dataclass
+class Fork:
+    """A replay as it stood just before call ``k``'s hooks ran, to go on from separately. The
+    agent's state is its run record up to there (``record``'s first ``upto`` events): an agent made
+    on it resumes as after a kill at that boundary (``core/agent.py``), with the ``task`` of the run in
+    progress. The emulator's state is a copy (``Emulator.copy``: its cache, ids and thinking blocks),
+    and the model had said its first ``answered`` turns. A strategy's own hooks and layout start
+    fresh: until they act they hold nothing (what ``Parting`` waits for)."""
+
+    k: int
+    record: _Kept
+    upto: int
+    emulator: Emulator
+    answered: int
+    task: str
+
+    def events(self) -> list[dict]:
+        return self.record.first(self.upto)
+
+
+class Parting:
+    """Watches ``tail``'s replay for the call where each strategy of ``waiting`` parts from it: the
+    first call at which the strategy's own machinery could act, so its request (or the result its
+    history keeps) could differ from tail's. Until then it sends what tail sends, call for call. A
+    rule that errs early costs only time (the strategy replays a few calls more); one that erred late
+    would be wrong, so each errs early:
+
+    - an offloader: at the call whose reply asks for a tool the log answered with a text over its
+      threshold (the result it keeps differs from there; ``Offloader``);
+    - a compaction strategy: at the call where the context its hooks measure before the call
+      (``context_tokens``: ``ManusLadder``, ``SimpleCompaction``), or the prompt the server counts
+      (``ServerClearing``, ``ServerCompaction``: the prompt is tail's until then), reaches ``limit``,
+      the lowest limit any of them acts at (the limit, in the emulator's tokens).
+
+    ``before`` runs first among tail's PRE_LLM_CALL hooks, ``after`` first among its POST_LLM_CALL
+    hooks; ``snapshot()`` makes the ``Fork`` of the call about to be made."""
+
+    def __init__(self, run: RecordedRun, waiting: dict[str, Strategy], limit: int):
+        self.run, self.waiting, self.limit = run, dict(waiting), limit
+        self.results = {i: r for c in run.calls for i, r in c.results.items()}  # as ``RecordedTools`` answers
+        self.forks: dict[str, Fork] = {}
+        self._pending: Fork | None = None  # this call's, for a rule decided by its prompt
+
+    def before(self, agent: Agent, snapshot: Callable[[], Fork]) -> None:
+        self._pending = None
+        if not self.waiting:
+            return
+        k = len(agent.calls)
+        context = context_tokens(agent) if any(s.compaction for s in self.waiting.values()) else 0
+        parts = [name for name, s in self.waiting.items() if (s.compaction is not None and context >= self.limit)
+                 or (s.offload_threshold and self._offloaded(k, s.offload_threshold))]
+        if parts or any(s.compaction is not None for s in self.waiting.values()):
+            self._pending = snapshot()
+        self._part(parts)
+
+    def after(self, agent: Agent) -> None:
+        if self._pending is not None:
+            prompt = agent.calls[-1].prompt_tokens
+            self._part([name for name, s in self.waiting.items() if s.compaction is not None and prompt >= self.limit])
+
+    def _part(self, names: list[str]) -> None:
+        for name in names:
+            self.forks[name] = self._pending
+            del self.waiting[name]
+
+    def _offloaded(self, k: int, threshold: int) -> bool:
+        """Does call ``k``'s reply ask for a tool the log answered with a text over ``threshold``?"""
+        if k >= len(self.run.calls):
+            return False
+        asked = {b.get("id") for b in self.run.calls[k].assistant["content"] if b.get("type") == "tool_use"}
+        return any(isinstance(r.get("content"), str) and len(r["content"]) > threshold
+                   for r in (self.results.get(i) for i in asked) if r is not None)
 
 
 def first_line(text: str) -> str:
@@ -520,11 +610,14 @@ def _sizes(run: RecordedRun, emulator: Emulator, model: str) -> Sizes:
 
 
 def _replay_in(workdir: Path, run: RecordedRun, strategy: Strategy, model: str,
-               progress: Callable[[int, int], None] | None, calibration: Calibration, known: Sizes | None) -> Replay:
+               progress: Callable[[int, int], None] | None, calibration: Calibration, known: Sizes | None,
+               start: Fork | None = None, parting: Parting | None = None) -> Replay:
     clock = _RecordedClock(run)
     policy = _ReplayPolicy(run)
     # no spans: a replay's calls are the emulator's own, and ten strategies' worth of them are no one's trace
-    emulator = Emulator(model=model, policy=policy, clock=clock)
+    emulator = Emulator(model=model, policy=policy, clock=clock) if start is None else start.emulator.copy(policy, clock)
+    if start is not None:  # the model has said its first start.answered turns
+        policy.next = start.answered
     client = emulator.client(open_telemetry=False)
     notes: list[str] = []
     sizes = known or _sizes(run, emulator, model)
@@ -535,7 +628,9 @@ def _replay_in(workdir: Path, run: RecordedRun, strategy: Strategy, model: str,
     ttl = "1h" if any(c.usage and c.usage.cache_write_1h for c in run.calls) else None
     tools = _tool_definitions(run)
     where = Calibration(sizes.start, hidden, prompt_hidden, sizes.until)
-    if warm_part and sizes.seeded is not None:
+    if start is not None:
+        pass  # the cache as tail left it there: seeded, if it was, before tail's first call
+    elif warm_part and sizes.seeded is not None:
         emulator.cache = sizes.seeded.copy()
     elif warm_part:  # earlier sessions wrote this prefix: seed it, then start the recording from its first turn
         clock.at(0)
@@ -551,6 +646,12 @@ def _replay_in(workdir: Path, run: RecordedRun, strategy: Strategy, model: str,
     if policy.recorded:
         notes.append(_thinking_note(run, policy, model_spec(model)))
     hooks = HookRegistry()
+    # tail's run record is kept (in memory) where a strategy may go on from it; the others keep none
+    store = _Unrecorded(start.events() if start is not None else ()) if parting is None else _Kept()
+    if parting is not None:  # first: it sees each call as tail's own hooks are about to
+        hooks.register(Point.PRE_LLM_CALL, lambda event: parting.before(event.agent, lambda: Fork(
+            len(event.agent.calls), store, store.written, emulator.copy(), policy.next, task)))
+        hooks.register(Point.POST_LLM_CALL, lambda event: parting.after(event.agent))
     uncached = strategy.as_logged and logged_uncached(run)
     if uncached:
         notes.append("the log read and wrote nothing from cache on every call (its client sent no breakpoints): "
@@ -562,7 +663,7 @@ def _replay_in(workdir: Path, run: RecordedRun, strategy: Strategy, model: str,
         compaction = strategy.compaction(workdir, Limits(calibration, run))
         hooks.install(compaction)
         layout = compaction.layout(layout) if hasattr(compaction, "layout") else layout
-    agent = Agent(client, model=model, system=system, layout=layout, hooks=hooks, store=_Unrecorded(),
+    agent = Agent(client, model=model, system=system, layout=layout, hooks=hooks, store=store,
                   toolbox=RecordedTools(run), max_steps=len(run.calls) + 1, max_tokens=21_000,  # above ~21K the SDK insists on streaming
                   offloader=Offloader(workdir, strategy.offload_threshold) if strategy.offload_threshold else None)
 
@@ -588,7 +689,9 @@ def _replay_in(workdir: Path, run: RecordedRun, strategy: Strategy, model: str,
     tracing.hooks(hooks, attributes={"minimal_runtime.replay.strategy": strategy.name,  # only where OTEL_* ask
                                      "minimal_runtime.replay.log": run.path})
     task = _text(run.task) + (_filler("the prompt, not in the log", prompt_hidden) if prompt_hidden else "")
-    start = time.perf_counter()
+    if start is not None:  # the run() in progress there, resumed from its record (``Agent.run``: the same task)
+        task = start.task
+    began = time.perf_counter()
     stopped, crashed = None, False
     while len(agent.calls) < len(run.calls):
         before = len(agent.calls)
@@ -605,16 +708,39 @@ def _replay_in(workdir: Path, run: RecordedRun, strategy: Strategy, model: str,
         task = _text(run.calls[len(agent.calls) - 1].then_user)
     if stopped is None and len(agent.calls) < len(run.calls):
         stopped = f"stopped at call {len(agent.calls) + 1}: the replayed run ended before the recording did"
-    return Replay(strategy.name, model, list(agent.calls[:len(run.calls)]), time.perf_counter() - start,
+    return Replay(strategy.name, model, list(agent.calls[:len(run.calls)]), time.perf_counter() - began,
                   hidden + prompt_hidden, notes, stopped, where, sizes=sizes, crashed=crashed)
 
 
+class _Kept(MemoryStore):
+    """Tail's run record, in memory, its events counted: a ``Fork`` is the record as it stood then."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.written = 0
+
+    def write(self, event: dict, sync: bool = True) -> None:
+        super().write(event, sync)
+        self.written += 1
+
+    def first(self, n: int) -> list[dict]:
+        """The first ``n`` events (only those are read back)."""
+        return [json.loads(line) for line in self._log[:n]]
+
+
 class _Unrecorded(MemoryStore):
-    """A replay's run record: nothing is kept. The replay reads the agent's calls, never its record,
-    and a record is nothing a replay could resume from (its tools are the log's)."""
+    """A replay's run record: nothing is kept past ``events``, the record it starts from (tail's,
+    where it parts from tail: ``Fork``). The replay reads the agent's calls, never its record."""
+
+    def __init__(self, events: list[dict] | tuple = ()):
+        super().__init__()
+        self._events = list(events)
 
     def write(self, event: dict, sync: bool = True) -> None:
         pass
+
+    def events(self) -> list[dict]:
+        return self._events
 
 
 def _thinking_note(run: RecordedRun, policy: _ReplayPolicy, spec: ModelSpec) -> str:
