@@ -1,11 +1,20 @@
-"""``replay DIR``'s speed: logs per second with each strategy alone and with every strategy, on a
-folder of generated Claude Code logs (``replay.current``) that carry a hidden system prompt of
-Claude Code's size (``--hidden``, 20,000 tokens by default), as real ones do. With ``--compare
-REF`` the same folder is replayed by the code at git ref REF too (checked out into a temporary
-folder, run in a subprocess with this venv), and the ratio is printed: before and after, one run,
-one machine. Wall time and CPU time are both printed: the machine may be shared.
+"""``replay DIR``'s speed: logs per CPU-second with each strategy alone and with every strategy, on
+two folders the benchmark generates (``replay.current``: Claude Code's own session, sub-agent and
+stream-json files, made by the runtime on the emulator, with a hidden system prompt of Claude
+Code's size, ``--hidden``, 20,000 tokens by default):
 
-    .venv/bin/python benchmarks/replay_folder.py [--logs 200] [--jobs 1] [--compare REF]
+- ``generated``: ``--logs`` short runs (4 to 10 tool rounds), most of them under the compaction
+  strategies' 60,000-token limit;
+- ``long``: ``--long`` long sessions past that limit, with results of 16,000 to 28,000 characters,
+  a compaction by the client and a continued prompt (only the ``every strategy`` row: the costly one).
+
+With ``--compare REF`` the same folders are replayed by the code at git ref REF too (checked out into
+a temporary folder, run in a subprocess with this venv): before and after, one run, one machine, and
+the ``every strategy`` CSV (the CLI's own ``--csv``) of both sides compared byte for byte. Wall and
+CPU time are both printed (the machine may be shared: CPU is the steadier figure), the ``--jobs 2``
+against ``--jobs 1`` ratio of this tree's ``every strategy`` row, and each side's peak RSS.
+
+    .venv/bin/python benchmarks/replay_folder.py [--logs 200] [--long 12] [--jobs 1] [--compare REF]
 """
 
 from __future__ import annotations
@@ -13,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -24,29 +32,32 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from minimal_runtime.replay.current import CURRENT_MODELS, write_current  # noqa: E402
 
-# Run in this process, or in a subprocess on another checkout: only ``replay_files`` and
-# ``STRATEGIES``, which every version has. Prints one JSON object.
+# Run in a subprocess on this checkout or another: only ``run_folder`` (with ``csv_path``), ``replay_files``
+# and ``STRATEGIES``, which every version since the CSV has. Prints one JSON object.
 MEASURE = """
 import json, os, resource, sys, time, warnings
 warnings.simplefilter("ignore")
+from pathlib import Path
 from minimal_runtime.replay import STRATEGIES
-from minimal_runtime.replay.folder import replay_files
-paths, jobs = json.loads(sys.argv[1]), int(sys.argv[2])
-engine = {"engine": sys.argv[3]} if len(sys.argv) > 3 else {}  # only this tree's replay_files takes it
-names_asked = json.loads(sys.argv[4]) if len(sys.argv) > 4 else None
+from minimal_runtime.replay.folder import run_folder
+paths, jobs, options = json.loads(sys.argv[1]), int(sys.argv[2]), json.loads(sys.argv[3])
+engine = {"engine": options["engine"]} if options.get("engine") else {}  # only newer trees take it
 
 def cpu():
     own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 out = {}
-for name in names_asked or [*STRATEGIES, "every strategy"]:
+for name in options.get("names") or [*STRATEGIES, "every strategy"]:
     names = list(STRATEGIES) if name == "every strategy" else [name]
+    csv_path = Path(options["csv"]) if name == "every strategy" and options.get("csv") else None
     start, used = time.perf_counter(), cpu()
-    rows, refused = replay_files(paths, names, jobs=jobs, **engine)[:2]
-    out[name] = {"wall": time.perf_counter() - start, "cpu": cpu() - used, "refused": len(refused),
-                 "calls": sum(r["calls"] for r in rows if r["strategy"] == names[0]),
-                 "cost": round(sum(r["cost"] for r in rows if r["strategy"] in names and r["cost"] == r["cost"]), 4)}
+    totals = run_folder(paths, names, jobs=jobs, csv_path=csv_path, **engine)
+    rows = totals.strategies
+    out[name] = {"wall": time.perf_counter() - start, "cpu": cpu() - used, "refused": len(totals.refused),
+                 "calls": rows[names[0]]["calls"] if names[0] in rows else 0,
+                 "cost": round(sum(rows[n]["cost"] for n in names if n in rows), 4)}
+out["rss_mb"] = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)) / 1024
 print(json.dumps(out))
 """
 
@@ -62,11 +73,22 @@ def build(folder: Path, at_least: int, hidden: int) -> list[Path]:
     return sorted(p for p in folder.rglob("*.jsonl"))
 
 
-def measure(code: Path, paths: list[Path], jobs: int, engine: str | None = None, names: list[str] | None = None) -> dict:
+def build_long(folder: Path, runs: int, hidden: int) -> list[Path]:
+    """Long sessions past the 60,000-token limit (a hidden prompt of ``hidden`` tokens, 10 to 16
+    tool rounds of 16,000 to 28,000 characters each before the client compacts, two rounds after
+    the continue), each written three ways as ``build``'s are."""
+    for k in range(runs):
+        write_current(folder / f"long-{k:03d}", CURRENT_MODELS[k % len(CURRENT_MODELS)], rounds=10 + k % 7,
+                      output_chars=16_000 + 4_000 * (k % 4), hidden_tokens=hidden)
+    return sorted(p for p in folder.rglob("*.jsonl"))
+
+
+def measure(code: Path, paths: list[Path], jobs: int, engine: str | None = None, names: list[str] | None = None,
+            csv: Path | None = None) -> dict:
     env = {**os.environ, "PYTHONPATH": str(code)}
-    extra = [engine or "processes", json.dumps(names)] if engine or names else []
-    done = subprocess.run([sys.executable, "-c", MEASURE, json.dumps([str(p) for p in paths]), str(jobs), *extra],
-                          cwd=code, env=env, capture_output=True, text=True)
+    options = {"engine": engine, "names": names, "csv": str(csv) if csv else None}
+    done = subprocess.run([sys.executable, "-c", MEASURE, json.dumps([str(p) for p in paths]), str(jobs),
+                           json.dumps(options)], cwd=code, env=env, capture_output=True, text=True)
     if done.returncode:
         raise SystemExit(f"measuring {code} failed:\n{done.stderr[-2000:]}")
     return json.loads(done.stdout.splitlines()[-1])
@@ -81,7 +103,8 @@ def checkout(ref: str, into: Path) -> Path:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--logs", type=int, default=200)
+    parser.add_argument("--logs", type=int, default=200, help="logs in the generated folder")
+    parser.add_argument("--long", type=int, default=12, help="long sessions past the limit (three logs each)")
     parser.add_argument("--hidden", type=int, default=20_000, help="tokens of hidden system prompt per run")
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--compare", default=None, metavar="REF", help="also replay with the code at this git ref")
@@ -90,32 +113,63 @@ def main() -> None:
     args = parser.parse_args()
     if args.engines:
         return engines(args)
+    identical = True
     with tempfile.TemporaryDirectory(prefix="replay-folder-") as tmp:
+        tmp = Path(tmp)
         start = time.perf_counter()
-        paths = build(Path(tmp) / "logs", args.logs, args.hidden)
-        print(f"{len(paths)} generated logs ({args.hidden:,}-token hidden system prompt), made in "
-              f"{time.perf_counter() - start:.0f}s; --jobs {args.jobs} on {os.cpu_count()} cores, load average "
-              f"{os.getloadavg()[0]:.1f}")
-        results = {}
+        folders = {"generated": build(tmp / "logs", args.logs, args.hidden),
+                   "long": build_long(tmp / "long", args.long, args.hidden)}
+        print(f"{len(folders['generated'])} generated logs and {len(folders['long'])} logs of {args.long} long "
+              f"sessions ({args.hidden:,}-token hidden system prompt), made in {time.perf_counter() - start:.0f}s; "
+              f"--jobs {args.jobs} on {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
+        trees = {"this tree": ROOT}
         if args.compare:
-            results[args.compare] = measure(checkout(args.compare, Path(tmp) / "before"), paths, args.jobs)
-        results["this tree"] = measure(ROOT, paths, args.jobs)
-    print("logs per second of wall time, and per second of CPU time (the machine may be shared: CPU is the "
-          "steadier figure)")
+            trees = {args.compare: checkout(args.compare, tmp / "before"), **trees}
+        for folder, paths in folders.items():
+            names = None if folder == "generated" else ["every strategy"]
+            results = {label: measure(code, paths, args.jobs, names=names, csv=tmp / f"{folder}-{k}.csv")
+                       for k, (label, code) in enumerate(trees.items())}
+            table(folder, paths, results, args.compare)
+            if args.compare:
+                identical &= same_csv(folder, tmp / f"{folder}-0.csv", tmp / f"{folder}-1.csv")
+            if args.jobs == 1:
+                two = measure(ROOT, paths, 2, names=["every strategy"])
+                one = results["this tree"]["every strategy"]
+                print(f"  this tree, every strategy, --jobs 2 against --jobs 1: {one['wall'] / two['every strategy']['wall']:.2f}x "
+                      f"wall ({len(paths) / two['every strategy']['wall']:.1f} against {len(paths) / one['wall']:.1f} log/s; "
+                      f"peak RSS {two['rss_mb']:.0f} MB with 2 workers)")
+    print(f"load average after: {os.getloadavg()[0]:.1f}")
+    if not identical:
+        raise SystemExit("the CSVs differ")
+
+
+def table(folder: str, paths: list[Path], results: dict[str, dict], compare: str | None) -> None:
+    print(f"\n{folder}: {len(paths)} logs; logs per second of wall time, and per second of CPU time")
     print(f"{'strategy':<16}" + "".join(f"{label[:12]:>12} {'log/cpu-s':>10}" for label in results)
-          + ("   after/before: wall  cpu" if args.compare else ""))
-    for name in results["this tree"]:
+          + ("   after/before: wall  cpu" if compare else ""))
+    last = results["this tree"]
+    for name in [n for n in last if n != "rss_mb"]:
         cells = "".join(f"{len(paths) / r[name]['wall']:>6.1f} log/s {len(paths) / r[name]['cpu']:>10.1f}"
                         for r in results.values())
-        ratio = (f"   {' ' * 13}{results[args.compare][name]['wall'] / results['this tree'][name]['wall']:>4.2f}x "
-                 f"{results[args.compare][name]['cpu'] / results['this tree'][name]['cpu']:>4.2f}x") if args.compare else ""
+        ratio = (f"   {' ' * 13}{results[compare][name]['wall'] / last[name]['wall']:>4.2f}x "
+                 f"{results[compare][name]['cpu'] / last[name]['cpu']:>4.2f}x") if compare else ""
         print(f"{name:<16}{cells}{ratio}")
     for label, r in results.items():
         every = r["every strategy"]
-        print(f"{label}: {every['calls']:,} calls replayed per strategy, {every['refused']} logs refused, "
-              f"every strategy's bill summed ${every['cost']:.2f}")
-    print(f"load average after: {os.getloadavg()[0]:.1f}; resource use of this process: "
-          f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB peak")
+        print(f"  {label}: {every['calls']:,} calls replayed per strategy, {every['refused']} logs refused, "
+              f"every strategy's bill summed ${every['cost']:.2f}; peak RSS {r['rss_mb']:.0f} MB")
+
+
+def same_csv(folder: str, before: Path, after: Path) -> bool:
+    """The ``every strategy`` CSVs of both trees, byte for byte; the first line that differs, if one does."""
+    old, new = before.read_bytes().splitlines(), after.read_bytes().splitlines()
+    if old == new:
+        print(f"  {folder}: the every-strategy CSVs are identical ({len(new) - 1} rows)")
+        return True
+    k = next((k for k, (a, b) in enumerate(zip(old, new)) if a != b), min(len(old), len(new)))
+    print(f"  {folder}: the every-strategy CSVs DIFFER ({len(old) - 1} rows before, {len(new) - 1} after), first at "
+          f"line {k + 1}:\n    before {old[k:k + 1]}\n    after  {new[k:k + 1]}")
+    return False
 
 
 def engines(args) -> None:
