@@ -89,6 +89,12 @@ class Front:
             give_back_heap()
         return status, out, payload
 
+    @property
+    def any_host(self) -> bool:
+        """A room with a token takes any ``Host`` (the server's check, ``emulator/server.py``): its
+        attendees name it by the room's address, and every request must carry the token anyway."""
+        return self.room.token is not None
+
     def answering(self, path: str):
         """The HTTP server holds this while a request is answered: the emulator's batches yield to it
         (``Emulator.answering``); the page's own requests, and a proxy's, are not the emulator's."""

@@ -97,8 +97,14 @@ def test_beyond_loopback_a_room_token_is_required_and_refused_without_it():
         assert httpx.get(f"{url}/ui/api/calls").status_code == 401
         assert httpx.get(f"{url}/ui/api/calls?token={room.token}").status_code == 200
         assert httpx.get(f"{url}/ui/page.js").status_code == 200  # the page's own files carry no data
+        # an attendee names the server by the room's address: any Host, the token still asked for
+        lan = {"host": "192.0.2.10:8765", "x-api-key": "sk-room-cyd", "anthropic-version": "2023-06-01"}
+        body = {"model": "claude-sonnet-5-5", "max_tokens": 50, "messages": [{"role": "user", "content": "Hi"}]}
+        assert httpx.post(f"{url}/v1/messages", headers=lan, json=body).status_code == 401
+        assert httpx.post(f"{url}/v1/messages", headers={**lan, HEADER: room.token}, json=body).status_code == 200
         lines = front.lines
     assert " 401 | refused: authentication_error: this serve is a room" in lines[0]
+    assert sum(" 401 | " in line for line in lines) == 2 and sum(" 200 | " in line for line in lines) == 3
     assert room.token not in "\n".join(lines)
 
 
