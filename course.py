@@ -160,6 +160,8 @@ def lab(project: Project, *args: str) -> int:
             shutil.copy2(notebook, workbook / notebook.name)
     print("workbook/ holds your copies of the chapters: your runs and saves change them, never chapters/ "
           "(delete a copy to get it fresh)")
+    print('each chapter opens in reading mode (IMPL = "solutions" in its settings cell: every figure shows); '
+          'IMPL = "exercises" runs your own code, and the banner under that cell says how it tests')
     # your own Claude Code sessions in the real-log cells (COURSE_OWN_LOGS=0 keeps them out); make test, nbval
     # and CI never set it. As root (a container), JupyterLab refuses to start without --allow-root.
     root = ["--allow-root"] if not WINDOWS and os.geteuid() == 0 else []

@@ -82,7 +82,8 @@ def test_every_step_runs_with_make_off_the_path(tmp_path):
     assert step(project, env, "setup") == ""  # installed already: nothing to do, nothing said
     assert "passing" in step(project, env, "progress", "tests/ch03_hooks") and (project / ".progress.jsonl").exists()
     step(project, env, "test", "lint")
-    assert "workbook/ holds your copies" in step(project, env, "lab")
+    said = step(project, env, "lab")
+    assert "workbook/ holds your copies" in said and 'IMPL = "exercises" runs your own code' in said
     assert (tmp_path / "lab.log").read_text().split()[1:4] == [str(project), "-m", "jupyterlab"]
 
 
