@@ -26,8 +26,9 @@ progress: $(STAMP)  ## how many tests of each chapter pass on your own exercises
 demo: $(STAMP)  ## the running example, offline unless ANTHROPIC_API_KEY is set
 	@$(BIN)/python course.py demo
 
-# make experiment CHAPTER=08 CAP=2: the chapter's deciding experiment on a real model (ANTHROPIC_API_KEY): the
-# simulated run's cost first, nothing sent over CAP dollars; without a key it only says what it would cost.
+# make experiment CHAPTER=08 CAP=2 (chapters 04, 05, 07, 08): the chapter's deciding experiment on a real model
+# (ANTHROPIC_API_KEY): the simulated run's cost first, nothing sent over CAP dollars; without a key it only says what
+# it would cost.
 .PHONY: experiment
 experiment: $(STAMP)  ## a chapter's deciding experiment on a real model, beside the simulated one (CHAPTER=08 CAP=dollars)
 	$(BIN)/python -m minimal_runtime experiment $(or $(CHAPTER),08) --cap $(or $(CAP),1)

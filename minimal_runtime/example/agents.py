@@ -94,8 +94,13 @@ def planning_team(workdir: str | Path, goal: str, items: list[tuple[str, str]], 
         hooks = HookRegistry().install(TaskHook(task, render_task) if render_task else TaskHook(task),
                                        FilesystemRules(filesystem_rules), MaxStepsWarning(text=REPORT_STEPS_WARNING),
                                        *executor_features)
+        # The planner's max_cost_usd is the team's: an executor may spend what the team has left of it
+        # (the planner's own check counts only its own calls, so its calls after the last executor can pass it).
+        limit = planner_kwargs.get("max_cost_usd")
+        left = {} if limit is None else {"max_cost_usd": max(1e-9, limit - sum(
+            a.bill().total for a in (planner, *executors)))}
         executor = Agent(client, model=model, system=EXECUTOR_SYSTEM, hooks=hooks, max_steps=executor_max_steps,
-                         tools=[*(t for t in work if t.name != "message_user"), report_tool()], name="executor")
+                         tools=[*(t for t in work if t.name != "message_user"), report_tool()], name="executor", **left)
         executors.append(executor)
         return executor
 

@@ -31,13 +31,25 @@ WORKBOOK = ROOT / "workbook" / "experiments"
 
 
 class RunFigures(BaseModel):
-    """One setting's run, as the chapter's table counts it."""
+    """One setting's run, as the chapter's table counts it: what every run has, and the chapter's own
+    figures (None where the run gave nothing to count, e.g. no compaction happened)."""
 
     status: str
     calls: int
-    adherence: float | None
     prompt_tokens: int
     cost: float
+    figures: dict[str, float | int | None]
+
+    def shown(self, name: str) -> float | int | None:
+        return self.figures[name] if name in self.figures else getattr(self, name)
+
+
+def measured(result: dict, **figures) -> RunFigures:
+    """The figures of a harness's run: ``result["result"]``, and its ``agent`` or ``agents`` (a team's)."""
+    agents = result.get("agents") or [result["agent"]]
+    calls = [c for agent in agents for c in agent.calls]
+    return RunFigures(status=result["result"].status, calls=len(calls), cost=sum(a.bill().total for a in agents),
+                      prompt_tokens=sum(c.prompt_tokens for c in calls), figures=figures)
 
 
 class Experiment(BaseModel):
@@ -47,27 +59,76 @@ class Experiment(BaseModel):
     title: str
     verdict: str  # what the simulated run says, in one sentence, and the rule of the reader that decides it
     settings: tuple[str, ...]
-    options: dict
+    options: dict  # the harness's keyword arguments: the sizes of the run (the tests make them small)
+    shows: dict[str, str]  # the figures the table shows (a chapter's own, or calls, cost), each with its format
 
 
 EXPERIMENTS = {
+    "07": Experiment(
+        chapter="07", title="the knowledge manager on and off, beside a long run of page reading",
+        verdict=("simulated: with the KM the reader's longest stretch of pages without a note is shorter, because it "
+                 "is built to write its note at once when a nudge says pages read are not in one"),
+        settings=("without the KM", "with the KM"), options={"turns": 40},
+        shows={"longest unsaved": "{}", "pages read": "{}", "cost": "${:.4f}"}),
     "08": Experiment(
         chapter="08", title="drift: the goal at the tail, recited on every call or on events, or not at all",
         verdict=("simulated: with nothing at the tail the reader drifts, because it is built to drift more the "
                  "further the goal's words are from the tail; the plan hook holds 100%"),
-        settings=("none", "plan hook", "event recitation"), options={"pages": 12, "per_phase": 4}),
+        settings=("none", "plan hook", "event recitation"), options={"pages": 12, "per_phase": 4},
+        shows={"adherence": "{:.1%}", "calls": "{}"}),
+    "04": Experiment(
+        chapter="04", title="keeping the plan current: the plan hook agent, or planner + executors, on a short task",
+        verdict=("simulated: the plan hook agent spends a third of its actions on its plan and the team one, because "
+                 "the single agent is built to mark each phase done with the plan tool, and the team's runtime "
+                 "moves the plan on each executor's report"),
+        settings=("plan hook, one agent", "planner + executors"), options={"phases": 6},
+        shows={"plan-keeping actions": "{}", "actions": "{}", "cost": "${:.4f}"}),
+    "05": Experiment(
+        chapter="05", title="the budget warning at BudgetMonitor's default (80%), or none, before a compaction",
+        verdict=("simulated: warned at 80% the reader loses more figures at the compaction than unwarned, because it "
+                 "is built to save every 3 pages counted from its last save, so the save a warning prompts moves "
+                 "every later one"),
+        settings=("without", "with the warning"),
+        options={"turns": 20, "page_chars": 16_000, "budget": 50_000, "task_budget": 50_000, "seed": 0},
+        shows={"figures lost": "{}", "calls": "{}", "cost": "${:.4f}"}),
 }
+
+
+def run_chapter_07(setting: str, *, online: bool, **limits) -> RunFigures:
+    from .knowledge import km_run, longest_unsaved, pages_read
+    r = km_run(setting == "with the KM", online=online, **EXPERIMENTS["07"].options, **limits)
+    figures = measured(r, **{"longest unsaved": longest_unsaved(r["agent"]), "pages read": pages_read(r["agent"])})
+    km_calls = r["km"].calls if r["km"] else []  # the KM's own calls count: its cost is part of the verdict
+    return figures.model_copy(update={"calls": figures.calls + len(km_calls),
+                                      "cost": figures.cost + sum(c.cost for c in km_calls)})
 
 
 def run_chapter_08(setting: str, *, online: bool, **limits) -> RunFigures:
     from .drift import drift_run
     r = drift_run(setting, online=online, **EXPERIMENTS["08"].options, **limits)
-    agent = r["agent"]
-    return RunFigures(status=r["result"].status, calls=len(agent.calls), adherence=r["meter"].adherence(),
-                      prompt_tokens=sum(c.prompt_tokens for c in agent.calls), cost=agent.bill().total)
+    return measured(r, adherence=r["meter"].adherence())
 
 
-RUNNERS: dict[str, Callable[..., RunFigures]] = {"08": run_chapter_08}
+def run_chapter_04(setting: str, *, online: bool, **limits) -> RunFigures:
+    from .planning import PLAN_KEEPING, actions, reference_items, strategy_run
+    phases = EXPERIMENTS["04"].options["phases"]
+    goal = f"Summarise reference pages 0 to {phases - 1}, one note per page."
+    r = strategy_run(setting, goal, reference_items(phases), online=online, **limits)
+    counts = actions(r)
+    return measured(r, **{"plan-keeping actions": sum(counts[k] for k in PLAN_KEEPING),
+                          "actions": sum(counts.values())})
+
+
+def run_chapter_05(setting: str, *, online: bool, **limits) -> RunFigures:
+    from .budget_warning import survival, warning_run
+    r = warning_run(with_warning=setting == "with the warning", online=online, **EXPERIMENTS["05"].options, **limits)
+    compacted = "compacted_at" in r["seen"]  # a run that ends before the budget is never compacted: nothing lost
+    return measured(r, **{"figures lost": len(survival(r["seen"])[2]) if compacted else None,
+                          "warned on call": r["warned"].index(True) + 1 if True in r["warned"] else None})
+
+
+RUNNERS: dict[str, Callable[..., RunFigures]] = {"04": run_chapter_04, "05": run_chapter_05, "07": run_chapter_07,
+                                                  "08": run_chapter_08}
 
 
 def result_path(chapter: str) -> Path:
@@ -97,8 +158,8 @@ def main(chapter: str, cap: float, out=print) -> int:
     for setting in experiment.settings:
         figures = run(setting, online=True, max_cost_usd=cap - spent)
         real[setting], spent = figures, spent + figures.cost
-        out(f"  {setting:<17} {figures.status:<9} {figures.calls:>3} calls  adherence "
-            f"{'n/a' if figures.adherence is None else f'{figures.adherence:.1%}'}  ${figures.cost:.4f}")
+        out(f"  {setting:<17} {figures.status:<9} " + "  ".join(
+            f"{name} {shown_as(fmt, figures.shown(name))}" for name, fmt in experiment.shows.items()))
         if figures.status == "max_cost":
             out(f"the cap ${cap:g} is reached: the settings after {setting!r} were not run")
             break
@@ -113,6 +174,10 @@ def main(chapter: str, cap: float, out=print) -> int:
     return 0
 
 
+def shown_as(fmt: str, value) -> str:
+    return "n/a" if value is None else fmt.format(value)
+
+
 def shown(chapter: str) -> str:
     """The chapter's last cell: the real run beside the simulated one, or how to make it."""
     path = result_path(chapter)
@@ -120,11 +185,14 @@ def shown(chapter: str) -> str:
         return (f"no real run yet (no workbook/experiments/{chapter}.json): `make experiment CHAPTER={chapter}`\n"
                 "says what it would cost, and with ANTHROPIC_API_KEY and CAP=<dollars> runs it")
     data = json.loads(path.read_text())
-    lines = [f"real run of {data['date']} ({data['server']}), spent ${data['spent']:.4f}",
-             f"{'setting':<17} {'adherence real':>14} {'simulated':>10} {'calls real':>10} {'simulated':>10}"]
+    shows = EXPERIMENTS[chapter].shows
+    width = max(20, *map(len, shows))
+    lines = [f"real run of {data['date']} ({data['server']}), spent ${data['spent']:.4f}; each cell: real (simulated)",
+             f"{'setting':<17} " + " ".join(f"{name:>{width}}" for name in shows)]
     for setting, sim in data["simulated"].items():
-        real = data["real"].get(setting)
-        pct = lambda v: "n/a" if v is None else f"{v:.1%}"  # noqa: E731
-        lines.append(f"{setting:<17} {pct(real['adherence']) if real else 'not run':>14} {pct(sim['adherence']):>10} "
-                     f"{real['calls'] if real else '':>10} {sim['calls']:>10}")
+        sim, real = RunFigures(**sim), data["real"].get(setting)
+        real = RunFigures(**real) if real else None
+        cells = [f"{shown_as(fmt, real.shown(name)) if real else 'not run'} ({shown_as(fmt, sim.shown(name))})"
+                 for name, fmt in shows.items()]
+        lines.append(f"{setting:<17} " + " ".join(f"{cell:>{width}}" for cell in cells))
     return "\n".join(lines)

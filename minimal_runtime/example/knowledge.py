@@ -178,3 +178,71 @@ class RunClock:
 
     def advance(self, event) -> None:
         self.now += self.per_call
+
+
+# -- chapter 07's experiment: a long run with the KM or without (the chapter and ``make experiment CHAPTER=07``) --
+
+KM_MODEL = "claude-haiku-5-5"
+LONG_TASK = "Read the reference manual, page by page, and keep its key figures in notes."
+
+
+def knowledge_manager(clock, *, pool=None, span: int = 6, kind=None, lint=None, format_block=None, triggers=None,
+                      online: bool | None = None, **km_options):
+    """The runtime's KM on ``KM_MODEL`` with a formatter, a lint and a ``Triggers`` class (the
+    learner's, in the chapter; the runtime's where None), each run completing before the next
+    working call unless ``pool`` says otherwise. ``span``: how many words of a page in a row make a
+    quote; ``kind``: the KM's class; ``km_options``: the simulated KM's (``SimulatedKM``)."""
+    from ..features import knowledge as feature
+    from .backend import make_client
+    client, _ = make_client(SimulatedKM(**km_options), model=KM_MODEL, online=online)
+    board = feature.Board(clock, feature.RawSection(span), **({"lint": lint} if lint else {}),
+                          **({"format_block": format_block} if format_block else {}))
+    return (kind or feature.KnowledgeManager)(client, KM_MODEL, clock, pool=pool or feature.SerialPool(), board=board,
+                                              triggers=(triggers or feature.Triggers)(clock))
+
+
+def wired(clock, km=None):
+    """A working agent's hooks: the run clock, and the KM's three hooks (inject, after-call triggers, the ticker)."""
+    from ..core.hooks import HookRegistry, Point
+    hooks = HookRegistry()
+    hooks.register(Point.PRE_LLM_CALL, clock.advance)
+    if km is not None:
+        hooks.install(km)
+        hooks.register(Point.POST_LLM_CALL, lambda e: km.tick(e.agent))
+    return hooks
+
+
+def longest_unsaved(agent) -> int:
+    """The most pages the agent fetched in a row without writing a note."""
+    streak = best = 0
+    for m in agent.messages:
+        for b in m["content"] if m["role"] == "assistant" else []:
+            if b.get("type") == "tool_use":
+                streak = streak + 1 if b["name"] == "fetch" else 0 if b["name"] == "write_file" else streak
+                best = max(best, streak)
+    return best
+
+
+def pages_read(agent) -> int:
+    return sum(b.get("name") == "fetch" for m in agent.messages if m["role"] == "assistant" for b in m["content"])
+
+
+def km_run(with_km: bool, *, turns: int = 120, model: str = "claude-sonnet-5-5", lint=None, format_block=None,
+           triggers=None, online: bool | None = None, workdir=None, **agent_kwargs) -> dict:
+    """One long run of the simulated executor (``LongRunPolicy``: a note every ten pages, or at once
+    when a nudge says pages read are not in one), with the KM or without; the run clock advances 4 s
+    a working call. ``online``: models answer instead of the simulated executor and KM. Returns the
+    agent, the KM (None without), the batches by clock time, and the result."""
+    import tempfile
+
+    from ..core.hooks import Point
+    from .agents import long_agent
+    clock = RunClock(per_call=4.0)
+    km = knowledge_manager(clock, lint=lint, format_block=format_block, triggers=triggers, online=online) if with_km else None
+    batches = []
+    hooks = wired(clock, km)
+    hooks.register(Point.POST_LLM_CALL, lambda e: batches.append((clock(), e.batch)))
+    agent, _ = long_agent(workdir or tempfile.mkdtemp(prefix="km-"), turns, model=model, online=online, hooks=hooks,
+                          name="executor", **agent_kwargs)
+    result = agent.run(LONG_TASK)
+    return {"agent": agent, "km": km, "batches": batches, "result": result}

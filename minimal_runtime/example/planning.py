@@ -135,3 +135,58 @@ class RolePolicy:
         system = request.get("system") or ""
         system = system if isinstance(system, str) else " ".join(b["text"] for b in system)
         return (self.executor if EXECUTOR_SYSTEM in system else self.planner)(request)
+
+
+# -- chapter 04's experiment: one strategy on a task (the chapter and ``make experiment CHAPTER=04``) ----
+
+STRATEGIES = ("no plan", "todo recitation", "plan hook, one agent", "planner + executors")
+PLAN_KEEPING = {"plan", "todo"}  # the kinds of action that keep the plan current
+
+
+def kind(call: dict) -> str:
+    """What an action is for: work, keeping the plan (``todo``, ``plan``), delegating, or talking."""
+    if call["name"] == "write_file" and call["input"].get("path") == "todo.md":
+        return "todo"
+    return {"message_user": "talk", "delegate": "delegate", "report": "delegate", "plan": "plan"}.get(call["name"], "work")
+
+
+def actions(run: dict):
+    """A Counter of the run's actions by ``kind``, over every agent of the run."""
+    from collections import Counter
+
+    from ..core.messages import tool_uses
+    return Counter(kind(c) for a in run["agents"] for m in a.messages if m["role"] == "assistant" for c in tool_uses(m))
+
+
+def strategy_run(strategy: str, goal: str, items: list[tuple[str, str]], *, render_plan=None, render_task=None,
+                 online: bool | None = None, workdir=None, **agent_kwargs) -> dict:
+    """One run of ``strategy`` (one of ``STRATEGIES``) on ``items``, with the blocks ``render_plan``
+    and ``render_task`` (the learner's, in the chapter; the runtime's where None). ``online``: the
+    model answers instead of the simulated agents. ``agent_kwargs`` go to the single agent or the
+    planner; a team's executors each get what is left of its ``max_cost_usd`` when spawned.
+    Returns the agents, the requests the (first) agent sent, every call, and the result."""
+    import tempfile
+
+    from ..core.hooks import HookRegistry, Point
+    from ..features.plan import PlanHook, PlanState, plan_tool
+    from .agents import planning_team, pricing_agent
+    if strategy not in STRATEGIES:
+        raise ValueError(f"no strategy {strategy!r}: one of {', '.join(STRATEGIES)}")
+    workdir, prompts = workdir or tempfile.mkdtemp(prefix="plan-"), []
+    if strategy == "planner + executors":
+        team = planning_team(workdir, goal, items, online=online, render_plan=render_plan, render_task=render_task,
+                             **agent_kwargs)
+        team.planner.hooks.register(Point.POST_LLM_CALL, lambda e: prompts.append(e.request))
+        result = team.planner.run(goal)
+        return {"agents": [team.planner, *team.executors], "prompts": prompts, "result": result,
+                "calls": team.planner.calls + [c for e in team.executors for c in e.calls]}
+    policy = {"no plan": PlainWorker, "todo recitation": TodoRecitation, "plan hook, one agent": PlanWorker}[strategy]
+    state, hooks, with_plan = PlanState(), HookRegistry(), strategy == "plan hook, one agent"
+    if with_plan:
+        hooks.install(PlanHook(state, render_plan) if render_plan else PlanHook(state))
+    hooks.register(Point.POST_LLM_CALL, lambda e: prompts.append(e.request))
+    agent_kwargs.setdefault("max_steps", 4 * len(items) + 10)
+    agent, _, _ = pricing_agent(workdir, policy=policy(goal, items), online=online, hooks=hooks,
+                                extra_tools=(plan_tool(state),) if with_plan else (), **agent_kwargs)
+    result = agent.run(goal)
+    return {"agents": [agent], "prompts": prompts, "calls": agent.calls, "result": result}
