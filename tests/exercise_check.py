@@ -116,8 +116,8 @@ def stubs() -> int:
         print("your exercises/ differ from the committed stubs: make test checks the stubs; `make progress` checks your code")
     with tempfile.TemporaryDirectory() as tmp:
         copy = pristine_project(Path(tmp))
-        ruff = Path(sys.executable).with_name("ruff")
-        lint = subprocess.run([str(ruff), "check", "--quiet", "exercises"], cwd=copy, capture_output=True, text=True)
+        # python -m ruff: the venv's ruff is bin/ruff here and Scripts\ruff.exe on Windows
+        lint = subprocess.run([sys.executable, "-m", "ruff", "check", "--quiet", "exercises"], cwd=copy, capture_output=True, text=True)
         bad = lint.returncode != 0
         if bad:
             print(f"the committed stubs do not pass the lint:\n{lint.stdout}{lint.stderr}")
