@@ -67,7 +67,7 @@ class Emulator:
         self.cache = PromptCache()
         self.calls: list[CallRecord] = []  # every successful /v1/messages call, in order
         self._faults: deque[tuple[int, float]] = deque()
-        self._fingerprints: OrderedDict[str, Fingerprint] = OrderedDict()
+        self._fingerprints: OrderedDict[tuple[str, str], Fingerprint] = OrderedDict()  # (owner, message id) ->
         self._created: OrderedDict[str, binding.Binding] = OrderedDict()  # block id -> the binding it was made in
         self.omitted: OrderedDict[str, None] = OrderedDict()  # ids of thinking blocks answered without their text
         self._lock = threading.Lock()
@@ -273,7 +273,7 @@ class Emulator:
             plan = self._bill(prepared, betas, wave.now if wave is not None else None, thread.owner)
             self._ids += 1
             message_id = f"msg_emu_{self._ids:020d}"
-            diagnostics = self._diagnose(request, prepared, message_id, betas)
+            diagnostics = self._diagnose(request, prepared, message_id, betas, thread.owner)
 
         # Behaviour runs after accounting is complete, so a policy cannot change what was billed.
         # Policies treat the request as read-only: its messages are shared with later parses.
@@ -390,20 +390,23 @@ class Emulator:
         plan["seen"] = {**prepared.seen, "messages": after["messages"]}
         return plan
 
-    def _diagnose(self, request: dict, prepared: pipeline.Prepared, message_id: str, betas: set[str]) -> dict | None:
-        """``diagnostics``: fingerprints are kept only for requests that ask for them [CD]."""
+    def _diagnose(self, request: dict, prepared: pipeline.Prepared, message_id: str, betas: set[str],
+                  owner: str = "") -> dict | None:
+        """``diagnostics``: fingerprints are kept only for requests that ask for them [CD], and each is
+        its key's (``owner``): another's message is ``previous_message_not_found``, as one "from another
+        workspace" is [CD], where the cache the fingerprint speaks of is not shared either (cache.py)."""
         if "diagnostics" not in request:
             return None
         # [CD] model_changed: "model or speed differs"
         model = prepared.spec.id + ("|fast" if pipeline.speed(prepared.spec, request) == "fast" else "")
         current = Fingerprint.of(model, request, prepared.prompt, betas)
-        self._fingerprints[message_id] = current
+        self._fingerprints[owner, message_id] = current
         while len(self._fingerprints) > 4096:  # short-lived, as the API's are
             self._fingerprints.popitem(last=False)
         previous_id = (request["diagnostics"] or {}).get("previous_message_id")
         if previous_id is None:
             return None
-        reason = cache_miss_reason(self._fingerprints.get(previous_id), current)
+        reason = cache_miss_reason(self._fingerprints.get((owner, previous_id)), current)
         return {"cache_miss_reason": reason} if reason else None
 
     # -- what preserved thinking needs to remember -----------------------------------------------

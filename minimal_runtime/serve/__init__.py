@@ -124,7 +124,7 @@ class Front:
                 target = shown(target)[0]
             exchange = Exchange.of(refusal.method or "-", target.split("?")[0], refusal.headers, b"", refusal.status,
                                    {"content-type": "application/json"}, refusal.body, refused_by_server=True,
-                                   attendee=self.room.attendee(refusal.headers))
+                                   attendee=self.room.attendee(refusal.headers, seen=False))
             self._publish(exchange)
         except Exception as e:  # as for a call: a report that fails is said, and the server goes on
             self._emit(f"(serve: could not report a refused request: {type(e).__name__}: {e})")

@@ -60,17 +60,21 @@ class Room:
         self.progress: dict[str, dict] = {}  # attendee -> the latest progress report (``report_progress``)
         self._lock = threading.Lock()
 
-    def attendee(self, headers: dict[str, str], request=None) -> str:
+    def attendee(self, headers: dict[str, str], request=None, seen: bool = True) -> str:
+        """Who sent it; ``seen``: it counts as the room's (a request the server refused before reading
+        it does not: a stranger's broken request does not make a room of one attendee's run)."""
         metadata = request.get("metadata") if isinstance(request, dict) else None
         user = metadata.get("user_id") if isinstance(metadata, dict) else None
         if isinstance(user, str) and user.strip():
             name = " ".join(user.split())[:NAME_CHARS]
         else:
             key = self._without_token(sent_key(headers))
-            name = self.labels.get(key) or (
-                f"key-{hashlib.sha256(key.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}" if key else "no key")
-        with self._lock:
-            self.seen.setdefault(name, None)
+            if not key:  # not an attendee: a request no client of the room sends (the API refuses it)
+                return "no key"
+            name = self.labels.get(key) or f"key-{hashlib.sha256(key.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
+        if seen:
+            with self._lock:
+                self.seen.setdefault(name, None)
         return name
 
     @property

@@ -44,6 +44,14 @@ def test_each_api_key_has_its_own_cache_and_one_key_shares_it():
         again = ask(anthropic.Anthropic(base_url=url, api_key="sk-room-ada"))  # one key, another client: shares
         assert again.cache_read_input_tokens == first.cache_creation_input_tokens
         assert again.cache_creation_input_tokens == 0
+        # the cache diagnostics are a key's own too: another's message is not found, as another workspace's
+        asked = {"model": "claude-sonnet-5-5", "max_tokens": 50, "system": SYSTEM,
+                 "messages": [{"role": "user", "content": "Plan the release in one line."}]}
+        adas = ada.messages.create(**asked, extra_body={"diagnostics": {"previous_message_id": None}})
+        for client, found in ((ada, True), (bob, False)):
+            reply = client.messages.create(**asked, extra_body={"diagnostics": {"previous_message_id": adas.id}})
+            reason = (reply.model_dump().get("diagnostics") or {}).get("cache_miss_reason")
+            assert (reason is None or reason["type"] != "previous_message_not_found") == found, reason
 
 
 def test_attendees_are_named_in_the_lines_the_log_the_summary_and_the_page_and_the_key_never_shown(tmp_path):

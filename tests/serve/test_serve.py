@@ -429,7 +429,7 @@ def test_the_client_docs_serve_shows_runs_through_serve_and_reads_what_it_says(m
     import re
     from pathlib import Path
     page = (Path(__file__).resolve().parents[2] / "docs" / "serve.md").read_text()
-    (code,) = re.findall(r"```python\n(.*?)```", page, re.S)
+    code = re.findall(r"```python\n(.*?)```", page, re.S)[0]  # my_agent.py: the first (the room's client comes later)
     with started(Emulator(model="claude-sonnet-5-5", policy=ToolThenAnswer())) as (url, front):
         monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", "dummy")
