@@ -212,7 +212,8 @@ def report_to_room(room: dict, results: dict[str, tuple[int, int]], failing: str
         with urllib.request.urlopen(request, timeout=10):
             return f"reported to the room at {room['url']} as {room.get('name')}"
     except urllib.error.HTTPError as e:
-        return f"the room at {room['url']} refused the report: HTTP {e.code} {e.read()[:300].decode(errors='replace')}"
+        hint = " (the room's serve keeps progress with --ui: ask the instructor)" if e.code == 404 else ""
+        return f"the room at {room['url']} refused the report: HTTP {e.code} {e.read()[:300].decode(errors='replace')}{hint}"
     except (urllib.error.URLError, OSError) as e:
         return f"could not reach the room at {room['url']}: {getattr(e, 'reason', e)} (kept here; make progress again later)"
 

@@ -144,5 +144,7 @@ def test_make_progress_names_the_failing_tests_and_reports_to_the_room_given_onc
         refused = check.report_to_room({**later, "token": "wrong"}, results, first)
         assert refused.startswith(f"the room at {url} refused the report: HTTP 401")
         page = httpx.get(f"{url}/ui/api/calls", headers={HEADER: "tok-123"}).json()
+    with started(Emulator(model="claude-sonnet-5-5"), out=io.StringIO()) as (url, _):  # no --ui: no page to show it
+        assert check.report_to_room({**later, "url": url}, results, first).endswith("keeps progress with --ui: ask the instructor)")
     assert page["progress"] == [{"attendee": "ada", "failing": first, "chapters": {
         "01": {"passed": 10, "total": 10}, "02": {"passed": 3, "total": 5}, "03": {"passed": 0, "total": 7}}}]
