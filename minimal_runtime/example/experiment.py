@@ -11,7 +11,9 @@ with a model answering instead, so a learner can check a verdict:
 3. With a key it refuses an estimate over ``--cap``, then runs each setting on the API, each run
    stopped by the runtime's own ``max_cost_usd`` at what is left of the cap, and writes the figures,
    the simulated ones beside them, to ``workbook/experiments/NN.json``. The chapter's last cell
-   shows that file when it is there.
+   shows that file when it is there. The limit is the working agent's: a knowledge manager's calls
+   (chapter 07) and a planner's calls after its last executor (chapter 04) can pass what was left of
+   the cap by their own cost; no setting starts once the cap is spent.
 
 ``ANTHROPIC_BASE_URL`` points it at any server that speaks the Messages API (the tests use ``serve``).
 """
@@ -149,7 +151,7 @@ def main(chapter: str, cap: float, out=print) -> int:
         f"prices: the estimate (a real model may take more or fewer calls)")
     if not os.environ.get("ANTHROPIC_API_KEY"):
         out(f"no ANTHROPIC_API_KEY: nothing was sent. With a key, `make experiment CHAPTER={chapter} CAP=<dollars>` "
-            f"runs it for about ${estimate:.2f}, never past the cap")
+            f"runs it for about ${estimate:.2f}, stopped at the cap")
         return 0
     if estimate > cap:
         out(f"the estimate ${estimate:.4f} is over the cap ${cap:g}: nothing was sent (raise CAP to run it)")
@@ -160,7 +162,9 @@ def main(chapter: str, cap: float, out=print) -> int:
         real[setting], spent = figures, spent + figures.cost
         out(f"  {setting:<17} {figures.status:<9} " + "  ".join(
             f"{name} {shown_as(fmt, figures.shown(name))}" for name, fmt in experiment.shows.items()))
-        if figures.status == "max_cost":
+        # a KM's calls (07) and a team's planner after its last executor (04) are outside the agent's
+        # max_cost_usd, so a setting can end past what was left: the next one is not started then
+        if figures.status == "max_cost" or spent >= cap:
             out(f"the cap ${cap:g} is reached: the settings after {setting!r} were not run")
             break
     path = result_path(chapter)

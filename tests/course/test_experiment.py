@@ -78,3 +78,23 @@ def test_an_estimate_over_the_cap_sends_nothing(small, monkeypatch):
 def test_a_chapter_without_an_experiment_says_which_have_one():
     said = []
     assert experiment.main("02", cap=1.0, out=said.append) == 2 and "08" in said[0]
+
+
+def test_a_setting_that_ends_past_the_cap_outside_the_agents_limit_stops_the_next(monkeypatch, tmp_path):
+    """A KM's calls (07) are outside the working agent's max_cost_usd: once a setting has spent the cap,
+    the next is not started (it would get a limit of zero or less, which the runtime refuses)."""
+    monkeypatch.setattr(experiment, "WORKBOOK", tmp_path / "experiments")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "a-learners-key")
+    limits = []
+
+    def runner(setting, *, online, **limit):
+        limits.append(limit.get("max_cost_usd"))
+        assert not online or limit["max_cost_usd"] > 0
+        return experiment.RunFigures(status="done", calls=3, prompt_tokens=10, cost=0.6 if online else 0.1,
+                                     figures={"longest unsaved": 6, "pages read": 3})
+    monkeypatch.setitem(experiment.RUNNERS, "07", runner)
+    said = []
+    assert experiment.main("07", cap=0.5, out=said.append) == 0
+    assert limits == [None, None, 0.5] and "the cap $0.5 is reached" in said[-2]
+    data = json.loads((tmp_path / "experiments" / "07.json").read_text())
+    assert list(data["real"]) == ["without the KM"] and data["spent"] == pytest.approx(0.6)
