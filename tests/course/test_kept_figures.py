@@ -55,3 +55,16 @@ def test_no_notebook_code_line_is_wider_than_jupyterlab_shows():
             for n, cell in enumerate(json.loads(notebook.read_text())["cells"]) if cell["cell_type"] == "code"
             for line in "".join(cell["source"]).splitlines() if len(line) > CODE_WIDTH]
     assert wide == [], f"{len(wide)} code lines over {CODE_WIDTH} characters:\n" + "\n".join(wide)
+
+
+def test_chapter_07s_lint_before_this_round_is_what_its_script_measures():
+    """The table's 'before' column: the lint at the commit before issue 61, run again from git."""
+    spec = importlib.util.spec_from_file_location("lint_before", ROOT / "benchmarks" / "lint_before.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    kept = bench.KEPT.read_text()
+    assert kept == bench.text(json.loads(kept)), "lint_before.json is not as the script writes it: rerun it"
+    import subprocess
+    if subprocess.run(["git", "-C", str(ROOT), "cat-file", "-e", bench.BEFORE], capture_output=True).returncode:
+        pytest.skip(f"no git history with {bench.BEFORE} here: the kept figures stand")
+    assert bench.measure() == json.loads(kept)
