@@ -26,7 +26,7 @@ progress: $(STAMP)  ## how many tests of each chapter pass on your own exercises
 demo: $(STAMP)  ## the running example, offline unless ANTHROPIC_API_KEY is set
 	@$(BIN)/python course.py demo
 
-# make experiment CHAPTER=08 CAP=2 (chapters 04, 05, 07, 08): the chapter's deciding experiment on a real model
+# make experiment CHAPTER=08 CAP=2 (chapters 04, 05, 07, 08, 09): the chapter's deciding experiment on a real model
 # (ANTHROPIC_API_KEY): the simulated run's cost first, nothing sent over CAP dollars; without a key it only says what
 # it would cost.
 .PHONY: experiment

@@ -115,9 +115,10 @@ def planning_team(workdir: str | Path, goal: str, items: list[tuple[str, str]], 
 
 
 def long_agent(workdir: str | Path, turns: int, *, page_chars: int = 500, note_every: int = 10, reasoning: int = 0,
-               **kwargs: Any) -> tuple[Agent, Emulator | None]:
+               seed: int | None = None, **kwargs: Any) -> tuple[Agent, Emulator | None]:
     """A long synthetic run: ``turns`` tool calls over the docs pages, then an answer; ``reasoning``
-    tokens of simulated thinking a call (see ``LongRunPolicy``)."""
+    tokens of simulated thinking a call; ``seed`` draws the pages' lengths (see ``LongRunPolicy``)."""
     kwargs.setdefault("max_steps", turns + 2)
-    agent, emulator, _ = pricing_agent(workdir, policy=LongRunPolicy(turns, page_chars, note_every, reasoning), **kwargs)
+    policy = LongRunPolicy(turns, page_chars, note_every, reasoning, seed=seed)
+    agent, emulator, _ = pricing_agent(workdir, policy=policy, **kwargs)
     return agent, emulator

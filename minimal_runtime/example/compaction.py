@@ -190,8 +190,9 @@ def _message_info(message: dict) -> dict:
 
 
 def reader_agent(workdir: Path, reader: LongReader, *, chars: int, model: str, layout=None, hooks=None,
-                 offload: int | None = None, client=None, **agent_kwargs):
+                 offload: int | None = None, client=None, online: bool | None = None, **agent_kwargs):
     """An executor-role agent for the reader: the long pages and the workspace's file tools.
+    ``online``: a model answers instead of the reader (``make experiment CHAPTER=09``).
     Returns (agent, emulator or None online, the workspace root)."""
     from ..core.agent import Agent
     from ..features.filesystem import Offloader
@@ -199,7 +200,7 @@ def reader_agent(workdir: Path, reader: LongReader, *, chars: int, model: str, l
     from .backend import make_client
     from .tools import Workspace, pricing_tools
     workspace = Path(workdir) / "workspace"
-    made, emulator = make_client(reader, model=model, clock=SteppingClock())
+    made, emulator = make_client(reader, model=model, clock=SteppingClock(), online=online)
     files = [t for t in pricing_tools(Workspace(workspace), []) if t.name in ("read_file", "write_file")]
     agent_kwargs.setdefault("max_steps", 2 * reader.pages + 40)
     agent = Agent(client(made) if client else made, model=model, toolbox=ToolBox([long_pages(chars, reader.planted), *files]),
@@ -272,11 +273,12 @@ def strategy(name: str, keeper, limit: int, window: int):
 
 
 def run(name: str, pages: int, limit: int, *, window: int = 1_000_000, chars: int = 8000,
-        model: str = "claude-sonnet-5-5", extra=(), wrap=None, reader: "LongReader | None" = None) -> dict:
+        model: str = "claude-sonnet-5-5", extra=(), wrap=None, reader: "LongReader | None" = None,
+        online: bool | None = None, **agent_kwargs) -> dict:
     """One run of the long reader under strategy ``name``: ``extra`` features installed after the
     strategy's (or a function of the strategy's features that returns them: a feature that watches
     the strategy, as ``CompactionNotice`` does), ``wrap`` a further layout wrapper around the
-    strategy's layout."""
+    strategy's layout. ``online`` and ``agent_kwargs`` (``max_cost_usd``) as in ``reader_agent``."""
     from ..core.context import turn_scoped_layout
     from ..core.hooks import HookRegistry
     from ..features.compaction import ThinkingLedger
@@ -296,7 +298,7 @@ def run(name: str, pages: int, limit: int, *, window: int = 1_000_000, chars: in
     if wrap is not None:
         layout = wrap(layout)
     agent, _, _ = reader_agent(work, reader, chars=chars, model=model, layout=layout, hooks=hooks, offload=offload,
-                               max_steps=2 * pages + 200)
+                               max_steps=2 * pages + 200, online=online, **agent_kwargs)
     result = agent.run(task_text(pages, reader.planted))
     spent = [c for f in features for c in getattr(f, "spent", [])]  # the on-demand summaries' own calls
     return {"agent": agent, "result": result, "reader": reader, "keeper": keeper, "produced": produced,

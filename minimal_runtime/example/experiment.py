@@ -93,6 +93,14 @@ EXPERIMENTS = {
         settings=("without", "with the warning"),
         options={"turns": 20, "page_chars": 16_000, "budget": 50_000, "task_budget": 50_000, "seed": 0},
         shows={"figures lost": "{}", "calls": "{}", "cost": "${:.4f}"}),
+    "09": Experiment(
+        chapter="09", title="compaction on the long reader: the server's alone, or with a saved copy's path in view",
+        verdict=("simulated: the server's compaction alone recalls fewer codes than the two that keep a path to a "
+                 "saved copy in view, because the reader is built to report only the codes it sees or reads back "
+                 "through a path in view"),
+        settings=("server compaction", "simple + handoff", "offload + server compaction"),
+        options={"pages": 30, "limit": 50_000},  # one compaction each (the server's trigger is at least 50,000)
+        shows={"codes recalled": "{}", "restorable": "{:.0%}", "cost": "${:.4f}"}),
 }
 
 
@@ -129,8 +137,16 @@ def run_chapter_05(setting: str, *, online: bool, **limits) -> RunFigures:
                           "warned on call": r["warned"].index(True) + 1 if True in r["warned"] else None})
 
 
+def run_chapter_09(setting: str, *, online: bool, **limits) -> RunFigures:
+    from .compaction import figures, run
+    r = run(setting, **EXPERIMENTS["09"].options, online=online, **limits)
+    f = figures(r)
+    back, dropped = f["restorable"]  # nothing dropped (no compaction happened): no share to show
+    return measured(r, **{"codes recalled": f["recalled"], "restorable": back / dropped if dropped else None})
+
+
 RUNNERS: dict[str, Callable[..., RunFigures]] = {"04": run_chapter_04, "05": run_chapter_05, "07": run_chapter_07,
-                                                  "08": run_chapter_08}
+                                                  "08": run_chapter_08, "09": run_chapter_09}
 
 
 def result_path(chapter: str) -> Path:

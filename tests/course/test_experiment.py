@@ -18,6 +18,7 @@ SMALL = {  # each chapter's experiment at a few calls a setting
     "05": {"turns": 8, "page_chars": 2_000, "budget": 4_000},  # compacted after about five pages
     "07": {"turns": 8},
     "08": {"pages": 2, "per_phase": 1},
+    "09": {"pages": 2},  # under the limit: no compaction, so no restorable share
 }
 
 
