@@ -139,6 +139,7 @@ def setup_with(tmp_path, monkeypatch, running: tuple, venv_answers: str | None):
 
 
 def test_setup_refuses_a_python_older_than_3_11_before_building_anything(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("MAKELEVEL", raising=False)  # make test runs this under make: the plain-shell advice first
     status, project, started = setup_with(tmp_path, monkeypatch, running=(3, 10), venv_answers=None)
     said = capsys.readouterr().out
     assert status == 1 and started == [] and not (project / ".venv").exists()

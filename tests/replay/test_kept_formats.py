@@ -49,6 +49,7 @@ def test_a_cline_ui_messages_file_kept_alone_is_billed_from_its_requests(tmp_pat
     assert "no api_conversation_history.json beside it" in table(run, [recorded])
 
 
+@pytest.mark.filterwarnings("ignore:model 'gpt-5-codex' is not in the model table")  # the table says so
 def test_a_codex_cli_session_rollout_is_read_call_by_call_with_its_usage(tmp_path, capsys):
     from minimal_runtime.__main__ import main
     from tests.replay.cli_logs import write_codex_rollout
