@@ -117,7 +117,7 @@ class SessionHandoff:
             plan=[(p.title, p.status) for p in plan.phases] if plan else [],
             files=workspace_files(self.workspace), written=written_paths(agent.messages), note=note,
             next=f"nothing: session {self.session} finished the task" if ended == "done" and not self.asked
-            else _next(note, plan), workspace=str(self.workspace), memory=self.memory)
+            else next_step(note, plan), workspace=str(self.workspace), memory=self.memory)
         write_whole(self.workspace, PROGRESS_PATH, progress.render().encode("utf-8"))
         return progress
 
@@ -147,7 +147,8 @@ def written_paths(messages: list[dict]) -> list[str]:
     return paths
 
 
-def _next(note: str, plan) -> str:
+def next_step(note: str, plan) -> str:
+    """What the next session does first: the handoff note's "Next:" line, else the plan's current phase."""
     for line in note.splitlines():
         if line.strip().lower().startswith("next:"):
             return line.strip()[5:].strip()
