@@ -75,7 +75,7 @@ def measure(pages: int = PAGES, sizes: list[int] = SIZES) -> dict:
                 rows.append(session_row(f"sessions of {size}, {'memory tool' if memory else 'progress file'}", r))
     for r in rows:
         r["cost"], r["start $"] = round(r["cost"], 4), round(r["start $"], 4)
-    return {"pages": pages, "sizes": sizes, "model": MODEL, "rows": rows}
+    return {"pages": pages, "chars": CHARS, "sizes": sizes, "model": MODEL, "rows": rows}
 
 
 def text(data: dict) -> str:

@@ -1,6 +1,6 @@
 """A figure a chapter reads from a kept file is the benchmark's own output: chapter 09's 500-page
 table (``benchmarks/compaction_long.json``, written by ``benchmarks/compaction_long.py``, which
-``make bench`` runs)."""
+``make bench`` runs) and chapter 11's sessions table (``benchmarks/sessions.json``, by ``benchmarks/sessions.py``)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def benchmark():
-    spec = importlib.util.spec_from_file_location("compaction_long", ROOT / "benchmarks" / "compaction_long.py")
+def benchmark(name: str = "compaction_long"):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -43,6 +43,22 @@ def test_a_rerun_of_the_benchmark_writes_the_kept_figures():
     """Minutes: the whole 500-page benchmark again (``-m slow``). No rule in it draws a coin."""
     bench = benchmark()
     assert bench.measure() == json.loads(bench.KEPT.read_text()), "the runtime or the emulator moved the 500-page figures: rerun make bench"
+
+
+def test_the_kept_sessions_table_is_what_the_benchmark_writes():
+    bench = benchmark("sessions")
+    assert bench.KEPT.is_file(), f"{bench.KEPT.name} is missing: run `.venv/bin/python benchmarks/sessions.py`"
+    kept = bench.KEPT.read_text()
+    data = json.loads(kept)
+    assert kept == bench.text(data), f"{bench.KEPT.name} is not as the benchmark writes it (edited by hand?): rerun it"
+    assert (data["pages"], data["sizes"]) == (bench.PAGES, bench.SIZES), "the kept run's length or sessions are not the benchmark's"
+    short = bench.measure(pages=10, sizes=[12, 20])  # the benchmark's own code, at a length make test affords
+    strategies = [r["strategy"].replace("12", "N").replace("20", "M") for r in short["rows"]]
+    assert strategies == [r["strategy"].replace("40", "N").replace("80", "M") for r in data["rows"]], \
+        f"the benchmark now writes other rows than {bench.KEPT.name} holds: rerun it"
+    assert sorted(short) == sorted(data) and {tuple(sorted(r)) for r in short["rows"]} == {tuple(sorted(r)) for r in data["rows"]}, \
+        f"the benchmark now writes other columns than {bench.KEPT.name} holds: rerun it"
+    assert all(r["sessions"] > 1 for r in short["rows"][1:]), "at the small size each session strategy still hands off"
 
 
 CODE_WIDTH = 118  # characters: what JupyterLab 1,366 px wide with its file browser open shows of a code line
