@@ -44,7 +44,8 @@ def pattern(quote: str) -> re.Pattern:
 def test_the_map_has_an_entry_for_every_symptom_the_issue_lists():
     seen = " ".join(r[0] for r in symptom_rows())
     for symptom in ("cache-read share", "edited", "minimum cacheable", "repeats a failed action", "forgets the goal",
-                    "warning comes twice", "bound to a different conversation", "fills with tool output"):
+                    "warning comes twice", "bound to a different conversation", "fills with tool output",
+                    "redoes finished work", "forgets what it learned yesterday"):
         assert symptom in seen, symptom
 
 
