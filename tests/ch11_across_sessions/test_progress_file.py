@@ -32,7 +32,7 @@ def test_written_paths_are_every_write_in_order_each_once(impl):
 
 
 def test_written_paths_of_a_session_that_wrote_nothing_is_empty(impl):
-    assert impl.written_paths(HISTORY[:1]) == []
+    assert (got := impl.written_paths(HISTORY[:1])) == [], f"no write call, no path: {got}"
 
 
 PLAN = Plan(goal="read", phases=[Phase(title="pages 1-40", status="done"), Phase(title="pages 41-80", status="in_progress"),
@@ -51,8 +51,9 @@ def test_without_a_next_line_the_plans_current_phase_is_next(impl):
 
 
 def test_without_either_nothing_is_invented(impl):
-    assert impl.next_step("no such line", None) == ""
-    assert impl.next_step("", Plan(goal="g", phases=[Phase(title="a", status="done")])) == ""
+    assert (got := impl.next_step("no such line", None)) == "", f"no Next: line and no plan: '', not {got!r}"
+    every_done = Plan(goal="g", phases=[Phase(title="a", status="done")])
+    assert (got := impl.next_step("", every_done)) == "", f"every phase done and no note: '', not {got!r}"
 
 
 PROGRESS = Progress(task="Read the pages.", session=3, ended="max_steps", plan=[("pages 1-40", "done"), ("answer", "pending")],
@@ -73,7 +74,7 @@ def test_the_progress_file_names_what_the_next_session_must_know(impl):
     assert "3 files" in text, "how many files are done"
     assert PROGRESS.note in text, "the agent's handoff note, verbatim"
     assert "## Next" in lines and lines[lines.index("## Next") + 1] == "page 41", "what is next, under its heading"
-    assert text.endswith("\n")
+    assert text.endswith("\n"), "the file ends with a newline"
 
 
 def test_a_progress_file_without_memory_or_next_says_so(impl):

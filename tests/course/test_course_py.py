@@ -95,7 +95,7 @@ def test_lab_opens_copies_made_once_passes_its_arguments_and_reads_your_sessions
     project, env = fake_venv(tmp_path)
     step(project, env, "lab", "--port", "8890", "--no-browser")
     copies = sorted(p.name for p in (project / "workbook").glob("*.ipynb"))
-    assert copies == sorted(p.name for p in (project / "chapters").glob("*.ipynb")) and len(copies) == 11
+    assert copies == sorted(p.name for p in (project / "chapters").glob("*.ipynb")) and len(copies) == 12
     mine = project / "workbook" / copies[0]
     mine.write_text("the learner's own run")
     step(project, {**env, "COURSE_OWN_LOGS": "0"}, "lab")
