@@ -129,6 +129,12 @@ mutate-runtime: $(STAMP)  ## mutation testing of core/ and features/ (not part o
 	$(BIN)/python benchmarks/mutation.py core
 	$(BIN)/python benchmarks/mutation.py features
 
+# make fork-test: every bug of tests/runtime/test_fork_suite.py planted in a fresh fork, each caught by the fork's
+# own suite (23 forks; not part of make test, whose test_fork.py runs the fork's suite once).
+.PHONY: fork-test
+fork-test: $(STAMP)  ## every planted bug in a fresh fork is caught by the fork's own suite (not part of make test)
+	$(BIN)/python -m pytest -q -p no:xdist -m slow tests/runtime/test_fork_suite.py
+
 # make features-test: each shipped feature a chapter's figures rest on is replaced by one that raises, and the
 # chapter must then fail under nbval (tests/course/test_broken_features.py; a kernel per pair, minutes).
 .PHONY: features-test

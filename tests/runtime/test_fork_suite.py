@@ -146,6 +146,11 @@ def offline() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
 
 
+# Slow (23 forks, each suite run in one process: about half a minute on an idle machine): `make fork-test`, run by
+# CI beside make test. test_fork.py runs the fork's own suite inside make test.
+pytestmark = pytest.mark.slow
+
+
 @pytest.fixture(scope="module")
 def caught(tmp_path_factory) -> dict:
     """Every planted bug's fork, and an unbroken one (``unbroken``), each suite run once."""
