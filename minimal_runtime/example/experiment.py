@@ -101,6 +101,12 @@ EXPERIMENTS = {
         settings=("server compaction", "simple + handoff", "offload + server compaction"),
         options={"pages": 30, "limit": 50_000},  # one compaction each (the server's trigger is at least 50,000)
         shows={"codes recalled": "{}", "restorable": "{:.0%}", "cost": "${:.4f}"}),
+    "11": Experiment(
+        chapter="11", title="a long task in sessions: handed over through a progress file, or through the memory tool",
+        verdict=("simulated: both hand-overs redo no page and recall every code, because the reader is built to take "
+                 "the next page the progress file or its memory names and to read back what a path in view holds"),
+        settings=("progress file", "memory tool"), options={"pages": 24, "session_steps": 16},
+        shows={"sessions": "{}", "pages fetched twice": "{}", "codes recalled": "{}", "cost": "${:.4f}"}),
 }
 
 
@@ -145,8 +151,22 @@ def run_chapter_09(setting: str, *, online: bool, **limits) -> RunFigures:
     return measured(r, **{"codes recalled": f["recalled"], "restorable": back / dropped if dropped else None})
 
 
+def run_chapter_11(setting: str, *, online: bool, max_cost_usd: float | None = None) -> RunFigures:
+    import tempfile
+
+    from .sessions import fetched_pages, recalled, run_in_sessions
+    r = run_in_sessions(**EXPERIMENTS["11"].options, workdir=Path(tempfile.mkdtemp(prefix="sessions-")),
+                        memory=setting == "memory tool", online=online, max_cost_usd=max_cost_usd)
+    sessions = r["sessions"]
+    fetched = fetched_pages(sessions)
+    figures = measured({"agents": [agent for agent, _, _ in sessions], "result": sessions[-1][1]},
+                       **{"sessions": len(sessions), "pages fetched twice": len(fetched) - len(set(fetched)),
+                          "codes recalled": recalled(sessions, r["reader"].planted)})
+    return figures
+
+
 RUNNERS: dict[str, Callable[..., RunFigures]] = {"04": run_chapter_04, "05": run_chapter_05, "07": run_chapter_07,
-                                                  "08": run_chapter_08, "09": run_chapter_09}
+                                                  "08": run_chapter_08, "09": run_chapter_09, "11": run_chapter_11}
 
 
 def result_path(chapter: str) -> Path:

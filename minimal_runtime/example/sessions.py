@@ -78,10 +78,13 @@ class MemoryReader(SessionReader):
 
 
 def run_in_sessions(pages: int, session_steps: int, workdir: Path, *, chars: int = 2000,
-                    model: str = "claude-sonnet-5-5", max_sessions: int = 40, memory: bool = False) -> dict:
+                    model: str = "claude-sonnet-5-5", max_sessions: int = 40, memory: bool = False,
+                    online: bool = False, max_cost_usd: float | None = None) -> dict:
     """The long reading task in sessions of ``session_steps`` calls each: handed over through the
     progress file, or (``memory``) through the memory tool alone. Returns the sessions (agent,
-    result, progress), the reader, the emulator and the workspace."""
+    result, progress), the reader, the emulator and the workspace. ``online``: a model answers
+    instead of the simulated reader; ``max_cost_usd`` bounds all the sessions together (each new
+    session gets what the earlier ones left)."""
     from ..core.agent import Agent
     from .agents import SteppingClock
     from .backend import make_client
@@ -90,7 +93,8 @@ def run_in_sessions(pages: int, session_steps: int, workdir: Path, *, chars: int
         raise RuntimeError("the session-end ask was reworded: the simulated reader would not react")
     reader = (MemoryReader if memory else SessionReader)(pages, planted_pages(pages))
     workspace = Workspace(Path(workdir) / "workspace")
-    client, emulator = make_client(reader, model=model, clock=SteppingClock(), online=False)
+    client, emulator = make_client(reader, model=model, clock=SteppingClock(), online=online)
+    made: list[Agent] = []
     files = [t for t in pricing_tools(workspace, []) if t.name in ("read_file", "write_file")]
 
     def new_agent(handoff: SessionHandoff) -> Agent:
@@ -98,8 +102,12 @@ def run_in_sessions(pages: int, session_steps: int, workdir: Path, *, chars: int
         hooks = HookRegistry()
         hooks.install(handoff)
         remembers = [MemoryTool(workspace.root)] if memory else []  # its files in the workspace's memories/
-        return Agent(client, model=model, toolbox=ToolBox([long_pages(chars, reader.planted), *files, *remembers]),
-                     name="executor", hooks=hooks, max_steps=session_steps)
+        left = None if max_cost_usd is None else max_cost_usd - sum(a.bill().total for a in made)
+        agent = Agent(client, model=model, toolbox=ToolBox([long_pages(chars, reader.planted), *files, *remembers]),
+                      name="executor", hooks=hooks, max_steps=session_steps,
+                      **({} if left is None else {"max_cost_usd": max(left, 0.0)}))
+        made.append(agent)
+        return agent
 
     handoff = SessionHandoff(workspace.root, memory=ROOT if memory else None, carry=not memory)
     sessions = run_sessions(new_agent, task_text(pages, reader.planted), handoff, max_sessions)

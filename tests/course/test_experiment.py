@@ -19,6 +19,7 @@ SMALL = {  # each chapter's experiment at a few calls a setting
     "07": {"turns": 8},
     "08": {"pages": 2, "per_phase": 1},
     "09": {"pages": 2},  # under the limit: no compaction, so no restorable share
+    "11": {"pages": 3, "session_steps": 4},  # two sessions at least: one hand-over
 }
 
 
