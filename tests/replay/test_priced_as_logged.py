@@ -153,6 +153,7 @@ def test_server_compact_rows_that_replayed_nothing_are_n_a_and_summed_nowhere(tm
     assert folder.split()[1:6] == ["0", "0", "0", "n/a", "n/a"] and "1 replayed nothing" in folder
 
 
+@pytest.mark.filterwarnings("ignore:model 'unknown' is not in the model table")  # the log names no model
 def test_a_log_with_no_usage_says_its_shares_are_the_replay_s_own(tmp_path):
     """No usage and no model: the rows showed a 50.6% cache-read share nothing recorded (item 10)."""
     from tests.replay.cli_logs import write_codex
