@@ -4,6 +4,7 @@ on both: ``on_both_generations`` gives a test a ``model`` of each."""
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -31,3 +32,11 @@ def pricing_agent(tmp_path: Path, policy=None, model: str = LEGACY_MODEL, **kwar
 
 def long_agent(tmp_path: Path, turns: int, model: str = LEGACY_MODEL, **kwargs):
     return _long_agent(tmp_path, turns, model=model, online=False, **kwargs)
+
+
+def course_module():
+    """course.py, where make test's steps are written down (the lint's folders, the notebooks' flags)."""
+    spec = importlib.util.spec_from_file_location("course", Path(__file__).resolve().parents[1] / "course.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

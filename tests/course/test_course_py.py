@@ -4,7 +4,6 @@ off the PATH, and (the slow test, run by .ci/run) the whole path from a folder o
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import signal
@@ -16,14 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import course_module
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def course_module():
-    spec = importlib.util.spec_from_file_location("course", ROOT / "course.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def own_copy(tmp_path: Path) -> Path:

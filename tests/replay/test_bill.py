@@ -284,12 +284,9 @@ def test_a_session_that_changes_model_midway_is_priced_per_call_as_the_model_tha
     assert any("changes model (claude-sonnet-4-5 -> claude-opus-4-6 at call 3)" in n for n in recorded.notes)
 
 
-@pytest.mark.parametrize("model, stand_in, factor", [("claude-opus-4-1-20250805", "claude-opus-4-5", 3.0),
-                                                     ("claude-sonnet-4-20250514", "claude-sonnet-4-5", 1.0)])
-def test_a_retired_2025_model_is_billed_at_its_own_prices(tmp_path, model, stand_in, factor, capsys):
-    """Opus 4.1 and Sonnet 4 logs were unpriced (n/a): 10 of 34 runs of a public pool."""
-    from minimal_runtime.__main__ import main
-    from minimal_runtime.replay.report import usage_bill
+
+def old_session(tmp_path, model: str):
+    """A three-call stream-json session of ``model``: (its path, the run loaded, each call's usage)."""
     calls = [usage(10, 20_000, 0), usage(10, 1_000, 20_000), usage(10, 1_000, 21_000)]
     lines = [{**init(), "model": model}]
     for k, u in enumerate(calls, start=1):
@@ -298,6 +295,16 @@ def test_a_retired_2025_model_is_billed_at_its_own_prices(tmp_path, model, stand
         lines += [line] + ([result(f"toolu_{k}", "x = 1\n" * 200)] if k < 3 else [])
     path = write(tmp_path / "old.stream.jsonl", lines)
     (run,) = load(path)
+    return path, run, calls
+
+
+@pytest.mark.parametrize("model, stand_in, factor", [("claude-opus-4-1-20250805", "claude-opus-4-5", 3.0),
+                                                     ("claude-sonnet-4-20250514", "claude-sonnet-4-5", 1.0)])
+def test_a_retired_2025_model_is_billed_at_its_own_prices(tmp_path, model, stand_in, factor, capsys):
+    """Opus 4.1 and Sonnet 4 logs were unpriced (n/a): 10 of 34 runs of a public pool."""
+    from minimal_runtime.__main__ import main
+    from minimal_runtime.replay.report import usage_bill
+    path, run, calls = old_session(tmp_path, model)
     recorded = replay(run, "recorded")
     assert recorded.model == stand_in and {p.factor for p in recorded.billed} == {factor}
     assert usage_bill(run) == pytest.approx(factor * sum(c.usage.cost(stand_in) for c in run.calls))

@@ -96,15 +96,8 @@ CLAUDE_3 = {"claude-3-sonnet-20240229": (3, 3.75, 6, 0.30, 15), "claude-3-opus-2
 def test_a_retired_claude_3_model_is_billed_at_its_listed_prices(tmp_path, model, capsys):
     from minimal_runtime.__main__ import main
     from minimal_runtime.replay.report import usage_bill
-    from tests.replay.test_real_variants import assistant, init, result, tool_use, usage, write
-    calls = [usage(10, 20_000, 0), usage(10, 1_000, 20_000), usage(10, 1_000, 21_000)]
-    lines = [{**init(), "model": model}]
-    for k, u in enumerate(calls, start=1):
-        line = assistant(f"msg_{k}", [tool_use(f"toolu_{k}")] if k < 3 else [{"type": "text", "text": "Done."}], u)
-        line["message"]["model"] = model
-        lines += [line] + ([result(f"toolu_{k}", "x = 1\n" * 200)] if k < 3 else [])
-    path = write(tmp_path / "old.stream.jsonl", lines)
-    (run,) = load(path)
+    from tests.replay.test_bill import old_session
+    path, run, calls = old_session(tmp_path, model)
     fresh, write_5m, _, hit, out = CLAUDE_3[model]
     expected = sum(u["input_tokens"] * fresh + u["cache_creation_input_tokens"] * write_5m
                    + u["cache_read_input_tokens"] * hit + u["output_tokens"] * out for u in calls) / 1e6

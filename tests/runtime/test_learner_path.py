@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -14,17 +13,11 @@ from pathlib import Path
 import pytest
 
 from minimal_runtime.core.hooks import HookRegistry, Point
-from tests.support import TASK, pricing_agent
+from tests.support import TASK, course_module, pricing_agent
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def course_module():
-    """course.py, where make test's steps are written down (the lint's folders, the notebooks' flags)."""
-    spec = importlib.util.spec_from_file_location("course", ROOT / "course.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def working_copy(tmp_path: Path) -> Path:
