@@ -16,13 +16,16 @@ NOMINAL = {"requests": 4_000, "input-tokens": 2_000_000, "output-tokens": 400_00
 NOMINAL["tokens"] = NOMINAL["input-tokens"] + NOMINAL["output-tokens"]
 
 
-def ratelimit_headers(now: datetime | None = None) -> dict[str, str]:
+def ratelimit_headers(now: datetime | None = None, limits: dict[str, int] = NOMINAL,
+                      prefix: str = "anthropic-ratelimit") -> dict[str, str]:
+    """Each of ``limits`` as the three headers ``{prefix}-{name}-limit``, ``-remaining`` (all of it)
+    and ``-reset`` (now)."""
     reset = (now or datetime.now(timezone.utc)).isoformat(timespec="seconds").replace("+00:00", "Z")
     out = {}
-    for name, limit in NOMINAL.items():
-        out[f"anthropic-ratelimit-{name}-limit"] = str(limit)
-        out[f"anthropic-ratelimit-{name}-remaining"] = str(limit)
-        out[f"anthropic-ratelimit-{name}-reset"] = reset
+    for name, limit in limits.items():
+        out[f"{prefix}-{name}-limit"] = str(limit)
+        out[f"{prefix}-{name}-remaining"] = str(limit)
+        out[f"{prefix}-{name}-reset"] = reset
     return out
 
 
@@ -34,10 +37,4 @@ NOMINAL_FAST = {"input-tokens": 200_000, "output-tokens": 40_000}
 
 
 def fast_ratelimit_headers(now: datetime | None = None) -> dict[str, str]:
-    reset = (now or datetime.now(timezone.utc)).isoformat(timespec="seconds").replace("+00:00", "Z")
-    out = {}
-    for name, limit in NOMINAL_FAST.items():
-        out[f"anthropic-fast-{name}-limit"] = str(limit)
-        out[f"anthropic-fast-{name}-remaining"] = str(limit)
-        out[f"anthropic-fast-{name}-reset"] = reset
-    return out
+    return ratelimit_headers(now, NOMINAL_FAST, "anthropic-fast")
