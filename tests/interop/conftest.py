@@ -21,6 +21,14 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_line("against plain serve (its default policy, SIMULATED): loops that end by a tool or a format")
         for line in summary_table(list(plain.RESULTS.values())).splitlines():
             terminalreporter.write_line(line)
+    more = sys.modules.get("tests.interop.test_more_clients")
+    if more is not None and getattr(more, "RESULTS", None):
+        terminalreporter.write_line("")
+        terminalreporter.write_line("on each client's default path against plain serve --log: its own records, and replay of serve's log")
+        table = more.more_clients_table(list(more.RESULTS.values()))
+        for line in table.splitlines():
+            terminalreporter.write_line(line)
+        (more.LAST_RUN / "more-clients.md").write_text(table + "\n")
     module = sys.modules.get("tests.interop.test_clients")
     if module is None or not getattr(module, "RESULTS", None):
         return

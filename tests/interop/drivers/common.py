@@ -26,14 +26,16 @@ def weather(city: str) -> str:
     return f"sunny in {city}"
 
 
-def main(run: Callable[[str, str], int]) -> None:
-    """``run(model, base_url)`` holds the conversation and returns how many tools it ran."""
+def main(run: Callable[[str, str], int | dict]) -> None:
+    """``run(model, base_url)`` holds the conversation and returns how many tools it ran (or a dict, above)."""
     failed = False
     for arg in sys.argv[1:]:
         model, _, base_url = arg.partition("=")
         started = time.perf_counter()
         try:
-            result = {"model": model, "ok": True, "error": None, "tool_calls": run(model, base_url)}
+            ran = run(model, base_url)
+            result = {"model": model, "ok": True, "error": None,
+                      **(ran if isinstance(ran, dict) else {"tool_calls": ran})}
         except BaseException as e:  # noqa: BLE001 - the suite reads and reports every failure
             failed = True
             result = {"model": model, "ok": False, "error": f"{type(e).__name__}: {e}",
