@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,6 +66,10 @@ CLIENTS = {
     # -- part A: Python agents and libraries --
     "mini-swe-agent": Client("claude-sonnet-4-6", python_driver("mini-swe-agent"),
                              "its trajectory: info.model_stats, and each message's usage (litellm's)"),
+    "gptme": Client("claude-sonnet-4-6", python_driver("gptme"), "each answer's metadata: usage and cost",
+                    conversations=2,  # the chat, and the title it asks claude-haiku-4-5 for
+                    expected={"loop": "its default tool format is markdown (tools as code blocks, none in the API's "
+                                      "tools): the default policy answers text, so no tool runs"}),
     # -- part B --
 }
 RESULTS: dict[str, dict] = {}  # client -> outcome; conftest prints the table
@@ -78,7 +82,8 @@ def serve_billed(log: Path) -> list[dict]:
         d = json.loads(line) if line.strip() else {}
         if d.get("method") == "POST" and d.get("path") == "/v1/messages" and d.get("status") == 200:
             dollars = SERVE_DOLLARS.search(d.get("line") or "")
-            calls.append({"usage": d.get("usage") or {}, "dollars": float(dollars.group(1)) if dollars else None})
+            calls.append({"usage": d.get("usage") or {}, "model": d.get("model"),
+                          "dollars": float(dollars.group(1)) if dollars else None})
     return calls
 
 
@@ -128,7 +133,9 @@ def _run(name: str) -> dict:
     except subprocess.CalledProcessError as e:
         pytest.skip(f"interop {name}: its pins did not install ({e})")
     log = LAST_RUN / f"more-clients.{name}.{client.model}.serve.jsonl"
-    workdir = Path(tempfile.mkdtemp(prefix=f"interop-{name}-"))
+    workdir = LAST_RUN / f"more-clients.{name}.work"  # the client's own files, kept for a look until the next run
+    shutil.rmtree(workdir, ignore_errors=True)
+    workdir.mkdir(parents=True)
     env = {**closed_network_env(), "INTEROP_WORKDIR": str(workdir)}
     with serve_emulators(None, [client.model], logs={client.model: log}) as servers:
         url, exchanges = servers[client.model]
@@ -162,7 +169,9 @@ def outcome(name: str, client: Client, line: dict, exchanges: list[Exchange], lo
         problems["loop"] = f"{line.get('error')}\n{line.get('traceback', '')}"
     elif not line.get("tool_calls"):
         problems["loop"] = "the client's loop ran no tool"
-    usage, totals = line.get("usage"), token_totals(billed)
+    # a client's record may cover its main model's calls only (gptme keeps no record of its title call)
+    covered = line.get("usage_models")
+    usage, totals = line.get("usage"), token_totals([c for c in billed if not covered or c["model"] in covered])
     if usage is None:
         tokens = "not kept"
     else:

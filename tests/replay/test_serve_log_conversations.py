@@ -102,6 +102,22 @@ def claude_code_like(client, litellm: bool = False, task: str = "Fix the failing
         messages += [{"role": "assistant", "content": plain(reply.content)}, {"role": "user", "content": results}]
 
 
+def thinking_as_text(client) -> int:
+    """gptme's shape: thinking on, each answer sent back as one text block of its own form, the thinking
+    inside ``<think>`` tags with its signature in a comment, the marker on the last user message."""
+    messages = [{"role": "user", "content": "Explain the build of this repository."}]
+    for question in ("And the tests?", "Anything else?"):
+        reply = client.messages.create(model=MODEL, max_tokens=2000, system=SYSTEM, messages=marked_last(messages),
+                                       thinking={"type": "enabled", "budget_tokens": 1024})
+        said = "\n".join(f"<think>\n{b.thinking}\n<!-- think-sig: {b.signature} -->\n</think>" if b.type == "thinking"
+                         else b.text for b in reply.content if b.type in ("thinking", "text"))
+        messages += [{"role": "assistant", "content": [{"type": "text", "text": said}]},
+                     {"role": "user", "content": question}]
+    client.messages.create(model=MODEL, max_tokens=2000, system=SYSTEM, messages=marked_last(messages),
+                           thinking={"type": "enabled", "budget_tokens": 1024})
+    return 3
+
+
 def renumbering(client) -> int:
     """Open-interpreter's shape: after two calls the client renumbers every tool_use id it sends back."""
     messages = [{"role": "user", "content": "Count the lines of every file here."}]
@@ -135,7 +151,7 @@ def renumbering(client) -> int:
 SHAPES = {"docs multi-turn": docs_multi_turn, "ten-line loop": ten_line_loop, "claude-code-like": claude_code_like,
           "litellm": lambda client: claude_code_like(client, litellm=True, task="Fix the lint.",
                                                      who="You are mini-swe-agent, through litellm."),
-          "renumbering": renumbering}
+          "thinking as text": thinking_as_text, "renumbering": renumbering}
 
 
 @pytest.fixture(scope="module")
@@ -176,11 +192,11 @@ def name_of(run) -> str:
     task = " ".join(b.get("text", "") for b in run.task)
     return next(name for name, first in [("docs multi-turn", "Summarise"), ("ten-line loop", "Plan the release"),
                                          ("claude-code-like", "Fix the failing"), ("litellm", "Fix the lint"),
-                                         ("renumbering", "Count the lines")]
+                                         ("thinking as text", "Explain the build"), ("renumbering", "Count the lines")]
                 if first in task)
 
 
-@pytest.mark.parametrize("shape", ["docs multi-turn", "ten-line loop", "claude-code-like", "litellm"])
+@pytest.mark.parametrize("shape", ["docs multi-turn", "ten-line loop", "claude-code-like", "litellm", "thinking as text"])
 def test_a_conversation_whose_client_moves_its_marker_is_one_run_billed_as_serve_billed_it(served, runs, shape):
     _, billed, _ = served
     (run,) = runs[shape]  # was: one run per call that moved the marker
@@ -207,7 +223,7 @@ def test_a_rewritten_history_starts_a_run_from_the_rewritten_call_and_no_call_is
 def test_every_run_of_the_log_together_bills_serves_summary_once(served, runs):
     _, _, summary = served
     everything = [run for shape in runs.values() for run in shape]
-    assert len(everything) == len(load(served[0])) == 6
+    assert len(everything) == len(load(served[0])) == 7
     assert sum(run.cost_usd for run in everything) == pytest.approx(summary, abs=5e-5)
     recorded = sum(replay(run, "recorded").cost for run in everything)  # was: a history billed again per run
     assert recorded == pytest.approx(summary, rel=0.01)

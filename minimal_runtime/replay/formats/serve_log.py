@@ -6,7 +6,8 @@ API saw: the full requests, the answers, the usage. Each conversation is a run o
 continues the earlier call whose messages it sends again, as the API reads them (``as_read``: a
 ``cache_control`` marker is not content, so a client that moves its marker each call, as the
 prompt-caching docs' multi-turn pattern does, is still one conversation; a string content is its one
-text block), each answer followed by what the next request added (tool results, user text). A call
+text block; an answer may come back in the client's own form, gptme's thinking as text: ``continues``),
+each answer followed by what the next request added (tool results, user text). A call
 that continues none starts a run: a new conversation, or one whose client rewrote what it had sent
 (a compaction, renumbered ``tool_use`` ids). What such a call brings with it was sent before (and
 billed in the run before, where it was): it is the new run's first prompt, never calls of its own,
@@ -40,7 +41,8 @@ def recognise(source: Source) -> bool:
 class _Conversation:
     run: RecordedRun
     build: Builder
-    sent: list = field(default_factory=list)  # the last request's messages, as the API reads them
+    sent: list = field(default_factory=list)  # the last request's messages and its answer, as the API reads them
+    asked: list = field(default_factory=list)  # the last request's messages alone, as the API reads them
     history: list = field(default_factory=list)  # the last request's messages and its answer, as sent
 
 
@@ -71,7 +73,7 @@ def read(source: Source) -> list[RecordedRun]:
                 raise ValueError("a /v1/messages request without messages")
             sent = as_read(messages)
             key = json.dumps(sent[0], sort_keys=True)
-            continued = [c for c in conversations.get(key, []) if sent[:len(c.sent)] == c.sent]
+            continued = [c for c in conversations.get(key, []) if continues(sent, c)]
             conversation = max(reversed(continued), key=lambda c: len(c.sent), default=None)  # the longest, then the latest
             if conversation is None:
                 run = RecordedRun(source="serve-log", path=f"{path}#{number}")
@@ -93,6 +95,17 @@ def read(source: Source) -> list[RecordedRun]:
         run.skipped.update(skipped)
         _own_cost(run)
     return runs
+
+
+def continues(sent: list, conversation: _Conversation) -> bool:
+    """``sent`` (a request's messages, as read) continues ``conversation``: it sends its last request's
+    messages again, then that request's answer, as logged or in the client's own form (an assistant
+    turn in its place: gptme sends thinking back as text, ``<think>...</think>``), as serve's own
+    report tells a conversation (``serve/report.py``, ``Conversations``: by the messages sent before)."""
+    if sent[:len(conversation.sent)] == conversation.sent:
+        return True
+    asked = len(conversation.asked)
+    return len(sent) > asked and sent[:asked] == conversation.asked and sent[asked].get("role") == "assistant"
 
 
 def as_read(messages: list) -> list:
@@ -170,7 +183,7 @@ def _call(conversation: _Conversation, request: dict, response: dict, messages: 
     build.assistant(response.get("id"), blocks(response.get("content")), _usage(response.get("usage")), number,
                     seconds(d.get("time")), model=model)
     answer = {"role": "assistant", "content": response.get("content")}
-    conversation.sent = [*sent, *as_read([answer])]
+    conversation.sent, conversation.asked = [*sent, *as_read([answer])], sent
     conversation.history = [*messages, answer]
 
 
