@@ -4,6 +4,7 @@
     python benchmarks/mutation.py core                 # the runtime's core and its pricing (make mutate-runtime)
     python benchmarks/mutation.py features             # the chapters' features
     python benchmarks/mutation.py fork --module cost --minutes 10   # the fork's own suite on the fork's core
+    python benchmarks/mutation.py fork --module thread --suite-ref 9900c66~1   # the suite as it was at a commit
     python benchmarks/mutation.py core --module store --minutes 20
     python benchmarks/mutation.py features --module knowledge --keep /tmp/km      # keep the copy
     python benchmarks/mutation.py features --module knowledge --keep /tmp/km --survivors
@@ -23,7 +24,9 @@ With ``--minutes``, mutants not reached in time are counted as unchecked, not as
 With ``--keep DIR`` the copy (and mutmut's results) stays in DIR. A later ``--survivors`` run with
 the same DIR copies the checkout's tests/ into it and re-runs only the mutants that survived (and
 those a ``--minutes`` limit left unchecked), so a test written for a survivor is checked in minutes; the mutated modules are
-not re-copied, so the mutants are the ones first scored (every other module is the checkout's). Every score also counts the survivors that change only a logging call's
+not re-copied, so the mutants are the ones first scored (every other module is the checkout's).
+With ``--suite-ref REF`` the scope's suites are taken from that commit (``git show REF:PATH``) into the
+copy, over the checkout's code: the score of the tests as they were, on the code as it is (a "before"). Every score also counts the survivors that change only a logging call's
 line ("log text", shown apart): a reader may judge them equivalent, and the second score does.
 """
 
@@ -65,7 +68,8 @@ SCOPES = {
     # The fork's own suite (what `fork DEST` writes as test_PKG.py) on what a fork copies: does the suite a
     # forking engineer runs notice a change to the core they own? Run module by module with --minutes.
     "fork": Scope(["core/agent.py", "core/context.py", "core/store.py", "core/hooks.py", "core/thread.py",
-                   "core/tools.py", "core/messages.py", "core/config.py", "core/taint.py", "provider/cost.py"],
+                   "core/tools.py", "core/messages.py", "core/config.py", "core/taint.py", "provider/cost.py",
+                   "provider/models.py", "provider/content.py"],
                   ["minimal_runtime/fork_suite.py"]),
     "features": Scope(["features/budget.py", "features/plan.py", "features/filesystem.py", "features/coordination.py",
                        "features/delegation.py", "features/knowledge.py", "features/drift.py", "features/recall.py",
@@ -119,6 +123,21 @@ def copy_project(tmp: Path) -> Path:
     copy = tmp / "project"
     shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(".venv", ".git", "mutants", "__pycache__", "chapters"))
     return copy
+
+
+def suites_from(ref: str, copy: Path, scope: Scope) -> None:
+    """The scope's suites as they were at ``ref``, written over the copy's (the checkout's code stays)."""
+    for suite in scope.tests:
+        listed = subprocess.run(["git", "ls-tree", "-r", "--name-only", ref, "--", suite], cwd=ROOT,
+                                capture_output=True, text=True, check=True).stdout.split()
+        if not listed:
+            sys.exit(f"{suite} is not in {ref}")
+        if (copy / suite).is_dir():  # the ref's files only: a test added since would not be "as it was"
+            shutil.rmtree(copy / suite)
+        for path in listed:
+            text = subprocess.run(["git", "show", f"{ref}:{path}"], cwd=ROOT, capture_output=True, check=True).stdout
+            (copy / path).parent.mkdir(parents=True, exist_ok=True)
+            (copy / path).write_bytes(text)
 
 
 def refresh_unmutated(copy: Path) -> None:
@@ -239,16 +258,20 @@ def main() -> None:
                         help="only modules whose path contains this (repeatable), e.g. --module store")
     parser.add_argument("--minutes", type=float, help="stop mutmut after this long (unreached mutants: unchecked)")
     parser.add_argument("--keep", type=Path, help="work in this directory and keep it (for --survivors)")
+    parser.add_argument("--suite-ref", help="the scope's suites as they were at this commit (a score before)")
     parser.add_argument("--survivors", action="store_true",
                         help="with --keep DIR of an earlier run: copy tests/ in, re-run only its survivors")
     args = parser.parse_args()
     if args.survivors and not args.keep:
         parser.error("--survivors needs --keep DIR")
+    if args.survivors and args.suite_ref:
+        parser.error("--survivors re-runs with the checkout's tests; --suite-ref is for a first run")
     scope = SCOPES[args.scope]
     modules = [m for m in scope.modules if not args.module or any(part in m for part in args.module)]
     if not modules:
         parser.error(f"no module of {args.scope} matches {args.module}: {scope.modules}")
-    print(f"mutmut over {', '.join(modules)}; tests: {' '.join(scope.tests)}")
+    print(f"mutmut over {', '.join(modules)}; tests: {' '.join(scope.tests)}"
+          + (f" as at {args.suite_ref}" if args.suite_ref else ""))
     if args.survivors:
         copy = args.keep / "project"
         if not (copy / "mutants").is_dir():
@@ -265,11 +288,15 @@ def main() -> None:
             parser.error(f"{args.keep / 'project'} exists; remove it or pass --survivors")
         args.keep.mkdir(parents=True, exist_ok=True)
         copy = copy_project(args.keep)
+        if args.suite_ref:
+            suites_from(args.suite_ref, copy, scope)
         configure(copy, scope, modules)
         scores = mutmut(copy, args.minutes)
     else:
         with tempfile.TemporaryDirectory() as tmp:
             copy = copy_project(Path(tmp))
+            if args.suite_ref:
+                suites_from(args.suite_ref, copy, scope)
             configure(copy, scope, modules)
             scores = mutmut(copy, args.minutes)
     if args.scope == "emulator" and not args.module:

@@ -273,14 +273,16 @@ class AgentSpans:
     def ended(self, event: EndEvent) -> None:
         if self.run is None:
             return
-        result, calls = event.result, event.agent.calls
+        result, calls, bill = event.result, event.agent.calls, event.agent.bill()
         self.run.set_attributes(_clean({
             OWN + "run.status": result.status, OWN + "run.steps": result.steps,
             "gen_ai.usage.input_tokens": sum(c.prompt_tokens for c in calls),
             "gen_ai.usage.output_tokens": sum(c.output_tokens for c in calls),
             "gen_ai.usage.cache_read.input_tokens": sum(c.cache_read_input_tokens for c in calls),
             "gen_ai.usage.cache_creation.input_tokens": sum(c.cache_creation_input_tokens for c in calls),
-            OWN + "cost_usd": sum(c.cost for c in calls)}))
+            # The run's one bill (Agent.bill): its calls, the calls a kill paid for and lost, and an estimate
+            # for each call in flight at a kill, that estimate also apart (absent when there is none).
+            OWN + "cost_usd": bill.total, OWN + "cost_estimated_usd": bill.estimated if bill.unanswered else None}))
         if result.status != "done":
             self.tracing.failed(self.run, result.status, result.error or "")
         self._end_run()

@@ -315,7 +315,7 @@ def figures(r: dict) -> dict:
     recalled = sum(code_for(p) in r["result"].final_text for p in r["reader"].planted)
     return {"status": r["result"].status, "calls": len(r["agent"].calls),
             "peak": max((c.prompt_tokens for c in r["agent"].calls), default=0) / r["window"],
-            "read": read / max(1, prompt), "cost": sum(c.cost for c in calls), "restorable": (back, dropped),
+            "read": read / max(1, prompt), "cost": r["agent"].bill().total + sum(c.cost for c in r["extra"]), "restorable": (back, dropped),
             "recalled": recalled, "codes": len(r["reader"].planted), "gone": len(r["ledger"].gone),
             "stripped": len(r["ledger"].stripped), "thinking": r["ledger"].produced,
             "error": r["result"].error}

@@ -88,7 +88,7 @@ def run_demo(turns: int | None = None, out=None) -> Agent:
         raise DemoFailed(result.error or "the run stopped on an API error")
     prompt = sum(c.prompt_tokens for c in calls)
     read = sum(c.cache_read_input_tokens for c in calls)
-    cost, uncached_cost = sum(c.cost for c in calls), sum(c.cost_without_cache for c in calls)
+    cost, uncached_cost = agent.bill().total, sum(c.cost_without_cache for c in calls)  # the bill: lost calls too
     print(f"\nrun {result.status} after {len(calls)} calls: {result.final_text}", file=out)
     print(f"cache-read share of prompt tokens: {read / prompt:.1%}", file=out)
     print(f"total cost ${cost:.4f}; without caching ${uncached_cost:.4f} ({uncached_cost / cost:.1f}x)", file=out)

@@ -14,6 +14,10 @@ learns to skip. Once means once across crashes too: the call a warning rode on i
 run's state (``agent.state``), which lands in the run record with the turn that carried the
 warning. And a warning that tells an agent to stop must also tell it how to mark the stop as
 partial, or the caller reads every stop as done.
+
+Money is not this monitor's: it counts tokens. A run's dollars are ``agent.bill()`` (its calls, the
+calls a kill paid for and lost, an estimate for a call in flight at a kill), which ``max_cost_usd``
+stops a run against.
 """
 
 from __future__ import annotations

@@ -13,7 +13,9 @@ import pytest
 from anthropic import beta_tool
 
 from minimal_runtime import tracing
+from minimal_runtime.core.agent import Agent
 from minimal_runtime.core.hooks import HookRegistry, Point
+from minimal_runtime.core.store import MemoryStore
 from minimal_runtime.emulator import Emulator
 from minimal_runtime.provider.cost import CallRecord
 from minimal_runtime.serve import ToolThenAnswer, started
@@ -126,6 +128,46 @@ def test_a_runtime_run_is_a_span_with_a_child_per_step_and_the_calls_and_tools_u
     assert run["attributes"][OWN + "run.steps"] == 14 and run["attributes"][OWN + "run.status"] == "done"
     assert run["attributes"]["gen_ai.usage.input_tokens"] == sum(c.prompt_tokens for c in agent.calls)
     assert run["attributes"][OWN + "cost_usd"] == pytest.approx(sum(c.cost for c in agent.calls))
+
+
+class Killed(BaseException):
+    """The process died here (nothing in the loop catches it)."""
+
+
+class DiesBeforeTheReply(MemoryStore):
+    """A record whose process dies in place of storing a reply: the call was answered (and billed by
+    the server) and no one read it. Dead, it writes nothing more; a new one on its events resumes."""
+
+    def __init__(self, events: list[str] | None = None, dies: bool = False):
+        super().__init__()
+        self._log, self.dies = list(events or []), dies
+
+    def write(self, event: dict, sync: bool = True) -> None:
+        if self.dies and event["type"] == "reply":
+            raise Killed
+        super().write(event, sync)
+
+
+def test_a_resumed_runs_span_carries_its_one_bill_with_the_estimate_for_a_call_in_flight_at_the_kill(collector):
+    """The run span's cost is ``agent.bill()``: after a kill with a call in flight that is more than its
+    stored calls (the unanswered call's estimate, also apart), as the server billed that call too."""
+    emulator = Emulator(model=MODEL, policy=ToolThenAnswer(rounds=2))
+
+    def agent(store: MemoryStore, hooks: HookRegistry | None = None) -> Agent:
+        return Agent(emulator.client(max_retries=0), model=MODEL, system=SYSTEM, tools=[get_weather], store=store,
+                     hooks=hooks)
+    killed = DiesBeforeTheReply(dies=True)
+    with pytest.raises(Killed):
+        agent(killed).run(TASK)
+    resumed = agent(DiesBeforeTheReply(killed._log), tracing.hooks())
+    assert resumed.run(TASK).status == "done"
+    bill = resumed.bill()
+    assert bill.unanswered == 1 and bill.estimated > 0
+    (run,) = collector.named("invoke_agent")
+    assert run["attributes"][OWN + "cost_usd"] == pytest.approx(bill.total)
+    assert run["attributes"][OWN + "cost_usd"] > sum(c.cost for c in resumed.calls)
+    assert run["attributes"][OWN + "cost_estimated_usd"] == pytest.approx(bill.estimated)
+    assert len(emulator.calls) == len(resumed.calls) + 1  # the server billed the call in flight as well
 
 
 def test_another_protocol_is_a_clear_error_not_silence():
