@@ -10,6 +10,7 @@ amount of dollars, a timestamp, and ``at_line``, which turns whatever a line's s
 
 from __future__ import annotations
 
+import math
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -83,7 +84,7 @@ class Builder:
         return {**block, "id": ours}
 
     def assistant(self, call_id: str | None, blocks: list[dict], usage: RecordedUsage | None, line: int | None,
-                  at: float | None = None, model: str | None = None) -> None:
+                  at: float | None = None, model: str | None = None, cost: float | None = None) -> None:
         for block in blocks:
             if block.get("type") == "tool_use" and block.get("name") not in self.run.tools:
                 self.run.tools.append(block["name"])
@@ -95,6 +96,7 @@ class Builder:
         if call_id is not None and key == self._call_key:
             self.run.calls[-1].assistant["content"].extend(blocks)
             self.run.calls[-1].usage = usage
+            self.run.calls[-1].cost = cost if cost is not None else self.run.calls[-1].cost
             return
         if call_id is not None and call_id == self._call_key[0]:
             self.note("message ids repeat in this log (redacted?): calls were told apart by their prompt size")
@@ -108,22 +110,27 @@ class Builder:
         self._call_key = key
         self._pending = [p for p in self._pending if p[1] in {b.get("id") for b in blocks}]
         self.run.calls.append(RecordedCall(assistant={"role": "assistant", "content": list(blocks)}, usage=usage, at=at,
-                                           model=model,
+                                           model=model, cost=cost,
                                            compacted_before=text_of(self._compaction) if self._compaction else None))
         self._compaction = None
 
 
-def billed_model(models: list[str | None], costs: list[float | None]) -> str | None:
-    """The run's model: the one its log billed most for (calls of a model the log priced at $0, a
-    subscription's, say, are not what the run cost), else the one most calls name; the first of equals."""
+def billed_model(run: RecordedRun) -> str | None:
+    """The run's model, taken the same way for every format (``formats.runs`` sets it): the one its
+    log billed most for, each call at the cost the log gives it, else its usage at its model's price
+    (calls of a model the log priced at $0, a subscription's, or that nothing prices, are not what
+    the run cost: a run whose first call was such a model was billed as NaN or $0), else the one most
+    calls name; a call that names no model is the format's own ``run.model``'s. The first of equals."""
+    models = [c.model or run.model for c in run.calls]
     spent: dict[str, float] = {}
-    for model, cost in zip(models, costs):
+    for model, call in zip(models, run.calls):
         if model:
-            spent[model] = spent.get(model, 0.0) + (cost or 0.0)
+            cost = call.cost if call.cost is not None else call.usage.cost(model, call.at) if call.usage else None
+            spent[model] = spent.get(model, 0.0) + (cost if cost is not None and math.isfinite(cost) else 0.0)
     if any(spent.values()):
         return max(spent, key=lambda m: spent[m])  # max keeps the first of equals
     named = [m for m in models if m]
-    return max(dict.fromkeys(named), key=named.count) if named else None
+    return max(dict.fromkeys(named), key=named.count) if named else run.model
 
 
 def sendable(blocks: list[dict]) -> list[dict]:

@@ -86,6 +86,7 @@ class RecordedCall(BaseModel):
     compacted_before: str | None = None  # a compaction summary that replaced the history before this call
     at: float | None = None  # when the call was made, seconds since the epoch, if the log says
     model: str | None = None  # the call's own model, where the log names it per call (a session may switch)
+    cost: float | None = None  # what the log says this call cost, where it says (the run's model is the one billed most)
 
 
 class RecordedRun(BaseModel):

@@ -10,7 +10,7 @@ import pytest
 
 from minimal_runtime.replay import load, replay
 from minimal_runtime.replay.report import rows, table
-from tests.replay.cli_logs import write_mini_swe_agent, write_pi
+from tests.replay.cli_logs import MODEL, write_cline_cli, write_mini_swe_agent, write_opencode, write_pi
 
 
 @pytest.mark.parametrize("usage_style", ["anthropic", "openai", "deepseek"])
@@ -61,6 +61,39 @@ def test_a_pi_session_whose_first_call_is_a_free_model_s_is_billed_as_the_model_
     assert logged["cost"] == logged["cost"] and logged["cost"] is not None
     recorded = replay(run, "recorded")  # the free call billed as the run's model: the +1.9% of the real one
     assert recorded.cost == pytest.approx(run.cost_usd, rel=0.05)
+
+
+def _cline_cli_first_call_as(path, model, cost):
+    d = json.loads(path.read_text())
+    first = next(m for m in d["messages"] if m["role"] == "assistant")
+    first["modelInfo"]["id"], first["metrics"]["cost"] = model, cost
+    path.write_text(json.dumps(d))
+
+
+def _opencode_first_call_as(path, model, cost):
+    d = json.loads(path.read_text())
+    first = next(m for m in d["messages"] if m["info"]["role"] == "assistant")
+    first["info"].update(modelID=model, cost=cost)
+    next(p for p in first["parts"] if p["type"] == "step-finish")["cost"] = cost
+    path.write_text(json.dumps(d))
+
+
+@pytest.mark.parametrize("first_model, first_cost", [("gpt-5.1-codex", 0.0), ("claude-haiku-4-5", 0.0004)])
+@pytest.mark.parametrize("write, first_call_as", [(write_cline_cli, _cline_cli_first_call_as),
+                                                  (write_opencode, _opencode_first_call_as)],
+                         ids=["cline-cli", "opencode"])
+def test_a_run_whose_first_call_is_a_cheap_or_unpriced_model_s_is_billed_as_the_model_it_paid_for(
+        tmp_path, write, first_call_as, first_model, first_cost):
+    """Every format takes the run's model as pi does (``build.billed_model``): Cline CLI and opencode
+    took the first call's, so a run opened by a free or a cheap model's call was priced as that model
+    (NaN where nothing prices it, a tenth of the bill on Haiku)."""
+    path = write(tmp_path, rounds=12)
+    first_call_as(path, first_model, first_cost)
+    (run,) = load(path)
+    assert run.model == MODEL and run.calls[0].model == first_model
+    logged = rows(run, [])[0]
+    assert logged["cost"] == pytest.approx(run.cost_usd, rel=0.05)
+    assert replay(run, "recorded").cost == pytest.approx(run.cost_usd, rel=0.05)
 
 
 def test_a_pi_request_that_failed_is_not_replayed_and_its_prompt_not_counted(tmp_path):

@@ -5,7 +5,8 @@
 
 and a ``NAME`` saying what the format's files are. ``load`` opens the file once (``source.py``
 checks what every file must be), asks each format in ``FORMATS`` in turn, and the first that
-recognises the file reads it over the shared builder (``build.py``). A new format is one module
+recognises the file reads it over the shared builder (``build.py``); the run's model is then taken
+the same way for every format (``build.billed_model``: the model the log billed most). A new format is one module
 here and one line in ``FORMATS``. A format that is recognised only to be refused (no usage to
 price, say) is a module too: its ``read`` says why, by name.
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterator
 
+from ..build import billed_model
 from ..recorded import RecordedRun, TrajectoryError
 from ..source import NOT_ONE, Source
 from . import (aider, claude_code, cline_cli, cline_task, codex, codex_rollout, gemini_cli, mini_swe_agent, openhands,
@@ -43,6 +45,7 @@ def runs(path: str | Path) -> Iterator[RecordedRun]:
     for run in fmt.read(source):
         if run.calls:
             any_calls = True
+            run.model = billed_model(run)  # every format's run model the same way: the one its log billed most
             yield run
         elif first is None:
             first = run

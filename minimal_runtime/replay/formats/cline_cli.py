@@ -41,10 +41,9 @@ def read(source: Source) -> list[RecordedRun]:
                 continue
             model = (m.get("modelInfo") or {}).get("id") or (m.get("modelInfo") or {}).get("modelId")
             model = model if isinstance(model, str) else None
-            run.model = run.model or model
             usage, cost = _metrics(m.get("metrics"))
             costs.append(cost)
-            build.assistant(m.get("id"), content, usage, index, seconds(m.get("ts")), model=model)
+            build.assistant(m.get("id"), content, usage, index, seconds(m.get("ts")), model=model, cost=cost)
     if costs and None not in costs:
         run.cost_usd, run.cost_from = sum(costs), "cost (its messages' metrics.cost, summed)"
     return [run]

@@ -44,7 +44,6 @@ def read(source: Source) -> list[RecordedRun]:
                         build.skip(f"user part/{p.get('type')}")
                 continue
             model = info.get("modelID") if isinstance(info.get("modelID"), str) else None
-            run.model = run.model or model
             steps = _steps(parts)
             at = seconds((info.get("time") or {}).get("created"))
             for k, (step, finish) in enumerate(steps):
@@ -67,7 +66,7 @@ def read(source: Source) -> list[RecordedRun]:
                                         **({"is_error": True} if state.get("status") == "error" else {})})
                     elif kind not in ("step-start", "step-finish"):
                         build.skip(f"part/{kind}")
-                build.assistant(f"{info.get('id')}#{k}", content, usage, index, at, model=model)
+                build.assistant(f"{info.get('id')}#{k}", content, usage, index, at, model=model, cost=costs[-1])
                 build.user(results, index)
     if costs and None not in costs:
         run.cost_usd, run.cost_from = sum(costs), "cost (its steps' cost, summed)"

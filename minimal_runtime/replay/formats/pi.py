@@ -17,7 +17,7 @@ bills at $0).
 
 from __future__ import annotations
 
-from ..build import Builder, at_line, billed_model, blocks, count, dollars, seconds, usage_of
+from ..build import Builder, at_line, blocks, count, dollars, seconds, usage_of
 from ..recorded import ModelTotals, RecordedRun
 from ..source import Source
 
@@ -50,7 +50,7 @@ def read(source: Source) -> list[RecordedRun]:
         branch.reverse()
     run = RecordedRun(source="pi", path=str(path))
     build = Builder(run)
-    costs, models, answered, failed, dropped = [], [], [], 0, set()  # answered: the costs of the calls replayed
+    costs, failed, dropped = [], 0, set()
     for number, d in branch:
         with at_line(path, number, f"{d.get('type')} entry"):
             if d.get("type") == "compaction":
@@ -86,14 +86,11 @@ def read(source: Source) -> list[RecordedRun]:
                                  count(u.get("cacheWrite"), "usage.cacheWrite") or 0,
                                  count(u.get("output"), "usage.output")) if u else None
                 costs.append(dollars((u.get("cost") or {}).get("total"), "usage.cost.total") if u else None)
-                answered.append(costs[-1])
                 model = m.get("model") if isinstance(m.get("model"), str) else None
-                models.append(model)
                 build.assistant(d.get("id"), content, usage, number, seconds(m.get("timestamp") or d.get("timestamp")),
-                                model=model)
+                                model=model, cost=costs[-1])
             else:
                 build.user(blocks(m.get("content")), number)
-    run.model = billed_model(models, answered)
     if failed:
         run.notes.append(f"{failed} request(s) failed (stopReason error or aborted): pi does not send them back, "
                          "so the replay does not make them; what the log says they used is billed as calls it "
