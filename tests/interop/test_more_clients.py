@@ -70,6 +70,8 @@ CLIENTS = {
                     conversations=2,  # the chat, and the title it asks claude-haiku-4-5 for
                     expected={"loop": "its default tool format is markdown (tools as code blocks, none in the API's "
                                       "tools): the default policy answers text, so no tool runs"}),
+    "llm": Client("claude-sonnet-5-5", python_driver("llm"), "its logs database: responses' tokens"),
+    "autogen": Client("claude-sonnet-4-6", python_driver("autogen"), "each message's models_usage (RequestUsage)"),
     # -- part B --
 }
 RESULTS: dict[str, dict] = {}  # client -> outcome; conftest prints the table
