@@ -72,6 +72,12 @@ CLIENTS = {
                                       "tools): the default policy answers text, so no tool runs"}),
     "llm": Client("claude-sonnet-5-5", python_driver("llm"), "its logs database: responses' tokens"),
     "autogen": Client("claude-sonnet-4-6", python_driver("autogen"), "each message's models_usage (RequestUsage)"),
+    "semantic-kernel": Client("claude-sonnet-5-5", python_driver("semantic-kernel"),
+                              "each answer's metadata['usage'] in the thread's history"),
+    "griptape": Client("claude-sonnet-4-6", python_driver("griptape"), "its FinishPromptEvents' token counts",
+                       expected={"runs": "its conversation memory keeps a run's input and output, not its tool calls: "
+                                         "the second run sends the first without them, a rewritten history, from "
+                                         "which replay starts a run (each call still billed once)"}),
     # -- part B --
 }
 RESULTS: dict[str, dict] = {}  # client -> outcome; conftest prints the table
