@@ -9,7 +9,7 @@ takes it offline, else claude-sonnet-4-6), one ``serve`` as docs/serve.md starts
 - ``loop``: the client's own loop ended normally (the driver's ``ok``), having run its tools;
 - ``tokens``: each token total the client recorded itself (its trajectory, its logs database, its usage
   objects: the driver reads them, ``Client.record`` says where) equals the sum of what serve logged for
-  the same calls;
+  the same calls; ``cost``: so does its own cost, where it keeps one (to the five decimals serve prints a call's);
 - ``runs``: ``replay.load`` of serve's log gives one run per conversation the driver held;
 - ``bill``: each run's ``replay(run, "recorded").cost`` equals the dollars serve printed for that run's
   calls (each log record's ``line``, which serve computed: not a figure replay computed), and all the
@@ -45,6 +45,7 @@ LAST_RUN = CACHE / "last-run"
 TOKEN_KEYS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 SERVE_DOLLARS = re.compile(r"\| read \d+% \$([0-9.]+)")  # serve's line: "... | read 88% $0.00307 | ..."
 SERVE_SUMMARY = re.compile(r"summary: .* cost \$([0-9.]+)")
+COST_ROUNDING = 5e-6  # a call's dollars as serve prints them: five decimals
 BILL_TOLERANCE = 0.01  # relative: the recorded replay prices tokens in the log's own, calibrated
 
 
@@ -179,7 +180,8 @@ def outcome(name: str, client: Client, line: dict, exchanges: list[Exchange], lo
         problems["loop"] = "the client's loop ran no tool"
     # a client's record may cover its main model's calls only (gptme keeps no record of its title call)
     covered = line.get("usage_models")
-    usage, totals = line.get("usage"), token_totals([c for c in billed if not covered or c["model"] in covered])
+    recorded_calls = [c for c in billed if not covered or c["model"] in covered]
+    usage, totals = line.get("usage"), token_totals(recorded_calls)
     if usage is None:
         tokens = "not kept"
     else:
@@ -187,6 +189,9 @@ def outcome(name: str, client: Client, line: dict, exchanges: list[Exchange], lo
         tokens = "no" if differ else "yes"
         if differ:
             problems["tokens"] = "client's own against serve's: " + ", ".join(f"{k} {a} vs {b}" for k, (a, b) in differ.items())
+    own, serve_own = line.get("cost_usd"), sum(c["dollars"] or 0 for c in recorded_calls)
+    if own is not None and abs(own - serve_own) > COST_ROUNDING * max(len(recorded_calls), 1):
+        problems["cost"] = f"the client's own ${own:.6f} against serve's ${serve_own:.5f} for the same calls"
     runs = runs_against_serve(log, billed) if billed else []
     if len(runs) != client.conversations:
         problems["runs"] = f"replay read {len(runs)} runs from serve's log; the driver held {client.conversations} conversations"
@@ -198,7 +203,7 @@ def outcome(name: str, client: Client, line: dict, exchanges: list[Exchange], lo
         problems["bill"] = (f"recorded ${recorded:.5f} against serve's summary {summary}; runs "
                             + ", ".join(f"{r['calls']} calls ${r['recorded']:.5f} vs {r['serve']}" for r in runs))
     return {"client": name, "model": client.model, "requests": len(messages), "refused": len(refused),
-            "tokens": tokens, "record": line.get("record") or client.record, "cost_usd": line.get("cost_usd"),
+            "tokens": tokens, "record": line.get("record") or client.record, "cost_usd": own, "serve_own": serve_own,
             "serve_cost": summary, "runs": len(runs), "conversations": client.conversations,
             "recorded": recorded, "tool_calls": line.get("tool_calls"), "seconds": line.get("seconds", elapsed),
             "problems": problems, "expected": {k: v for k, v in client.expected.items() if k in problems},
@@ -218,12 +223,12 @@ def test_a_client_on_its_default_path_is_served_billed_and_replayed_as_it_record
 def more_clients_table(rows: list[dict]) -> str:
     """One line per client: requests, refused, tokens equal, runs against conversations, the recorded bill
     against serve's, and what each expected limitation is."""
-    header = ("client", "model", "requests", "refused", "tokens equal", "client's own cost",
+    header = ("client", "model", "requests", "refused", "tokens equal", "client's own cost / serve's",
               "runs from log / conversations", "recorded bill / serve's", "tools", "seconds", "result")
     lines = [header]
     for r in rows:
         serve = f"${r['serve_cost']:.5f}" if r["serve_cost"] is not None else "-"
-        own = f"${r['cost_usd']:.5f}" if r["cost_usd"] is not None else "not kept"
+        own = f"${r['cost_usd']:.5f} / ${r['serve_own']:.5f}" if r["cost_usd"] is not None else "not kept"
         lines.append((r["client"], r["model"], str(r["requests"]), str(r["refused"]), r["tokens"], own,
                       f"{r['runs']} / {r['conversations']}", f"${r['recorded']:.5f} / {serve}", str(r["tool_calls"]),
                       f"{r['seconds']:.1f}", r["result"] + "".join(f"; expected {k}: {v}" for k, v in r["expected"].items())))
