@@ -404,7 +404,7 @@ class Exact(unittest.TestCase):
         saved = load(events)
         self.assertEqual((saved.messages, saved.calls, saved.status), (history, agent.calls, "done"))
         self.assertEqual(saved.state, {"told": 3, "total": sum(k + 1 for k in range(2 * WIDE))})
-        self.assertEqual((saved.lost_calls, saved.unanswered_calls, saved.interrupted), ([], [], None))
+        self.assertEqual((saved.lost_calls, saved.unanswered_calls, saved.step.phase), ([], [], "idle"))
 
 
 class Dollars(unittest.TestCase):

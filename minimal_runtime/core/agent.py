@@ -3,12 +3,13 @@
     messages    the durable history, append-only; only a completed turn is ever appended
     turn_queue  the notes for the next call (its batch), written by hooks: turn-scoped, the model
                 reads each on its own call only (on the current models it stays in the record)
+    progress    the step's one record of progress (``store.StoredStep``): what a resume starts from
 
 A run starts (``_begin``: what it sends besides its history, in the store), makes steps until it
 ends, and ends in one place (``_end``: its result recorded, the END hooks see it, then its status).
 A step (``_step``) is a durable transaction, each boundary in the store before the next begins:
 
-    _prepare_batch        steers into the history, the PRE_LLM_CALL hooks, the notes not yet delivered
+    _prepare_batch        steers into the history, the PRE_LLM_CALL hooks, the notes the step carries
     _call_model           the request laid out (``_lay_out``: ``messages + batch`` by ``layout``, the
                           request options, the thread's continue or create, ``_check_append_only``),
                           recorded as sent, ``_send``, and on a lost thread the whole history once more
@@ -19,8 +20,10 @@ A step (``_step``) is a durable transaction, each boundary in the store before t
     _land_turn            the turn (the entries the call carried, the reply, the results) into the history
     _outcome              done, or another step
 
-Each hook is marked in the store once it has run. A run killed anywhere resumes from its last
-boundary (``run()``, or ``run(task)`` with the killed run's task): a stored reply is never asked for
+A step's progress is one value, ``progress`` (``store.StoredStep``: the phase it reached, the notes
+it carries, the hooks it ran, its reply and tool results): each boundary writes its change to it
+with the boundary's event, and only then moves it on. A run killed anywhere resumes from the value
+the record holds (``run()``, or ``run(task)`` with the killed run's task): a stored reply is never asked for
 again (``_stored_reply``), a stored result never recomputed, a hook that ran never runs again. Only a
 tool or a hook killed while it ran runs again: a tool reads its ``tool_use_id()`` and a hook its
 ``hook_run_id()``, each the same both times, so it can tell.
@@ -39,10 +42,10 @@ same request on a message thread: the call sends only what the server does not h
 thread is lost; the history and the store are the same either way. A production fork should inject
 only what it would be content to keep in its run record: no secrets, nothing a user must not see.
 A call that does not finish (cut at ``max_tokens``, refused, failed) leaves its notes undelivered:
-they go back on the queue for the next call. A note and the state its hook set are in the record
-together (the hook's mark), and the batch is in it from the call's sent record on, so after a kill a
-note given once is given exactly once. A note injected from outside a hook lives in memory until its
-call is recorded as sent (a steer is durable at once).
+the step carries them to the next call. A hook's notes join the step with its mark, the state it
+set in the same event, and the batch is in the record from the call's sent event on, so after a
+kill a note given once is given exactly once. A note injected from outside a hook lives in memory
+(``turn_queue``) until its call is recorded as sent (a steer is durable at once).
 
 A run ends on a final answer, at the step limit, before a call that could pass ``max_cost_usd``
 (``max_cost``) or once ``max_seconds`` have passed since its task (``max_time``), on a reply the model
@@ -57,7 +60,7 @@ import hashlib
 import logging
 import threading
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Literal
 
 import anthropic
@@ -138,10 +141,9 @@ class Agent:
         self._unfinished_task = saved.unfinished_task  # the task of a run not ended (killed): run(task) resumes it
         # Possibly billed: recorded as sent and never answered (a kill while the call was in flight).
         self.unanswered_calls: list[dict] = saved.unanswered_calls
-        self._interrupted = saved.interrupted if saved.interrupted and saved.interrupted.sent else None
-        self._hooks_run = dict(saved.interrupted.hooks) if saved.interrupted else {}  # hooks a killed step ran
-        ended = saved.interrupted and saved.interrupted.ended
-        self._ended = RunResult(**ended) if ended else None  # killed among its END hooks: the run's result
+        # The step's progress as the record holds it (its phase, the notes it carries, the hooks it
+        # ran, its reply and results): each boundary moves it on once written; a resume goes on from it.
+        self.progress: StoredStep = saved.step
         self._previous_len: int | None = saved.previous_len  # the history's length at the last call
         self.thread = Thread(resumed=bool(saved.threads))  # on threaded_layout: the response the next call continues
         if not getattr(client, "_supports_message_threads", False):  # the SDK's own flag: not Bedrock, Vertex [PY]
@@ -152,11 +154,7 @@ class Agent:
         self.offloader = offloader
         # the hooks, and the notes they queue for the next call
         self.hooks = hooks or HookRegistry()
-        self.turn_queue = turn_queue if turn_queue is not None else TurnScopedQueue()
-        # The notes of the call in flight (or of one that did not finish): delivered when its turn lands.
-        self._undelivered: list[Injection] = [Injection(**i) for i in saved.undelivered]
-        if saved.interrupted and saved.interrupted.notes:  # what a killed step's PRE_LLM_CALL hooks queued
-            self.turn_queue.requeue([Injection(**i) for i in saved.interrupted.notes])
+        self.turn_queue = turn_queue if turn_queue is not None else TurnScopedQueue()  # injected, in no step yet
         # the last call, as sent (for hooks, views and the append-only check)
         self.last_request: dict | None = None
         self.edits: list[str] = []  # what check_append_only found
@@ -278,9 +276,8 @@ class Agent:
                     "run() resumes it; a new task can follow once it has ended")), recorded=False)
             log.info("the run record ends in an unfinished run of this task: resumed, not asked again")
             task = None
-        if self._ended is not None:  # killed among the END hooks: the rest of them, and the status
-            result, self._ended = self._ended, None
-            return self._end(result, resumed=True)
+        if self.progress.phase == "ended":  # killed among the END hooks: the rest of them, and the status
+            return self._end(RunResult(**self.progress.ended or {}), resumed=True)
         with self._lock:
             self.active = True
         try:
@@ -320,18 +317,18 @@ class Agent:
     def _run(self, task: str | None) -> RunResult:
         if task is not None:
             self._unfinished_task, self._run_started_at = user(task), self.clock()
-            self._append("task", [user(task)], at=self._run_started_at)
+            self._append("task", [user(task)], step={"phase": "started"}, at=self._run_started_at)
             self._run_start = len(self.calls)
             self._hook(HookEvent(Point.START, self))
         else:
-            if "start" in self._hooks_run:  # killed among the START hooks: the rest run now
+            if self.progress.phase == "started":  # killed among the START hooks: the rest run now
                 self._hook(HookEvent(Point.START, self))
-            if self._interrupted is None:  # a killed step's call was sent: a steer goes after its turn, not before
+            if not self.progress.in_flight:  # a killed step's call was sent: a steer goes after its turn, not before
                 self._apply_steering()
             if self.messages and self.messages[-1]["role"] == "assistant":  # finished already: nothing to resume
                 return RunResult(status="done", final_text=text_of(self.messages[-1]))
         while self.steps < self.max_steps:
-            stopped = self._past_a_limit() if self._interrupted is None else None  # a killed step's call was sent
+            stopped = None if self.progress.in_flight else self._past_a_limit()  # a killed step's call was sent
             if stopped is not None:
                 return stopped
             outcome = self._step()
@@ -372,19 +369,13 @@ class Agent:
             4. the POST_LLM_CALL hooks; each tool, its result stored as it completes
             5. the turn lands in the history
 
-        A step a kill cut short (``interrupted``) goes on from its last boundary: a stored reply is
-        not asked for again, a stored result not recomputed, a hook that ran does not run again.
+        A step a kill cut short goes on from its last boundary (``progress``): a stored reply is not
+        asked for again, a stored result not recomputed, a hook that ran does not run again.
         Returns None when the run goes on."""
-        interrupted, self._interrupted = self._interrupted, None
-        if interrupted is not None:  # its PRE_LLM_CALL hooks all ran: the call was recorded as sent
-            self._hooks_run.pop(Point.PRE_LLM_CALL.value, None)
-        if interrupted is not None and interrupted.reply is not None:
-            reply = self._stored_reply(interrupted)
+        if self.progress.phase == "replied":
+            reply = self._stored_reply()
         else:
-            sent = interrupted is not None and interrupted.batch is not None  # None: a batch the record never keeps
-            batch = [Injection(**i) for i in interrupted.batch] if sent else self._prepare_batch()
-            self._undelivered = batch
-            reply = self._call_model(batch)
+            reply = self._call_model(self._prepare_batch())
             if isinstance(reply, RunResult):
                 return reply
         reply.content = [self._visible(b, f"server tool {b['type']}") if taint.outside([b]) else b
@@ -398,16 +389,20 @@ class Agent:
         calls = tool_uses(reply.message)
         if brought := taint.outside(reply.message["content"]):  # a server tool's result: outside text
             taint.mark(self.state, f"server tool {brought}")
-        results = [self._run_tool(call, reply.results.get(call["id"])) for call in calls]
+        results = [self._run_tool(call, self.progress.results.get(call["id"])) for call in calls]
         self._land_turn(reply, calls and [{"role": "user", "content": results}])
         return self._outcome(reply.message, calls, results)
 
     def _prepare_batch(self) -> list[Injection]:
-        """Steers into the history, the PRE_LLM_CALL hooks, then the batch: the notes of a call that
-        did not finish first, unless a hook has just written a note of the same source."""
-        self._apply_steering()
+        """Steers into the history, the PRE_LLM_CALL hooks not run yet, then the batch: the notes the
+        step carries first, unless one of the same source has just been injected. A call sent before
+        a kill is sent again with its batch as the record holds it; its steers go after its turn."""
+        if self.progress.phase != "sent":
+            self._apply_steering()
+        elif self.progress.notes:
+            return self.progress.notes
         self._hook(HookEvent(Point.PRE_LLM_CALL, self))
-        self.turn_queue.requeue(self._undelivered)
+        self.turn_queue.requeue(self.progress.notes)
         return self.turn_queue.drain()
 
     def _call_model(self, batch: list[Injection]) -> "Reply | RunResult":
@@ -418,19 +413,17 @@ class Agent:
             if batch and self._keeps_batch is None:
                 note = batch[0].block()["text"]
                 self._keeps_batch = any(b.get("text") == note for e in plan.entries for b in blocks_of(e))
-            kept = {"batch": [i.model_dump() for i in batch]} if self._keeps_batch else {}
-            self._write({"type": "sent", "model": self.model, **kept})
+            self._write({"type": "sent"}, step={"phase": "sent", "notes": _dumped(batch),
+                                                "sent": {"model": self.model, "calls": len(self.calls)}})
             try:
                 response = self._send(plan)
             except Exception as e:  # the SDK has retried what is retryable (429, 529, 5xx), or the client refused
-                self._write({"type": "failed", "error": _describe(e)})
+                self._write({"type": "failed", "error": _describe(e)}, step={"phase": "failed"})
                 if attempt == 2 or not self.thread.failed(e, plan):
                     return self._failed(e)
                 continue
             reply = self._reply_of(plan, response, batch)
             self._previous_len = len(self.messages)  # where this call's history ends: the next call's second breakpoint
-            if reply.kept:  # read by the model and answered: the notes its hooks gave are delivered
-                self._undelivered = []
             return self._store_reply(reply)
         raise AssertionError("unreachable")
 
@@ -499,25 +492,27 @@ class Agent:
 
     def _store_reply(self, reply: "Reply") -> "Reply":
         """The reply in the record before anything acts on it: what it cost, the message with its
-        tool inputs, the entries the call carried after the history, how it went on a thread."""
-        self._write({"type": "reply", "call": reply.record.model_dump(), "beta": bool(reply.plan.betas),
-                     "response": reply.response.model_dump(mode="json", exclude_unset=True),
-                     "entries": reply.plan.entries, **({"thread": reply.thread} if reply.thread else {})})
+        tool inputs, the entries and the batch the call carried, how it went on a thread. Kept, it
+        has delivered the batch."""
+        stored = {"call": reply.record.model_dump(), "beta": bool(reply.plan.betas),
+                  "response": reply.response.model_dump(mode="json", exclude_unset=True), "entries": reply.plan.entries,
+                  **({"thread": reply.thread} if reply.thread else {}),
+                  **({"batch": _dumped(reply.batch)} if self._keeps_batch else {})}
+        self._write({"type": "reply"}, step={"phase": "replied", "reply": stored, **({"notes": []} if reply.kept else {})})
         return reply
 
-    def _stored_reply(self, step: StoredStep) -> "Reply":
+    def _stored_reply(self) -> "Reply":
         """The reply a killed step stored, as it was: the request laid out again from the history and
         the batch it was sent with (a layout is a pure function of them), the response rebuilt."""
-        batch = [Injection(**i) for i in step.batch or []]
-        self._undelivered = batch
-        stored = step.reply
+        stored = self.progress.reply or {}
+        batch = [Injection(**i) for i in stored.get("batch", [])]
         parts = CallParts(system=self.system, tools=self.offer.definitions, durable=self.messages, batch=batch,
                           prefill_ok=self.spec.supports_prefill, previous_durable_len=self._previous_len,
                           tool_choice=self.config.tool_choice, boundary=self.spec.system_boundary)
         plan = self._with_options(self.layout(parts))
         message_type = BetaMessage if stored.get("beta") else Message
         reply = Reply(plan, message_type.model_validate(stored["response"]), CallRecord(**stored["call"]), batch,
-                      stored["entries"], stored.get("thread"), step.results)
+                      stored["entries"], stored.get("thread"))
         reply.kept = self._keeps(reply.response)
         self._previous_len = len(self.messages)
         return reply
@@ -538,8 +533,7 @@ class Agent:
         reply, its tools' results. A reply the history does not keep (``results`` and its content
         empty) lands as a turn of no messages: its notes go back on the queue."""
         turn = [*reply.entries, reply.message, *results] if reply.kept else []
-        self._append("turn", turn, reply.record, reply.thread)
-        self._hooks_run = {}  # a killed step's marks are spent once its turn has landed
+        self._append("turn", turn, reply.record, reply.thread, step={"phase": "landed"})
         for entry in reply.entries if reply.kept else []:
             self.offer.announced(entry["content"])
 
@@ -565,7 +559,8 @@ class Agent:
             result = self.offloader(call, raw) if self.offloader is not None else raw  # large: a file, head and tail
             if isinstance(result.get("content"), str):  # undecodable bytes: the model reads U+FFFD, the store the bytes
                 result = {**result, "content": _capped(printable(result["content"]), self.config.max_tool_output)}
-            self._write({"type": "tool_output", "tool_use_id": call["id"], "raw": raw["content"], "result": result})
+            self._write({"type": "tool_output", "tool_use_id": call["id"], "raw": raw["content"]},
+                        step={"results": {call["id"]: result}})
         else:
             result = stored
         self._hook(ToolResultEvent(Point.POST_TOOL_CALL, self, call, result), call["id"])
@@ -579,18 +574,21 @@ class Agent:
         event.queue = self.turn_queue  # a failing hook's notes are cut back from it
 
         def ran(index: int, notes: list[Injection]) -> None:
-            if event.point is Point.PRE_LLM_CALL and not self._keeps_batch:  # its notes never reach the record
-                return
+            if not self._keeps_batch and (notes or event.point is Point.PRE_LLM_CALL):  # notes the record never
+                return  # holds: unmarked, the hook runs again after a kill
+            fresh = {n.source for n in notes}  # a note of the same source the step carried is replaced
+            queued = {"notes": _dumped([*(n for n in self.progress.notes if n.source not in fresh), *notes])}
             try:
-                self._write({"type": "hooked", "point": key, "upto": index + 1,
-                             **({"notes": [n.model_dump() for n in notes]} if notes else {})}, sync=False)
+                self._write({"type": "hooked"}, sync=False, step={"hooks": {key: index + 1}, **(queued if notes else {})})
             except OSError:
                 if event.point is not Point.END:
                     raise
+                return
+            self.turn_queue.truncate(len(self.turn_queue) - len(notes))  # the step carries them now
         # The runs, calls sent and endings before it: the same after a kill, different for any other run of the point.
         written = self._written
         run_id = f"task{written.get('task', 0)}.sent{written.get('sent', 0)}.ended{written.get('ended', 0)}/{key}"
-        self.hooks.run(event.point, event, start=self._hooks_run.pop(key, 0), ran=ran, run_id=run_id)
+        self.hooks.run(event.point, event, start=self.progress.hooks.get(key, 0), ran=ran, run_id=run_id)
 
     def _apply_steering(self) -> None:
         with self._lock:
@@ -611,26 +609,29 @@ class Agent:
         self.thread.lost("the history was rewritten: a new thread", replay=False)
 
     def _append(self, kind: str, turn: list[dict], call: CallRecord | None = None, thread: dict | None = None,
-                **fields: Any) -> None:
+                step: dict | None = None, **fields: Any) -> None:
         """Append one completed turn (and the call that made it, and how it went on a thread) to the
         history, and to the store first (``kind``: a new ``task``, a ``turn`` the model made, a
         ``steered`` user message)."""
         self._write({"type": kind, "messages": turn, **({"call": call.model_dump()} if call else {}),
-                     **({"thread": thread} if thread else {}), **fields})
+                     **({"thread": thread} if thread else {}), **fields}, step=step)
         self.messages.extend(turn)
-        if kind == "turn" and turn:  # the model's turn: its call's notes are delivered
-            self._undelivered = []
 
-    def _write(self, event: dict, sync: bool = True) -> None:
-        """One event, with the state hooks set since the last one, unless some notes are undelivered
-        that the record does not hold (a layout that keeps no batch): a value and the notes its step
-        made land together. Any failure of the store's backend is a ``StoreFailure`` (an
+    def _write(self, event: dict, sync: bool = True, step: dict | None = None) -> None:
+        """One event, with ``step``, its change to the step's value (``progress`` moves on once it is
+        written; on a layout that keeps no batch, without the notes), and the state hooks set since
+        the last one, unless the step carries notes the record does not hold: a value and the notes
+        its step made land together. Any failure of the store's backend is a ``StoreFailure`` (an
         ``OSError``): the run ends cleanly on it."""
-        held = bool(self._undelivered) and not self._keeps_batch
+        progress = self.progress.advanced(step) if step else self.progress
+        if step:
+            event = {**event, "step": step if self._keeps_batch else {k: v for k, v in step.items() if k != "notes"}}
+        held = bool(progress.notes) and not self._keeps_batch
         state, self.state.unwritten = ({}, self.state.unwritten) if held else (self.state.unwritten, {})
         try:
             self.store.write({**event, "state": state} if state else event, sync=sync)
             self._written[event["type"]] = self._written.get(event["type"], 0) + 1
+            self.progress = progress
         except OSError:
             self.state.unwritten = {**state, **self.state.unwritten}
             raise
@@ -644,14 +645,14 @@ class Agent:
         ended). A kill among the END hooks is resumed by the next run(): the rest of them, then the status."""
         if recorded and not resumed:
             try:
-                self._write({"type": "ended", "result": result.model_dump()})
+                self._write({"type": "ended"}, step={"phase": "ended", "ended": result.model_dump()})
             except OSError as e:
                 result = self._unwritable(e)
         self._hook(EndEvent(Point.END, self, result))
         if not recorded:
             return result
         try:
-            self._write({"type": "status", "status": result.status})
+            self._write({"type": "status", "status": result.status}, step={"phase": "idle"})
         except OSError as e:
             return self._unwritable(e)
         self._unfinished_task = None
@@ -671,7 +672,6 @@ class Reply:
     batch: list[Injection]  # the notes it carried
     entries: list[dict]  # what it carried after the history: joins the history with the turn
     thread: dict | None = None  # how it went on a message thread
-    results: dict[str, dict] = field(default_factory=dict)  # tool_use_id: a result a killed step stored
     kept: bool = False  # does the history keep it (finished, not empty)?
     content: list[dict] | None = None  # its blocks as the history keeps them (outside results made visible)
 
@@ -708,6 +708,10 @@ def _describe(error: Exception) -> str:
     message = body.get("error", {}).get("message") if isinstance(body, dict) else None
     status = getattr(error, "status_code", None)
     return f"{type(error).__name__}{f' {status}' if status else ''}: {message or error}"
+
+
+def _dumped(notes: list[Injection]) -> list[dict]:
+    return [n.model_dump() for n in notes]
 
 
 def _digest(value: Any) -> str:

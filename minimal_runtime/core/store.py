@@ -34,32 +34,62 @@ import stat
 import logging
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from ..provider.cost import CallRecord
+from .context import Injection
 from .messages import dumps
 
 log = logging.getLogger(__name__)
 
+# 3: each boundary of a step carries its change to the step's one value (``step``: a ``StoredStep``).
 # 2: start events say the format, task events when they came (``at``: a run's max_seconds counts from it).
 # 1: neither (before December 2026): a run opened from one counts its time from when it was opened.
-RECORD_FORMAT = 2
+RECORD_FORMAT = 3
 
 
 class StoredStep(BaseModel):
-    """The step (or the ending) a kill interrupted: what of it the record holds. A resume goes on from
-    here: a stored reply is never asked for again, a stored tool result never recomputed, a hook that
-    ran never runs again (only one killed while it ran may)."""
+    """The one record of a step's progress (or a run's ending): the phase it reached, the notes it
+    carries, the hooks it ran, the reply and tool results it has. The agent writes each boundary's
+    change to it (``step`` on the boundary's event) and reads it back through ``advanced``, the one
+    rule both sides use: a resume starts from this value. A stored reply is never asked for again, a
+    stored result never recomputed, a hook that ran never runs again (only one killed while it ran may)."""
 
+    # idle: between steps (or runs); started: a task's START hooks; sent: the call recorded as sent;
+    # replied: its reply stored; failed, landed: the call failed, its turn landed; ended: the END hooks
+    phase: Literal["idle", "started", "sent", "failed", "replied", "landed", "ended"] = "idle"
+    # The notes the next call carries: undelivered (a call that did not finish), or queued by hooks
+    # that ran; from ``sent`` to its reply, the call's batch. Never in the record on a layout that
+    # keeps no batch (``tail_layout``): there they live in memory only.
+    notes: list[Injection] = Field(default_factory=list)
     hooks: dict[str, int] = Field(default_factory=dict)  # ``point`` or ``point:tool_use_id``: how many of its hooks ran
-    notes: list[dict] = Field(default_factory=list)  # what the PRE_LLM_CALL hooks that ran queued (``Injection``s)
-    sent: dict[str, Any] = Field(default_factory=dict)  # the call recorded as sent: model, event number, history length
-    batch: list[dict] | None = None  # its batch (None: not sent yet, or a layout that keeps no batch in the record)
-    reply: dict | None = None  # the reply event: the response, its call, the entries it carried, its thread
+    sent: dict[str, Any] | None = None  # the call recorded as sent: its model, and how many calls were before it
+    reply: dict | None = None  # the response, its bill (``call``), the entries and batch it carried, its thread
     results: dict[str, dict] = Field(default_factory=dict)  # tool_use_id: the tool_result block the history keeps
     ended: dict | None = None  # the run's result, once its END hooks began (a ``RunResult`` as a dict)
+
+    @property
+    def in_flight(self) -> bool:
+        """Was the step's call sent? A kill after it: its steers go after its turn, no limit stops it."""
+        return self.phase in ("sent", "replied")
+
+    def advanced(self, change: dict[str, Any]) -> "StoredStep":
+        """This value after a boundary's ``change`` (as the record holds it): a phase of ``BEGINS``
+        begins a new value, which carries the notes; any other change replaces the fields it names,
+        and adds to the hooks and the results."""
+        fields = dict(change)
+        if "notes" in change:
+            fields["notes"] = [Injection.model_validate(n) for n in change["notes"]]
+        if change.get("phase") in BEGINS:
+            return StoredStep(**{"notes": self.notes, **fields})
+        fields.update({k: {**getattr(self, k), **change[k]} for k in ("hooks", "results") if k in change})
+        return self.model_copy(update=fields)
+
+
+BEGINS = {"idle", "started", "failed", "landed", "ended"}  # phases that begin a new value
+UNFINISHED = ("max_tokens", "model_context_window_exceeded", "refusal")  # a reply with one is never kept
 
 
 class StoredRun(BaseModel):
@@ -84,8 +114,7 @@ class StoredRun(BaseModel):
     # resumes it instead of asking it twice.
     unfinished_task: dict | None = None
     threads: list[dict] = Field(default_factory=list)  # each threaded call: how it went, its response id
-    interrupted: StoredStep | None = None  # the step a kill cut short: resumed, not made again
-    undelivered: list[dict] = Field(default_factory=list)  # the batch of a call whose turn did not land
+    step: StoredStep = Field(default_factory=StoredStep)  # the last step's progress: a resume goes on from it
     previous_len: int | None = None  # the history's length at the last call (where its breakpoint was)
     skipped: list[str] = Field(default_factory=list)  # events of a type this reader does not know: kept, not read
     counts: dict[str, int] = Field(default_factory=dict)  # events of each type: where a hook's run id counts from
@@ -140,25 +169,25 @@ def load(events: list[dict[str, Any]], where: str = StoreBase.where) -> StoredRu
     """The run a store's events record (``where`` names the store in errors). The event kinds
     (``type``), as the agent writes them:
 
+        start      what the run sends besides its history: ``format``, ``model``, digests of ``system`` and ``tools``, ``options``
         task       the user turn that starts a run (``messages``, ``at``: when): the step and time caps count from here
-        hooked     a hook ran (``point``, ``upto``: how many of that point's hooks have; ``notes``:
-                   what a PRE_LLM_CALL hook queued)
-        sent       a call about to be sent (``batch``, ``model``): without a reply after it, unanswered
-        reply      its answer, before any tool runs: ``call`` (the bill), ``response`` (the SDK
-                   message), ``entries`` (what it carried after the history), ``thread``
-        failed     the call was refused past the SDK's retries (``error``): its batch is requeued
-        tool_output  a tool's raw output (``tool_use_id``, ``raw``) and the ``result`` the history keeps
+        hooked     a hook ran
+        sent       a call about to be sent (``model``): without a reply after it, unanswered
+        reply      its answer, before any tool runs
+        failed     the call was refused past the SDK's retries (``error``)
+        tool_output  a tool's raw output (``tool_use_id``, ``raw``)
         turn       a completed turn (``messages``) with the record of the call that made it (``call``)
                    and, on a message thread, how it was sent (``thread``: its type, why, the response id)
-        billed     (older records) a paid-for response (``call``), before its turn
         steer      an accepted steer (``text``); ``steered``: the oldest one, now in the history
         compaction the history as rewritten (``messages``)
-        start      what the run sends besides its history: ``model``, digests of ``system`` and ``tools``, ``options``
-        ended      the run's result (``result``), before its END hooks
+        ended      the run's result, before its END hooks
         status     the run's ``status`` at the end of a ``run()``
-    Any event may carry ``state``: the values hooks set (``RunState``) since the last one. An event
-    of a type not listed here (a newer writer's) is kept in the record and skipped, with a warning."""
-    run, billed, step = StoredRun(), None, None
+    Each event of a step's boundary carries its change to the step's value (``step``: see
+    ``StoredStep.advanced``); a call sent and never answered, or a reply whose turn never landed, is
+    found where the value moves past it. Any event may carry ``state``: the values hooks set
+    (``RunState``) since the last one. An event of a type not listed here (a newer writer's) is kept
+    in the record and skipped, with a warning."""
+    run = StoredRun()
     for number, event in enumerate(upgrade(events, where), start=1):
         if not isinstance(event, dict):
             raise StoreError(f"{where}:{number}: not an event object")
@@ -169,6 +198,8 @@ def load(events: list[dict[str, Any]], where: str = StoreBase.where) -> StoredRu
         try:
             run.counts[str(kind)] = run.counts.get(str(kind), 0) + 1
             run.state.update(event.get("state") or {})
+            if "step" in event:
+                _advance(run, event["step"])
             if kind in ("task", "turn", "steered"):
                 if not isinstance(event["messages"], list) or not all(isinstance(m, dict) for m in event["messages"]):
                     raise ValueError("its messages are not a list of message objects")
@@ -178,65 +209,24 @@ def load(events: list[dict[str, Any]], where: str = StoreBase.where) -> StoredRu
             if kind == "task":
                 run.run_start, run.run_started_at = len(run.calls), event.get("at")
                 run.unfinished_task = event["messages"][0] if event["messages"] else None
-                step = StoredStep(hooks={"start": 0})
             elif kind == "steered":
                 run.pending_steers.pop(0)
             elif kind == "turn" and "call" in event:
                 run.calls.append(CallRecord(**event["call"]))
-                billed = None  # the billed call's turn landed
-                if "thread" in event:
-                    run.threads.append(dict(event["thread"]))
-                run.undelivered = [] if event["messages"] else list((step and step.batch) or [])
-                step = None
-            elif kind == "hooked":
-                step = step or StoredStep()
-                step.hooks[event["point"]] = int(event["upto"])
-                step.notes += [dict(n) for n in event.get("notes", [])]
-            elif kind == "sent":
-                if step is not None and step.sent and step.reply is None:
-                    run.unanswered_calls.append(step.sent)
-                if billed is not None:
-                    run.lost_calls.append(billed)
-                    billed = None
-                step = step or StoredStep()
-                step.batch = [dict(i) for i in event["batch"]] if "batch" in event else None
-                step.notes, step.reply = [], None
-                # ``calls``: where its answer, or the answer to it sent again, lands in ``calls``
-                step.sent = {"model": event.get("model"), "seq": number, "messages": len(run.messages),
-                             "calls": len(run.calls)}
-            elif kind in ("billed", "reply"):
-                if billed is not None:  # the previous response's turn never landed
-                    run.lost_calls.append(billed)
-                billed = CallRecord(**event["call"])
-                run.previous_len = len(run.messages)
-                if kind == "reply" and step is not None and step.sent:
-                    step.reply = {k: v for k, v in event.items() if k not in ("type", "seq", "state")}
-            elif kind == "failed":
-                run.undelivered = list((step and step.batch) or [])
-                step = None
+                run.threads += [dict(event["thread"])] if "thread" in event else []
             elif kind == "steer":
                 run.pending_steers.append(event["text"])
             elif kind == "tool_output":
                 run.tool_outputs[event["tool_use_id"]] = event["raw"]
-                if step is not None and step.reply is not None and "result" in event:
-                    step.results[event["tool_use_id"]] = dict(event["result"])
             elif kind == "compaction":
                 run.messages = list(event["messages"])
-                run.compactions += 1
-                run.previous_len = None
+                run.compactions, run.previous_len = run.compactions + 1, None
             elif kind == "start":
                 run.start = {k: v for k, v in event.items() if k not in ("type", "seq", "state")}
                 run.format = event["format"]
-            elif kind == "ended":
-                step = StoredStep(ended=dict(event["result"]))
             elif kind == "status":
                 run.status, run.unfinished_task = event["status"], None
-                if step is not None and step.sent and step.reply is None:
-                    run.unanswered_calls.append(step.sent)
-                if billed is not None:  # the run ended before this reply's turn landed
-                    run.lost_calls.append(billed)
-                billed, step = None, None
-            elif kind != "turn":
+            elif kind not in ("turn", "hooked", "sent", "reply", "failed", "ended"):
                 run.skipped.append(str(kind))
                 log.warning("%s:%d: an event of a type this reader does not know (%r): kept, skipped", where, number,
                             kind)
@@ -244,19 +234,32 @@ def load(events: list[dict[str, Any]], where: str = StoreBase.where) -> StoredRu
             raise
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise StoreError(f"{where}:{number}: a {kind} event that cannot be read ({type(e).__name__}: {e})") from None
-    if step is not None and step.sent and step.reply is None:  # a call in flight at the kill
-        run.unanswered_calls.append(step.sent)
-    if billed is not None and (step is None or step.reply is None):  # an older record: a response without its turn
-        run.lost_calls.append(billed)
-    run.interrupted = step
+    if run.step.phase == "sent":  # a call in flight at the kill
+        run.unanswered_calls.append(dict(run.step.sent or {}))
+    if run.step.phase == "replied" and "response" not in (run.step.reply or {}):  # format 1: billed, its turn lost
+        _advance(run, {"phase": "idle"})
     return run
 
 
+def _advance(run: StoredRun, change: dict[str, Any]) -> None:
+    """The step's value moved on by ``change``; the bill of what it moves past: a call sent and then
+    sent again, or never answered by the end of its run (possibly billed), a reply whose turn never landed."""
+    was, phase = run.step, change.get("phase")
+    if was.phase == "sent" and phase is not None and phase not in ("replied", "failed"):
+        run.unanswered_calls.append(dict(was.sent or {}))
+    if was.phase == "replied" and phase is not None and phase != "landed":
+        run.lost_calls.append(CallRecord(**(was.reply or {})["call"]))
+    if phase == "replied":
+        run.previous_len = len(run.messages)
+    run.step = was.advanced(change)
+
+
 def upgrade(events: list[dict[str, Any]], where: str = StoreBase.where) -> list[dict[str, Any]]:
-    """A record's events as this reader reads them: a start event of format 1 (it says none) says so;
-    nothing else of format 1 differs (its task events have no ``at``: read as unknown). A record
+    """A record's events as this reader reads them. Format 1 (its start events say none) is read
+    as format 2 (its task events have no ``at``: read as unknown); an event of format 2 (a boundary
+    without its ``step``) gets its change to the step's value (``_step_change``). A record
     with a start event of a newer format than ``RECORD_FORMAT`` is refused."""
-    upgraded = []
+    upgraded, written, step, calls = [], 1, StoredStep(), 0
     for number, event in enumerate(events, start=1):
         if isinstance(event, dict) and event.get("type") == "start":
             written = event.get("format", 1)
@@ -264,8 +267,34 @@ def upgrade(events: list[dict[str, Any]], where: str = StoreBase.where) -> list[
                 raise StoreError(f"{where}:{number}: written in record format {written!r}; this reader knows formats "
                                  f"1 to {RECORD_FORMAT}: open it with the version of the runtime that wrote it")
             event = {**event, "format": written}
+        elif isinstance(event, dict) and "step" not in event:  # format 3 writes one on every boundary
+            change = _step_change(event, step, calls)
+            calls += event.get("type") == "turn" and "call" in event
+            if change is not None:
+                step, event = step.advanced(change), {**event, "step": change}
         upgraded.append(event)
     return upgraded
+
+
+def _step_change(event: dict[str, Any], step: StoredStep, calls: int) -> dict[str, Any] | None:
+    """The change an event of format 2 made to its step's value, as format 3 writes it."""
+    kind = event.get("type")
+    if kind == "hooked":
+        return {"hooks": {event["point"]: event["upto"]}, "notes": [*step.notes, *event.get("notes", [])]}
+    if kind == "sent":
+        return {"phase": "sent", "sent": {"model": event.get("model"), "calls": calls}, "notes": event.get("batch", [])}
+    if kind in ("reply", "billed"):
+        reply = {k: v for k, v in event.items() if k not in ("type", "seq", "state")}
+        response = reply.get("response") or {}
+        finished = response.get("stop_reason") not in UNFINISHED and bool(response.get("content"))
+        batch = [n.model_dump() for n in step.notes]
+        return {"phase": "replied", "reply": {**reply, "batch": batch}, "notes": [] if finished else batch}
+    if kind == "tool_output" and "result" in event and step.phase == "replied":
+        return {"results": {event["tool_use_id"]: event["result"]}}
+    if kind == "turn" and "call" in event:
+        return {"phase": "landed", **({"notes": []} if event["messages"] else {})}
+    phase = {"task": "started", "failed": "failed", "ended": "ended", "status": "idle"}.get(str(kind))
+    return {"phase": phase, **({"ended": event["result"]} if kind == "ended" else {})} if phase else None
 
 
 class MemoryStore(StoreBase):

@@ -142,8 +142,9 @@ def _from_store(events: Path) -> Timeline:
             history = list(event.get("messages") or [])
         elif kind == "reply":
             n += 1
-            response = event.get("response") or {}
-            request = {"model": response.get("model") or model, "messages": [*history, *(event.get("entries") or [])]}
+            reply = (event.get("step") or {}).get("reply") or event  # format 2 kept it on the event itself
+            response = reply.get("response") or {}
+            request = {"model": response.get("model") or model, "messages": [*history, *(reply.get("entries") or [])]}
             timeline.add(_record(n, None, request, response, response.get("usage")))
     timeline.skipped.append("the system prompt and the tools: the record keeps their digests only")
     return timeline

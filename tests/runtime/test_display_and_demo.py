@@ -100,7 +100,7 @@ def test_the_long_demos_progress_note_counts_calls_and_says_so(monkeypatch):
     """It said "N pages read so far" while counting calls (a learner saw "98 pages read" on page 89)."""
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     agent = run_demo(turns=3, out=io.StringIO())
-    notes = [n["text"] for e in agent.store.events() if e["type"] == "sent" for n in e.get("batch") or []]
+    notes = [n["text"] for e in agent.store.events() if e["type"] == "sent" for n in e["step"].get("notes", [])]
     assert notes[:3] == [f"Progress of this run: {n} made so far." for n in ("0 calls", "1 call", "2 calls")]
 
 

@@ -51,7 +51,7 @@ BUGS = [
      "for index, reg in enumerate(reversed(self._hooks.get(Point(point), []))):",
      "Hooks.test_hooks_run_in_registration_order_and_a_raising_one_is_passed_over_with_its_notes"),
     ("a resumed step runs its tools again", "core/agent.py",
-     'results = [self._run_tool(call, reply.results.get(call["id"])) for call in calls]',
+     'results = [self._run_tool(call, self.progress.results.get(call["id"])) for call in calls]',
      "results = [self._run_tool(call) for call in calls]",
      "Kills.test_a_kill_after_each_event_of_a_step_resumes_from_it"),
     ("a reply cut at max_tokens is kept as an answer", "core/agent.py",
@@ -65,7 +65,7 @@ BUGS = [
      "turn = [reply.message, *results] if reply.kept else []",
      "AppendOnly.test_each_request_extends_the_one_before"),
     ("hook marks are never written (a resumed step runs its hooks again)", "core/agent.py",
-     "start=self._hooks_run.pop(key, 0), ran=ran, run_id=run_id)", "start=0, run_id=run_id)",
+     "start=self.progress.hooks.get(key, 0), ran=ran, run_id=run_id)", "start=0, run_id=run_id)",
      "Exact.test_each_request_the_history_and_the_record_exactly"),
 ]
 
@@ -102,8 +102,8 @@ HIGH = [
      "        while self.steps < self.max_steps:\n", "        while self.steps <= self.max_steps:\n",
      "StepCap.test_the_step_cap_stops_the_run_at_its_boundary_and_not_before"),
     ("a failed call's notes not put back on the queue", "core/agent.py",
-     "        self.turn_queue.requeue(self._undelivered)\n        return self.turn_queue.drain()",
-     "        return self.turn_queue.drain()",
+     'self._write({"type": "failed", "error": _describe(e)}, step={"phase": "failed"})',
+     'self._write({"type": "failed", "error": _describe(e)}, step={"phase": "failed", "notes": []})',
      "FailedCall.test_a_failed_calls_notes_go_to_the_next_call_here_and_after_a_restart"),
     ("a steer accepted before it is on disk", "core/agent.py",
      '            self.store.write({"type": "steer", "text": text})  # durable first: an accepted steer survives a crash\n'
@@ -112,7 +112,11 @@ HIGH = [
      '            self.store.write({"type": "steer", "text": text})\n',
      "Steering.test_a_steer_is_accepted_only_once_it_is_on_disk"),
     ("state set by a tool not restored on resume", "core/agent.py",
-     'self._write({"type": "tool_output", ', 'self.store.write({"type": "tool_output", ',
+     'self._write({"type": "tool_output", "tool_use_id": call["id"], "raw": raw["content"]},\n'
+     '                        step={"results": {call["id"]: result}})',
+     'self.store.write({"type": "tool_output", "tool_use_id": call["id"], "raw": raw["content"], '
+     '"step": {"results": {call["id"]: result}}})\n'
+     '            self.progress = self.progress.advanced({"results": {call["id"]: result}})',
      "Kills.test_a_kill_after_each_event_of_a_step_resumes_from_it"),
 ]
 

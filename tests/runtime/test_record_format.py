@@ -1,5 +1,10 @@
-"""The run record says its format (issue 65): a record of the previous format opens and resumes,
-upgraded on read; one of a newer format is refused in one line, naming both."""
+"""The run record says its format (issue 65): a record of an older format opens and resumes,
+upgraded on read; one of a newer format is refused in one line, naming both.
+
+The older records are made here, at test time: the current writer's record of a run killed after
+each of its events, rewritten in the shape the writer of format 2 gave each event (``as_format_2``:
+no step value; its hook marks, batch, reply, results and result as that writer's own fields), and of
+format 1 (``as_format_1``: neither a format nor a task's time)."""
 
 from __future__ import annotations
 
@@ -7,52 +12,108 @@ import logging
 
 import pytest
 
-from minimal_runtime.core.store import RECORD_FORMAT, StoreError, load
-from minimal_runtime.fork_suite import TASK, DyingStore, Killed, Run, uninterrupted
+from minimal_runtime.core.store import RECORD_FORMAT, StoredStep, StoreError, load
+from minimal_runtime.fork_suite import MODELS, TASK, DyingStore, Killed, Run, uninterrupted
+
+MODEL = "claude-sonnet-5-5"
 
 
-def killed_record(after: int) -> tuple[Run, list[dict]]:
+def killed_record(after: int, model: str = MODEL) -> tuple[Run, list[dict]]:
     """A run's record as a kill after its ``after``-th event left it."""
-    run, store = Run(), DyingStore(after=after)
+    run, store = Run(model), DyingStore(after=after)
     with pytest.raises(Killed):
         run.agent(store).run(TASK)
     return run, store.events()
 
 
+def as_format_2(events: list[dict]) -> list[dict]:
+    """The record as the writer of format 2 wrote it: each event its own fields, no step value."""
+    old, step = [], StoredStep()
+    for event in events:
+        change = event.get("step", {})
+        kept = {k: v for k, v in event.items() if k not in ("step", "seq")}
+        kind = event["type"]
+        if kind == "start":
+            kept["format"] = 2
+        elif kind == "hooked":
+            ((point, upto),) = change["hooks"].items()
+            queued = [n for n in change.get("notes", []) if n not in [m.model_dump() for m in step.notes]]
+            kept.update(point=point, upto=upto, **({"notes": queued} if queued else {}))
+        elif kind == "sent":
+            kept.update(model=change["sent"]["model"], **({"batch": change["notes"]} if "notes" in change else {}))
+        elif kind == "reply":
+            kept.update({k: v for k, v in change["reply"].items() if k != "batch"})
+        elif kind == "tool_output":
+            ((kept["tool_use_id"], kept["result"]),) = change["results"].items()
+        elif kind == "ended":
+            kept["result"] = change["ended"]
+        old.append(kept)
+        step = step.advanced(change) if change else step
+    return old
+
+
 def as_format_1(events: list[dict]) -> list[dict]:
-    """The same record as the runtime wrote it before formats: no ``format``, no task ``at``."""
+    """The record as the runtime wrote it before formats: format 2's events, no ``format``, no task ``at``."""
     return [{k: v for k, v in e.items() if not (k == "format" and e["type"] == "start" or k == "at" and e["type"] == "task")}
-            for e in events]
+            for e in as_format_2(events)]
 
 
-def test_a_new_record_says_its_format():
-    _, saved, events = uninterrupted("claude-sonnet-5-5")
-    assert RECORD_FORMAT == 2 and events[0]["type"] == "start" and events[0]["format"] == 2 and saved.format == 2
+def test_a_new_record_says_its_format_and_each_boundary_its_step():
+    _, saved, events = uninterrupted(MODEL)
+    assert RECORD_FORMAT == 3 and events[0]["type"] == "start" and events[0]["format"] == 3 and saved.format == 3
     assert isinstance(next(e for e in events if e["type"] == "task")["at"], float)
+    boundaries = {"task", "hooked", "sent", "reply", "tool_output", "turn", "ended", "status"}
+    assert all("step" in e for e in events if e["type"] in boundaries)
+    assert saved.step == StoredStep()  # a run that ended: nothing in progress, nothing carried
 
 
-def test_a_killed_record_of_the_previous_format_opens_and_resumes_as_written(caplog):
-    clean, expected, events = uninterrupted("claude-sonnet-5-5")
-    after = [e["type"] for e in events].index("tool_output") + 1
+@pytest.mark.parametrize("model", MODELS)
+def test_a_format_2_record_killed_after_any_event_reads_as_the_value_format_3_wrote(model):
+    """Every prefix of a run's record (a kill after each event), rewritten as format 2, reads back
+    as the same step value, the same bill and the same history as the record format 3 wrote."""
+    events = uninterrupted(model)[2]
+    for after in range(2, len(events) + 1):
+        new, old = load(events[:after]), load(as_format_2(events[:after]))
+        kind = events[after - 1]["type"]
+        assert old.format == 2 and "step" not in events[after - 1] or kind in ("hooked", "sent", "reply", "task",
+                                                                                  "tool_output", "turn", "ended", "status")
+        assert old.step == new.step, f"killed after event {after} ({kind})"
+        assert (old.messages, old.calls, old.state) == (new.messages, new.calls, new.state), f"after event {after}"
+        assert (old.lost_calls, old.unanswered_calls, old.previous_len) == \
+               (new.lost_calls, new.unanswered_calls, new.previous_len), f"after event {after} ({kind})"
+
+
+@pytest.mark.parametrize("kind", ["hooked", "sent", "reply", "tool_output", "turn", "ended"])
+@pytest.mark.parametrize("shape", [as_format_2, as_format_1])
+def test_a_killed_record_of_an_older_format_opens_and_resumes_as_written(kind, shape, caplog):
+    clean, expected, events = uninterrupted(MODEL)
+    after = [e["type"] for e in events].index(kind, 3) + 1
     run, killed = killed_record(after)
-    old = as_format_1(killed)
-    assert "format" not in old[0] and load(old).format == 1 and load(old).run_started_at is None
+    old = shape(killed)
+    written = 2 if shape is as_format_2 else 1
+    assert all("step" not in e for e in old) and load(old).format == written
+    assert (load(old).run_started_at is None) == (written == 1)
     store = DyingStore(old)
     with caplog.at_level(logging.WARNING):
         result = run.agent(store).run(TASK)  # the same script again: resumed
     assert result.status == "done", result.error
     saved = load(store.events())
-    assert (saved.messages, saved.state, len(saved.calls)) == (expected.messages, expected.state, len(expected.calls))
+    assert (saved.messages, saved.state, saved.calls) == (expected.messages, expected.state, expected.calls)
+    assert (saved.lost_calls, len(saved.unanswered_calls)) == ([], kind == "sent")  # the call in flight: listed
     assert len(run.tool_runs) == len(clean.tool_runs)  # nothing run twice
+    assert sorted(set(run.hook_runs)) == sorted(set(clean.hook_runs))
+    assert len(run.hook_runs) == len(clean.hook_runs)  # no hook run twice
     starts = [e for e in store.events() if e["type"] == "start"]
-    assert [s.get("format") for s in starts] == [None, 2] and saved.format == 2  # upgraded by the next start
+    upgraded = [] if kind == "ended" else [3]  # killed among the END hooks: the run ends with no call, no new start
+    assert [s.get("format") for s in starts] == [None if written == 1 else 2, *upgraded]
+    assert saved.format == (3 if upgraded else written)
     assert not [r for r in caplog.records if "differ" in r.getMessage()]  # not told its options changed
 
 
 def test_a_record_of_a_newer_format_is_refused_naming_both_and_nothing_is_written():
-    _, _, events = uninterrupted("claude-sonnet-5-5")
+    _, _, events = uninterrupted(MODEL)
     newer = [{**e, "format": RECORD_FORMAT + 1} if e["type"] == "start" else e for e in events]
     store = DyingStore(newer)
-    with pytest.raises(StoreError, match=r":1: written in record format 3; this reader knows formats 1 to 2"):
+    with pytest.raises(StoreError, match=r":1: written in record format 4; this reader knows formats 1 to 3"):
         Run().agent(store)
     assert len(store.events()) == len(events)

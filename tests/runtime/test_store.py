@@ -63,7 +63,7 @@ def test_kill_and_resume_loses_and_duplicates_nothing(tmp_path, point, step, mod
     # killed after a reply was stored and before its turn was written: resumed from it, nothing lost
     assert saved.lost_calls == [] and saved.unanswered_calls == []
     assert len(saved.calls) == step - 1
-    assert (saved.interrupted is not None and saved.interrupted.reply is not None) == (point == "post_llm_call")
+    assert (saved.step.phase == "replied") == (point == "post_llm_call")
 
     agent, _, _ = pricing_agent(tmp_path, store=store, model=model, hooks=progress_hooks(), check_append_only=True)
     assert agent.messages == saved.messages
