@@ -14,6 +14,9 @@ for ``rounds`` rounds; then it ends the turn the way the client waits for:
   finish your work by issuing the following command: `echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`")
   is run as the last command: through the shell tool the client offers, or with no tools as a code
   block in the fence the prompt shows (its text-based configs);
+- a client whose tools are code blocks (none in the request's ``tools``; gptme's default "markdown" format)
+  gets its rounds as the command block its prompt shows (```shell), then the block that ends its session
+  (```complete), where the prompt shows one;
 - a format the request asks for is answered in that shape: ``output_config.format`` (a stand-in
   valid against its schema), a JSON schema written into the system prompt (instructor's JSON modes),
   or the field markers of dspy's ``ChatAdapter`` (``[[ ## answer ## ]]`` ... ``[[ ## completed ## ]]``);
@@ -90,7 +93,8 @@ class ToolThenAnswer:
         """What it does, as ``serve``'s banner says it."""
         return (f"tool-then-answer ({self.rounds} round{'s' * (self.rounds != 1)}, then a terminal tool it is offered "
                 "(submit, finish, final answer, attempt completion, exit; not one that reports a failure), the submit "
-                "command the prompt names, or text in the format the prompt asks: a JSON schema, dspy's fields)")
+                "command the prompt names, a client's code blocks (```shell, then ```complete), or text in the format "
+                "the prompt asks: a JSON schema, dspy's fields)")
 
     def __call__(self, request: dict[str, Any]) -> Turn:
         # the legacy top-level output_format is accepted "for a transition period" [SO]
@@ -125,6 +129,8 @@ class ToolThenAnswer:
             return Turn(content=[_use(_pick(tools, {}), said)], thinking=thinking)
         if fmt.get("type") == "json_schema" and isinstance(fmt.get("schema"), dict):
             return Turn(content=[{"type": "text", "text": json.dumps(example(fmt["schema"]))}], thinking=thinking)
+        if not tools and choice != "none" and (blocks := _code_block_turn(request, self.rounds)) is not None:
+            return Turn(content=[{"type": "text", "text": blocks}], thinking=thinking)
         return Turn(content=[{"type": "text", "text": asked_format(request, SIMULATED.format(said=said))}],
                     thinking=thinking)
 
@@ -194,6 +200,39 @@ def quoted_schema(prompt: str) -> dict | None:
 
 
 CODE_FENCE = re.compile(r"```([\w-]+)\n")  # the fence a text-based client reads its command from
+# A client whose tools are code blocks (none in the API's ``tools``: gptme's default "markdown" tool format)
+# shows in its prompt a block that runs a command, and may show one that ends the session (gptme's ```complete).
+SHELL_BLOCK = re.compile(r"^```(shell|bash)\n", re.M)
+FENCE_NAME = re.compile(r"^```([\w-]+)\n", re.M)
+LOOK = "ls"  # the command a round runs: it only looks
+
+
+def _code_block_turn(request: dict, rounds: int) -> str | None:
+    """For a client that runs code blocks: a command block for each of ``rounds`` rounds, counted from the
+    last answer that ran none (a user turn's start), then the block that ends its session if the prompt
+    shows one, else None (an answer in text)."""
+    prompt = _prompt_text(request, first_user=True)
+    shell = SHELL_BLOCK.search(prompt)
+    if shell is None:
+        return None
+    done = 0
+    for message in reversed(request.get("messages") or []):
+        if isinstance(message, dict) and message.get("role") == "assistant":
+            if f"```{shell[1]}\n" not in _text_of(message.get("content")):
+                break
+            done += 1
+    said = f" after {done} command{'s' * (done != 1)}" if done else ""
+    if done < rounds:
+        return f"{SIMULATED.format(said=said)}\n\n```{shell[1]}\n{LOOK}\n```"
+    end = next((name for name in FENCE_NAME.findall(prompt)
+                if name == "complete" or TERMINAL.search(re.sub(r"[^a-z0-9]", "", name.lower()))), None)
+    return f"{SIMULATED.format(said=said)}\n\n```{end}\n```" if end else None
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "\n".join(b.get("text", "") for b in content or [] if isinstance(b, dict) and isinstance(b.get("text"), str))
 
 
 def _prompt_text(request: dict, first_user: bool = False) -> str:

@@ -262,3 +262,32 @@ def test_a_terminal_name_whose_description_does_not_report_failure_is_still_term
     request = {"messages": [{"role": "user", "content": "go"}],
                "tools": [{**terminal("submit_and_exit", "summary"), "description": "Submit your work and exit."}]}
     assert policy(request).content[0]["name"] == "submit_and_exit"
+
+
+GPTME_SYSTEM = ("You are gptme, a general-purpose AI assistant.\n\n# Tools\n\n## shell\n\n**Description:** Executes shell "
+                "commands.\n\n### Examples\n\n> User: list the current directory\n> Assistant: To list the files, use `ls`:\n"
+                "```shell\nls\n```\n\n## complete\n\n**Description:** Signal that the work is done.\n\n### Examples\n\n"
+                "> User: Everything done, just complete\n> Assistant: I'll use the complete tool to end the session.\n"
+                "```complete\n```\n")
+
+
+def test_a_client_whose_tools_are_code_blocks_runs_its_rounds_in_them_and_ends_by_its_complete_block():
+    """gptme's default "markdown" tool format: no tools in the request, a ```shell block runs a command (its
+    output comes back as user text), ```complete ends the session. It got a text answer, and no tool ran."""
+    emulator = Emulator(model="claude-sonnet-4-6", policy=ToolThenAnswer(rounds=2))
+    with started(emulator) as (url, _):
+        client = anthropic.Anthropic(base_url=url, api_key="dummy")
+        messages, blocks = [], []
+        for task in ("List the files here.", "Now count the lines of a.py."):
+            messages.append({"role": "user", "content": task})
+            for _ in range(5):
+                answer = client.messages.create(model="claude-sonnet-4-6", max_tokens=400, system=GPTME_SYSTEM,
+                                                messages=messages)
+                text = "".join(b.text for b in answer.content if b.type == "text")
+                messages.append({"role": "assistant", "content": text})
+                ran = re.findall(r"```(\w+)\n(.*?)```", text, re.S)
+                blocks.append(ran[-1][0] if ran else "(text)")
+                if blocks[-1] != "shell":
+                    break
+                messages.append({"role": "user", "content": "<system>Ran command: `ls`\n\n```stdout\na.py\n```</system>"})
+    assert blocks == ["shell", "shell", "complete"] * 2, blocks

@@ -1,5 +1,6 @@
 """gptme 0.35.1 as its docs start it non-interactively: ``gptme -n --name NAME -m anthropic/MODEL PROMPT - PROMPT``
-(two user turns chained with ``-``), its default tools and system prompt, the Anthropic SDK pointed at
+(two user turns chained with ``-``), its default tools (its "markdown" format: code blocks, ```shell to run a
+command, ```complete to end; none in the API's ``tools``) and system prompt, the Anthropic SDK pointed at
 serve by ``ANTHROPIC_BASE_URL``; its data, config and state folders in the run's own folder.
 
 Model: claude-sonnet-4-6, a model gptme's bundled model table knows offline and prices.
@@ -43,7 +44,7 @@ def run(model: str, base_url: str) -> dict:
     names = {"input_tokens": "input_tokens", "output_tokens": "output_tokens",
              "cache_read_tokens": "cache_read_input_tokens", "cache_creation_tokens": "cache_creation_input_tokens"}
     usage = {ours: sum(k["usage"].get(theirs) or 0 for k in kept) for theirs, ours in names.items()}
-    tools = sum(1 for m in messages if m["role"] == "system" and m.get("call_id") or "Ran command" in m["content"])
+    tools = sum(1 for m in messages if m["role"] == "system" and m["content"].startswith("Ran "))  # "Ran command: `ls`"
     return {"tool_calls": tools, "usage": usage, "usage_models": sorted({k["model"].split("/")[-1] for k in kept}), "cost_usd": sum(k.get("cost") or 0 for k in kept),
             "record": "conversation.jsonl: each answer's metadata.usage and cost", "answers": len(answers)}
 
