@@ -1,6 +1,7 @@
 """How ``make test`` shares one session between two workers (``-n 2 --dist loadscope``).
 
-A notebook's cells must run in order in one kernel, so a notebook is one scope; every test of the
+A notebook's cells must run in order in one kernel, so a notebook is one scope; so is a test module
+with a fixture built once per module (split, each worker would build it); every other test of the
 suites is a scope of its own. xdist hands out the largest scopes first (the notebooks), and single
 tests fill in whichever worker is free, so neither worker idles while the other finishes. The
 chapter and emulator suites (hundreds of tests under a second each) are collected last, so the
@@ -9,7 +10,9 @@ session ends on short units rather than on a learner-path or fork test.
 pytest no longer reads.)
 """
 
+import functools
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -20,9 +23,17 @@ from xdist.scheduler import LoadScopeScheduling
 os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(Path(__file__).resolve().parent / ".hypothesis"))
 
 
+@functools.cache
+def builds_a_shared_fixture(path: str) -> bool:
+    """A test module with a module- or session-scoped fixture (test_fork.py's fresh venv, a folder replayed
+    once): its tests go to one worker together."""
+    return path.endswith(".py") and re.search(r"scope=[\"'](module|session)", Path(path).read_text()) is not None
+
+
 class NotebooksWhole(LoadScopeScheduling):
     def _split_scope(self, nodeid: str) -> str:
-        return nodeid.split("::")[0] if ".ipynb::" in nodeid else nodeid
+        path = nodeid.split("::")[0]
+        return path if path.endswith(".ipynb") or builds_a_shared_fixture(str(self.config.rootpath / path)) else nodeid
 
 
 @pytest.hookimpl(optionalhook=True)  # a hook of xdist's: absent where a run says -p no:xdist
