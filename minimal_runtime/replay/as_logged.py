@@ -137,7 +137,10 @@ def mirrored_misses(run: RecordedRun, calls: list[CallRecord]) -> tuple[list[Cal
     """``recorded``'s calls, where the log read at least ``MIRRORED_TAIL`` tokens less than the
     replay's cache did (or, on a prompt smaller than five of those, a ``DEPARTURE`` share of it
     less: a small prompt's miss is as real): the log's own split of the call's prompt (read, written with its TTLs,
-    uncached), scaled to the replayed prompt. Returns (the calls, the indices mirrored)."""
+    uncached), scaled to the replayed prompt. Where the log's usage is exact (``run.usage_exact``, serve's
+    own log: the API's split of the very request replayed), every call whose split differs from the
+    replay's is billed with the log's: a client whose breakpoints leave a short tail uncached (Continue)
+    or write what the replay reads is billed as serve billed it. Returns (the calls, the indices mirrored)."""
     out, moved = list(calls), []
     for k, (call, c) in enumerate(zip(run.calls, calls)):
         u = call.usage
@@ -145,11 +148,14 @@ def mirrored_misses(run: RecordedRun, calls: list[CallRecord]) -> tuple[list[Cal
             continue
         scale = c.prompt_tokens / u.prompt_tokens
         read = min(c.prompt_tokens, round(u.cache_read * scale))
-        if c.cache_read_input_tokens - read < min(MIRRORED_TAIL, DEPARTURE * c.prompt_tokens):
-            continue
         # a log of hits only (DeepSeek's, OpenAI's cached_tokens) bills every other token as input: so does
         # the replay of it (calibration.py bills its writes as input), so its miss is uncached input here
         write = min(c.prompt_tokens - read, round((u.cache_write or 0) * scale))
+        if run.usage_exact:
+            if (read, write) == (c.cache_read_input_tokens, c.cache_creation_input_tokens):
+                continue
+        elif c.cache_read_input_tokens - read < min(MIRRORED_TAIL, DEPARTURE * c.prompt_tokens):
+            continue
         one_hour = min(write, round(u.cache_write_1h * scale))
         out[k] = c.model_copy(update={"cache_read_input_tokens": read, "cache_creation_input_tokens": write,
                                       "cache_creation_1h": one_hour, "cache_creation_5m": write - one_hour,
@@ -163,6 +169,11 @@ def misses_note(run: RecordedRun, before: list[CallRecord], after: list[CallReco
     shown = ", ".join(f"{k + 1} (read {run.calls[k].usage.cache_read_share:.0%} logged, "
                       f"{before[k].cache_read_share:.0%} replayed)" for k in moved[:6])
     change = f"{mirrored / own - 1:+.1%}" if own and own == own else "n/a"
+    if run.usage_exact:
+        return (f"the log gives each call's split as the API billed it: recorded bills as the log did the "
+                f"{len(moved)} call(s) the replay's own cache would have split otherwise: {shown}"
+                f"{', ...' if len(moved) > 6 else ''}"
+                + (f": ${mirrored:.4f} against ${own:.4f} with the replay's own cache ({change})" if own == own else ""))
     return (f"the log missed the cache where the replay's would have read, on {len(moved)} call(s): {shown}"
             f"{', ...' if len(moved) > 6 else ''} (a client-side change of the prefix, a microcompaction, an "
             f"eviction); recorded bills those as the log did"

@@ -106,6 +106,9 @@ class RecordedRun(BaseModel):
     model_usage: dict[str, ModelTotals] = Field(default_factory=dict)  # the log's totals per model, where it has them
     unlogged: dict[str, ModelTotals] = Field(default_factory=dict)  # per model: calls the log counts but does not show
     output_from: str | None = None  # where the output came from, where not the log's per-call counts (output.py)
+    # each call's usage is the API's own for the very request the replay re-sends (serve --log): ``recorded`` bills
+    # every call with the log's split, however small the difference from the replay's own cache
+    usage_exact: bool = False
 
     @property
     def compactions(self) -> int:

@@ -28,6 +28,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,6 +79,14 @@ CLIENTS = {
                                          "the second run sends the first without them, a rewritten history, from "
                                          "which replay starts a run (each call still billed once)"}),
     # -- part B --
+    "langroid": Client("claude-sonnet-5-5", python_driver("langroid"), "LanguageModel.usage_cost_dict (LLMTokenUsage)"),
+    "camel-ai": Client("claude-sonnet-5-5", python_driver("camel-ai"), "ChatAgent's on_request_usage, per request"),
+    "browser-use": Client("claude-sonnet-4-6", python_driver("browser-use"), "the agent history's usage (token cost service)"),
+    "open-interpreter": Client("claude-sonnet-4-6", python_driver("open-interpreter"),
+                               "not kept by open-interpreter; LiteLLM's response usage, per call"),
+    "continue": Client("claude-sonnet-5-5", lambda folder: [sys.executable, str(HERE / "drivers" / "continue_driver.py"),
+                                                            str(folder / "node_modules" / ".bin" / "cn")],
+                       "its session file's usage and totalCost"),
 }
 RESULTS: dict[str, dict] = {}  # client -> outcome; conftest prints the table
 

@@ -7,7 +7,8 @@ docs/serve.md's ten-line loop (one top-level ``cache_control``), a Claude-Code-l
 and the last tool marked, the marker moving to the last block), litellm's (the newest tool result
 marked, its content one text block, then a string on the next call), and a client that renumbers its
 ``tool_use`` ids midway
-(open-interpreter). Each conversation must be one run whose ``recorded`` bill is what ``serve``
+(open-interpreter), and Continue CLI's (the marker on the last user text, tool results left after it uncached).
+Each conversation must be one run whose ``recorded`` bill is what ``serve``
 billed for its calls; the rewritten one is two runs, and no call is billed twice.
 """
 
@@ -118,6 +119,28 @@ def thinking_as_text(client) -> int:
     return 3
 
 
+def continue_cli(client) -> int:
+    """Continue CLI 1.5.47's shape: its system block and last tool marked, and the marker on the last user message
+    that is text, so a tool round's results follow it uncached (a few hundred tokens: no replay cache splits a
+    call so); two user turns."""
+    system = [{"type": "text", "text": SYSTEM, "cache_control": MARK}]
+    messages: list[dict] = []
+    calls = 0
+    for question in ("What does this repository build?", "And its tests?"):
+        messages.append({"role": "user", "content": [{"type": "text", "text": question}]})
+        while True:
+            last_text = max(k for k, m in enumerate(messages) if m["content"][0]["type"] == "text" and m["role"] == "user")
+            sent = [{**m, "content": [{**m["content"][0], "cache_control": MARK}]} if k == last_text else m
+                    for k, m in enumerate(messages)]
+            reply = client.messages.create(model=MODEL, max_tokens=400, system=system, tools=TOOLS, messages=sent)
+            calls += 1
+            messages.append({"role": "assistant", "content": plain(reply.content)})
+            if reply.stop_reason != "tool_use":
+                break
+            messages.append({"role": "user", "content": answered(reply)})
+    return calls
+
+
 def renumbering(client) -> int:
     """Open-interpreter's shape: after two calls the client renumbers every tool_use id it sends back."""
     messages = [{"role": "user", "content": "Count the lines of every file here."}]
@@ -151,7 +174,7 @@ def renumbering(client) -> int:
 SHAPES = {"docs multi-turn": docs_multi_turn, "ten-line loop": ten_line_loop, "claude-code-like": claude_code_like,
           "litellm": lambda client: claude_code_like(client, litellm=True, task="Fix the lint.",
                                                      who="You are mini-swe-agent, through litellm."),
-          "thinking as text": thinking_as_text, "renumbering": renumbering}
+          "thinking as text": thinking_as_text, "continue": continue_cli, "renumbering": renumbering}
 
 
 @pytest.fixture(scope="module")
@@ -192,11 +215,13 @@ def name_of(run) -> str:
     task = " ".join(b.get("text", "") for b in run.task)
     return next(name for name, first in [("docs multi-turn", "Summarise"), ("ten-line loop", "Plan the release"),
                                          ("claude-code-like", "Fix the failing"), ("litellm", "Fix the lint"),
-                                         ("thinking as text", "Explain the build"), ("renumbering", "Count the lines")]
+                                         ("thinking as text", "Explain the build"), ("renumbering", "Count the lines"),
+                                         ("continue", "What does this repository build")]
                 if first in task)
 
 
-@pytest.mark.parametrize("shape", ["docs multi-turn", "ten-line loop", "claude-code-like", "litellm", "thinking as text"])
+@pytest.mark.parametrize("shape", ["docs multi-turn", "ten-line loop", "claude-code-like", "litellm", "thinking as text",
+                                   "continue"])
 def test_a_conversation_whose_client_moves_its_marker_is_one_run_billed_as_serve_billed_it(served, runs, shape):
     _, billed, _ = served
     (run,) = runs[shape]  # was: one run per call that moved the marker
@@ -205,7 +230,7 @@ def test_a_conversation_whose_client_moves_its_marker_is_one_run_billed_as_serve
     recorded = replay(run, "recorded")
     assert recorded.finished and len(recorded.calls) == len(billed[shape])
     assert recorded.cost == pytest.approx(sum(billed[shape]), rel=0.01), (recorded.cost, billed[shape])
-    assert f"${sum(billed[shape]):.4f}" in own_cost_line(run, [recorded])
+    assert f"${run.cost_usd:.4f}" in own_cost_line(run, [recorded])  # the exact sum: serve prints each line rounded
 
 
 def test_a_rewritten_history_starts_a_run_from_the_rewritten_call_and_no_call_is_billed_twice(served, runs):
@@ -223,7 +248,7 @@ def test_a_rewritten_history_starts_a_run_from_the_rewritten_call_and_no_call_is
 def test_every_run_of_the_log_together_bills_serves_summary_once(served, runs):
     _, _, summary = served
     everything = [run for shape in runs.values() for run in shape]
-    assert len(everything) == len(load(served[0])) == 7
+    assert len(everything) == len(load(served[0])) == 8
     assert sum(run.cost_usd for run in everything) == pytest.approx(summary, abs=5e-5)
     recorded = sum(replay(run, "recorded").cost for run in everything)  # was: a history billed again per run
     assert recorded == pytest.approx(summary, rel=0.01)

@@ -76,7 +76,7 @@ def read(source: Source) -> list[RecordedRun]:
             continued = [c for c in conversations.get(key, []) if continues(sent, c)]
             conversation = max(reversed(continued), key=lambda c: len(c.sent), default=None)  # the longest, then the latest
             if conversation is None:
-                run = RecordedRun(source="serve-log", path=f"{path}#{number}")
+                run = RecordedRun(source="serve-log", path=f"{path}#{number}", usage_exact=True)
                 conversation = _Conversation(run, Builder(run, file=str(path)))
                 conversations.setdefault(key, []).append(conversation)
                 runs.append(run)
