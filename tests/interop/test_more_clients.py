@@ -80,8 +80,15 @@ CLIENTS = {
                                          "which replay starts a run (each call still billed once)"}),
     # -- part B --
     "langroid": Client("claude-sonnet-5-5", python_driver("langroid"), "LanguageModel.usage_cost_dict (LLMTokenUsage)"),
-    "camel-ai": Client("claude-sonnet-5-5", python_driver("camel-ai"), "ChatAgent's on_request_usage, per request"),
-    "browser-use": Client("claude-sonnet-4-6", python_driver("browser-use"), "the agent history's usage (token cost service)"),
+    "camel-ai": Client("claude-sonnet-5-5", python_driver("camel-ai"), "ChatAgent's on_request_usage, per request",
+                       expected={"runs": "camel-ai 0.2.90 rewrites its history on the second step: its memory orders "
+                                         "the first step's answer before that step's second tool round (calls 5-6 send "
+                                         "[..., result 1, answer, tool_use 2, result 2, 'And tomorrow?']): by the "
+                                         "rule a rewritten history starts a run, so 2 runs; each billed as serve did"}),
+    "browser-use": Client("claude-sonnet-4-6", python_driver("browser-use"), "the agent history's usage (token cost service)",
+                          expected={"runs": "browser-use sends each step as a new prompt (its state and history written "
+                                            "into user text, no assistant turns): each call is a conversation of its own "
+                                            "as the API reads it, one run a call, each billed as serve did"}),
     "open-interpreter": Client("claude-sonnet-4-6", python_driver("open-interpreter"),
                                "not kept by open-interpreter; LiteLLM's response usage, per call"),
     "continue": Client("claude-sonnet-5-5", lambda folder: [sys.executable, str(HERE / "drivers" / "continue_driver.py"),

@@ -7,7 +7,8 @@ docs/serve.md's ten-line loop (one top-level ``cache_control``), a Claude-Code-l
 and the last tool marked, the marker moving to the last block), litellm's (the newest tool result
 marked, its content one text block, then a string on the next call), and a client that renumbers its
 ``tool_use`` ids midway
-(open-interpreter), and Continue CLI's (the marker on the last user text, tool results left after it uncached).
+(open-interpreter), Continue CLI's (the marker on the last user text, tool results left after it uncached), and open-interpreter
+0.4.3's default (every answer sent back with ids of its own: one conversation).
 Each conversation must be one run whose ``recorded`` bill is what ``serve``
 billed for its calls; the rewritten one is two runs, and no call is billed twice.
 """
@@ -141,6 +142,22 @@ def continue_cli(client) -> int:
     return calls
 
 
+def ids_of_its_own(client) -> int:
+    """open-interpreter 0.4.3's default run: every answer sent back with ``tool_use`` ids of its own (``toolu_1``,
+    ``toolu_2``, ... in order), its results under those, the earlier ones kept as first sent: one conversation."""
+    messages = [{"role": "user", "content": "List the files here."}]
+    calls = 0
+    for turn in range(3):
+        reply = client.messages.create(model=MODEL, max_tokens=300, system=SYSTEM, tools=TOOLS[:1], messages=messages)
+        calls += 1
+        answer = [{**b, "id": f"toolu_{turn + 1}"} if b.get("type") == "tool_use" else b for b in plain(reply.content)]
+        messages += [{"role": "assistant", "content": answer}]
+        if reply.stop_reason != "tool_use":
+            break
+        messages += [{"role": "user", "content": [{**r, "tool_use_id": f"toolu_{turn + 1}"} for r in answered(reply)]}]
+    return calls
+
+
 def renumbering(client) -> int:
     """Open-interpreter's shape: after two calls the client renumbers every tool_use id it sends back."""
     messages = [{"role": "user", "content": "Count the lines of every file here."}]
@@ -174,7 +191,8 @@ def renumbering(client) -> int:
 SHAPES = {"docs multi-turn": docs_multi_turn, "ten-line loop": ten_line_loop, "claude-code-like": claude_code_like,
           "litellm": lambda client: claude_code_like(client, litellm=True, task="Fix the lint.",
                                                      who="You are mini-swe-agent, through litellm."),
-          "thinking as text": thinking_as_text, "continue": continue_cli, "renumbering": renumbering}
+          "thinking as text": thinking_as_text, "continue": continue_cli, "ids of its own": ids_of_its_own,
+          "renumbering": renumbering}
 
 
 @pytest.fixture(scope="module")
@@ -216,12 +234,13 @@ def name_of(run) -> str:
     return next(name for name, first in [("docs multi-turn", "Summarise"), ("ten-line loop", "Plan the release"),
                                          ("claude-code-like", "Fix the failing"), ("litellm", "Fix the lint"),
                                          ("thinking as text", "Explain the build"), ("renumbering", "Count the lines"),
-                                         ("continue", "What does this repository build")]
+                                         ("continue", "What does this repository build"),
+                                         ("ids of its own", "List the files here")]
                 if first in task)
 
 
 @pytest.mark.parametrize("shape", ["docs multi-turn", "ten-line loop", "claude-code-like", "litellm", "thinking as text",
-                                   "continue"])
+                                   "continue", "ids of its own"])
 def test_a_conversation_whose_client_moves_its_marker_is_one_run_billed_as_serve_billed_it(served, runs, shape):
     _, billed, _ = served
     (run,) = runs[shape]  # was: one run per call that moved the marker
@@ -248,7 +267,7 @@ def test_a_rewritten_history_starts_a_run_from_the_rewritten_call_and_no_call_is
 def test_every_run_of_the_log_together_bills_serves_summary_once(served, runs):
     _, _, summary = served
     everything = [run for shape in runs.values() for run in shape]
-    assert len(everything) == len(load(served[0])) == 8
+    assert len(everything) == len(load(served[0])) == 9
     assert sum(run.cost_usd for run in everything) == pytest.approx(summary, abs=5e-5)
     recorded = sum(replay(run, "recorded").cost for run in everything)  # was: a history billed again per run
     assert recorded == pytest.approx(summary, rel=0.01)

@@ -141,11 +141,24 @@ def _added(conversation: _Conversation, messages: list, number: int) -> None:
     new = messages[len(conversation.sent):]
     if new and new[0].get("role") == "assistant":
         new = new[1:]
+    ids = _ids_of_answer(messages[len(conversation.asked)], conversation.history[-1])
     for m in new:
         if m.get("role") == "assistant":
             conversation.build.assistant(None, blocks(m.get("content")), None, number)
         else:
-            conversation.build.user(blocks(m.get("content")), number)
+            conversation.build.user([{**b, "tool_use_id": ids.get(b.get("tool_use_id"), b.get("tool_use_id"))}
+                                     if b.get("type") == "tool_result" else b for b in blocks(m.get("content"))], number)
+
+
+def _ids_of_answer(sent: Any, logged: dict) -> dict[str, str]:
+    """The logged answer's ``tool_use`` ids under the ids the client sent it back with, in order, where they
+    differ: open-interpreter 0.4.3 sends every answer back with ids of its own (``toolu_1``, ``toolu_2``, ...)
+    and its results under those, so a result names the call by the client's id."""
+    def tool_ids(message: Any) -> list:
+        content = message.get("content") if isinstance(message, dict) else None
+        return [b.get("id") for b in blocks(content) if b.get("type") == "tool_use"]
+    ours, theirs = tool_ids(sent), tool_ids(logged)
+    return {o: t for o, t in zip(ours, theirs) if o != t} if len(ours) == len(theirs) else {}
 
 
 def _brought(conversation: _Conversation, messages: list, number: int, rewritten: bool) -> None:
