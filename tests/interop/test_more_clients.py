@@ -66,9 +66,12 @@ class Client:
 
 CLIENTS = {
     # -- part A: Python agents and libraries --
-    "mini-swe-agent": Client("claude-sonnet-4-6", python_driver("mini-swe-agent"),
-                             "its trajectory: info.model_stats, and each message's usage (litellm's)"),
-    "gptme": Client("claude-sonnet-4-6", python_driver("gptme"), "each answer's metadata: usage and cost",
+    "mini-swe-agent": Client("claude-sonnet-5-5", python_driver("mini-swe-agent"),
+                             "its trajectory: info.model_stats, and each message's usage (litellm's)",
+                             expected={"cost": "its cost is litellm's price table's (1.110.2), which prices Sonnet 5.5's "
+                                               "cache reads at $0.10/MTok where serve's (the models overview) says "
+                                               "$0.20: serve's tokens at litellm's prices are its figure"}),
+    "gptme": Client("claude-sonnet-5-5", python_driver("gptme"), "each answer's metadata: usage and cost",
                     conversations=2),  # the chat, and the title it asks claude-haiku-4-5 for
     "llm": Client("claude-sonnet-5-5", python_driver("llm"), "its logs database: responses' tokens"),
     "autogen": Client("claude-sonnet-4-6", python_driver("autogen"), "each message's models_usage (RequestUsage)"),

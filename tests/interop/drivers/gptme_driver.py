@@ -3,7 +3,7 @@
 command, ```complete to end; none in the API's ``tools``) and system prompt, the Anthropic SDK pointed at
 serve by ``ANTHROPIC_BASE_URL``; its data, config and state folders in the run's own folder.
 
-Model: claude-sonnet-4-6, a model gptme's bundled model table knows offline and prices.
+Model: claude-sonnet-5-5, which gptme's bundled model table knows offline and prices.
 Its own record: the conversation log (``logs/NAME/conversation.jsonl``): each assistant message's
 ``metadata.usage`` (input, output, cache read, cache creation tokens) and ``metadata.cost``. Its title call
 (claude-haiku-4-5) is a conversation of its own that the log does not keep: the tokens compared are the

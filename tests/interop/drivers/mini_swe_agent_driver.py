@@ -3,8 +3,8 @@
 through litellm's Anthropic route, ``ANTHROPIC_BASE_URL`` pointing it at serve), one task. It ends
 when the model runs its documented submit command (``echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT``).
 
-Model: claude-sonnet-4-6: mini-swe-agent prices every call with litellm's cost map and stops on a model
-that map does not price; the map it ships (read offline) has no 5.5 model.
+Model: claude-sonnet-5-5, which the cost map litellm ships (read offline) prices, as mini-swe-agent needs
+(it stops on a model the map does not price); the map's cache-read price for it is not serve's (the table).
 Its own record: the trajectory it saves (``-o``): ``info.model_stats`` (calls, ``instance_cost``) and
 each assistant message's ``extra.response.usage`` (litellm's counts, read back into the API's names).
 """
