@@ -17,6 +17,9 @@ for ``rounds`` rounds; then it ends the turn the way the client waits for:
 - a client whose tools are code blocks (none in the request's ``tools``; gptme's default "markdown" format)
   gets its rounds as the command block its prompt shows (```shell), then the block that ends its session
   (```complete), where the prompt shows one;
+- a client whose tools are JSON in its text (none in the request's ``tools``; langroid's ToolMessage format:
+  its prompt names each TOOL and quotes its schema) gets its rounds as instances of that schema, then a text
+  answer, which ends its task;
 - a format the request asks for is answered in that shape: ``output_config.format`` (a stand-in
   valid against its schema), a JSON schema written into the system prompt (instructor's JSON modes),
   or the field markers of dspy's ``ChatAdapter`` (``[[ ## answer ## ]]`` ... ``[[ ## completed ## ]]``);
@@ -93,7 +96,8 @@ class ToolThenAnswer:
         """What it does, as ``serve``'s banner says it."""
         return (f"tool-then-answer ({self.rounds} round{'s' * (self.rounds != 1)}, then a terminal tool it is offered "
                 "(submit, finish, final answer, attempt completion, exit; not one that reports a failure), the submit "
-                "command the prompt names, a client's code blocks (```shell, then ```complete), or text in the format "
+                "command the prompt names, a client's code blocks (```shell, then ```complete), JSON tools in its text, "
+                "or text in the format "
                 "the prompt asks: a JSON schema, dspy's fields)")
 
     def __call__(self, request: dict[str, Any]) -> Turn:
@@ -131,6 +135,8 @@ class ToolThenAnswer:
             return Turn(content=[{"type": "text", "text": json.dumps(example(fmt["schema"]))}], thinking=thinking)
         if not tools and choice != "none" and (blocks := _code_block_turn(request, self.rounds)) is not None:
             return Turn(content=[{"type": "text", "text": blocks}], thinking=thinking)
+        if not tools and choice != "none" and (call := _json_tool_turn(request, self.rounds)) is not None:
+            return Turn(content=[{"type": "text", "text": call}], thinking=thinking)
         return Turn(content=[{"type": "text", "text": asked_format(request, SIMULATED.format(said=said))}],
                     thinking=thinking)
 
@@ -227,6 +233,38 @@ def _code_block_turn(request: dict, rounds: int) -> str | None:
     end = next((name for name in FENCE_NAME.findall(prompt)
                 if name == "complete" or TERMINAL.search(re.sub(r"[^a-z0-9]", "", name.lower()))), None)
     return f"{SIMULATED.format(said=said)}\n\n```{end}\n```" if end else None
+
+
+# A client whose tools are JSON objects in its text (none in the API's ``tools``: langroid's ToolMessage format, its
+# default for Claude) names each TOOL in its prompt and quotes its schema, where a field (langroid's ``request``)
+# holds the tool's name as its default or constant.
+TOOL_WORD = re.compile(r"\bTOOL\b")
+
+
+def _json_tool_turn(request: dict, rounds: int) -> str | None:
+    """For a client whose tools are JSON in its text: an instance of the tool's schema for each of ``rounds``
+    rounds, counted from the last answer that was no such call (a user turn's start), then an answer in text
+    (SIMULATED), which is how such a loop ends; None for a prompt that offers no tool so."""
+    prompt = _prompt_text(request)
+    schema = quoted_schema(prompt) if TOOL_WORD.search(prompt) else None
+    names = {k: v.get("default", v.get("const")) for k, v in ((schema or {}).get("properties") or {}).items()
+             if isinstance(v, dict) and isinstance(v.get("default", v.get("const")), str)}
+    if not names:
+        return None
+    done = 0
+    for message in reversed(request.get("messages") or []):
+        if isinstance(message, dict) and message.get("role") == "assistant":
+            text = _text_of(message.get("content")).strip().removeprefix("TOOL:").strip()
+            try:
+                call = json.loads(text)
+            except ValueError:
+                break
+            if not isinstance(call, dict) or any(call.get(k) != v for k, v in names.items()):
+                break
+            done += 1
+    if done < rounds:
+        return json.dumps(example(schema))
+    return SIMULATED.format(said=f" after {done} tool call{'s' * (done != 1)}")
 
 
 def _text_of(content: Any) -> str:

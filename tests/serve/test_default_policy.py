@@ -291,3 +291,45 @@ def test_a_client_whose_tools_are_code_blocks_runs_its_rounds_in_them_and_ends_b
                     break
                 messages.append({"role": "user", "content": "<system>Ran command: `ls`\n\n```stdout\na.py\n```</system>"})
     assert blocks == ["shell", "shell", "complete"] * 2, blocks
+
+
+# langroid 0.69's ToolMessage format for Claude (no OpenAI tools API): its system prompt, shaped from its public source
+LANGROID_SYSTEM = """You are a helpful assistant.
+
+=== ALL AVAILABLE TOOLS and THEIR FORMAT INSTRUCTIONS ===
+You have access to the following TOOLS to accomplish your task:
+
+TOOL: get_weather
+            PURPOSE: To get the weather in a <city>.
+            JSON FORMAT: {
+    "properties": {"request": {"default": "get_weather", "type": "string"}, "city": {"type": "string"}},
+    "required": ["city", "request"], "type": "object"
+}
+
+When one of the above TOOLs is applicable, you must express your
+request as "TOOL:" followed by the request in the above format."""
+
+
+def test_a_client_whose_tools_are_json_in_its_text_runs_its_rounds_then_answers_in_text():
+    """langroid's default for Claude: no tools in the request; a JSON object whose ``request`` names a tool is a
+    call (its result comes back as user text), a text answer ends the task. It got the tool's JSON on every call,
+    so each task ran until langroid's turn limit."""
+    emulator = Emulator(model=MODEL, policy=ToolThenAnswer(rounds=2))
+    with started(emulator) as (url, _):
+        client = anthropic.Anthropic(base_url=url, api_key="dummy")
+        messages, kinds = [], []
+        for task in ("What is the weather in Paris?", "And tomorrow?"):
+            messages.append({"role": "user", "content": task})
+            for _ in range(5):
+                answer = client.messages.create(model=MODEL, max_tokens=400, system=LANGROID_SYSTEM, messages=messages)
+                text = "".join(b.text for b in answer.content if b.type == "text")
+                messages.append({"role": "assistant", "content": text})
+                try:
+                    call = json.loads(text)
+                except ValueError:
+                    kinds.append("(text)")
+                    break
+                kinds.append(call["request"])
+                assert isinstance(call["city"], str)
+                messages.append({"role": "user", "content": "sunny"})
+    assert kinds == ["get_weather", "get_weather", "(text)"] * 2, kinds

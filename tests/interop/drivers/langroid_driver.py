@@ -1,6 +1,9 @@
 """langroid's ``ChatAgent`` in a ``Task`` on its default path for Claude (``OpenAIGPTConfig`` with
 ``chat_model="litellm/anthropic/MODEL"``: LiteLLM's Anthropic route; serve's address in ``ANTHROPIC_BASE_URL``, which
-LiteLLM reads), against plain ``serve``: a ``ToolMessage`` the agent handles, two user turns on one agent.
+LiteLLM reads), against plain ``serve``: a ``ToolMessage`` the agent handles (for Claude, langroid's tools are JSON in
+the text, not the API's tools), two user turns on one agent, each a non-interactive ``Task`` that ends with a text
+answer. Model: claude-sonnet-5-5 (LiteLLM sends any name it is given on this route; langroid warns it has no context
+length for it).
 
 The client's own token record: ``LanguageModel.usage_cost_dict`` (langroid's per-model ``LLMTokenUsage``:
 ``prompt_tokens``, counted as LiteLLM gives it, input plus cache reads and writes; ``cached_tokens``, the reads;
@@ -22,6 +25,9 @@ from langroid.language_models.base import LanguageModel  # noqa: E402
 from common import API_KEY, FOLLOW_UP, TASK, main, weather  # noqa: E402
 
 
+MAX_TURNS = 20  # far more than a task of two tool rounds takes: reaching it is a loop that did not end
+
+
 class WeatherTool(lr.ToolMessage):
     request: str = "get_weather"
     purpose: str = "To get the weather in a <city>."
@@ -39,7 +45,11 @@ def run(model: str, base_url: str) -> dict:
     agent.enable_message(WeatherTool)
     for prompt in (TASK, FOLLOW_UP):
         task = lr.Task(agent, interactive=False, restart=False)
-        task.run(prompt, turns=8)
+        task.run(prompt, turns=MAX_TURNS)
+        # a non-interactive task ends when nothing answers its LLM's last message: a text answer, not a tool call
+        last = agent.message_history[-1]
+        if last.role != lm.Role.ASSISTANT or agent.get_tool_messages(last.content, all_tools=True):
+            raise RuntimeError(f"the task ended without an answer ({MAX_TURNS} turns at most): {last.content[:200]!r}")
     # for Claude langroid's tools are JSON in the text (its default without OpenAI's tools API): count those it handled
     tools = sum(1 for m in agent.message_history
                 if m.role == lm.Role.ASSISTANT and agent.get_tool_messages(m.content, all_tools=True))

@@ -18,6 +18,7 @@ os.environ.setdefault("DISABLE_TELEMETRY", "true")
 import litellm  # noqa: E402
 from common import API_KEY, FOLLOW_UP, TASK, main  # noqa: E402
 from interpreter import interpreter  # noqa: E402
+from litellm.litellm_core_utils.thread_pool_executor import executor  # noqa: E402
 
 
 def run(model: str, base_url: str) -> dict:
@@ -36,6 +37,7 @@ def run(model: str, base_url: str) -> dict:
     os.chdir(os.environ.get("INTEROP_WORKDIR") or os.getcwd())  # the code it runs writes nothing outside
     for prompt in (TASK, FOLLOW_UP):
         interpreter.chat(prompt, display=False)
+    executor.shutdown(wait=True)  # LiteLLM runs a stream's success callbacks on this pool: the last may still be queued
     calls = list(by_id.values())
     code_runs = sum(1 for m in interpreter.messages if m.get("type") == "code")
     return {"tool_calls": code_runs, "record": "LiteLLM success callback, response usage per call",
