@@ -114,7 +114,10 @@ block (the cache breakpoints, the turn-scoped notes, the order of parallel tool 
 requests), exact call counts, each call's dollars worked out by hand from the price table on a server
 that reports cache writes and reads, a thread's create, continue, expiry and replay, a failed call's
 notes given to the next, a steer accepted only once it is on disk, a kill at each boundary of a step
-and its resume (each tool and hook once, the state a tool keeps), and a torn or unterminated last line. With `ANTHROPIC_BASE_URL` (the real API with `ANTHROPIC_API_KEY`, or a stand-in
+and its resume (each tool and hook once, the state a tool keeps, two hooks at a point), a torn or
+unterminated last line, every kind of tool result as sent back (errors, no text, unknown, blocks,
+undecodable bytes), the tool offer (masked, deferred, announced, a final tool), what taints a run,
+settings refused before any call, each threaded call's record, and the registry's names for failures. With `ANTHROPIC_BASE_URL` (the real API with `ANTHROPIC_API_KEY`, or a stand-in
 such as `python -m minimal_runtime serve`) a live subset also runs against that server.
 '''
 

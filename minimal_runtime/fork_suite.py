@@ -16,9 +16,11 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import math
 import os
 import tempfile
 import unittest
+import warnings
 from pathlib import Path
 
 import anthropic
@@ -529,6 +531,32 @@ class Exact(unittest.TestCase):
         self.assertEqual((saved.lost_calls, saved.unanswered_calls, saved.step.phase), ([], [], "idle"))
 
 
+class TailExact(unittest.TestCase):
+    """The 2025 layout (Sonnet 4.6), on the same wide run: each call's notes at the end of its last user
+    turn, after the breakpoint, and never kept: the history and the record hold the durable messages."""
+
+    def test_each_request_carries_its_notes_at_the_tail_and_the_history_none(self):
+        run = Run("claude-sonnet-4-6", system="You add wide, 2 rounds.")
+        agent = run.agent(MemoryStore())
+        self.assertEqual((agent.run(TASK).status, len(run.server.requests)), ("done", 3))
+        replies = [{"role": "assistant", "content": content} for content in run.server.answers]
+        results = [{"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": b["id"], "content": str(b["input"]["a"] + b["input"]["b"])}
+            for b in reply["content"]]} for reply in replies[:2]]
+        history = [{"role": "user", "content": [{"type": "text", "text": TASK}]}, replies[0], results[0], replies[1],
+                   results[1], replies[2]]
+        self.assertEqual(agent.messages, history)
+        self.assertEqual(load(agent.store.events()).messages, history)
+
+        def noted(messages: list[dict], n: int) -> list[dict]:
+            last = messages[-1]
+            return [*messages[:-1], {**last, "content": [*last["content"],
+                                                         {"type": "text", "text": f"<!-- count -->\nNote {n}."}]}]
+        sent = [r["messages"] for r in run.server.requests]
+        self.assertEqual([_unmarked(m) for m in sent], [noted(history[:1], 1), noted(history[:3], 2), noted(history[:5], 3)])
+        self.assertEqual([markers(m) for m in sent], [[(0, 0)], [(0, 0), (2, WIDE - 1)], [(2, WIDE - 1), (4, WIDE - 1)]])
+
+
 class Dollars(unittest.TestCase):
     """Each call's dollars worked out by hand from the price table, on a server that reports cache
     writes and reads. Per million tokens, as the table has them: Sonnet 5.5 $2 in, $10 out, $2.50 a
@@ -577,6 +605,26 @@ class Dollars(unittest.TestCase):
         self.check("claude-opus-5-5", usage, [(1000 * 4 + 100 * 20) * 2 * 1.1 / 1e6 + 2 * 10 / 1000,
                                               (1000 * 4 + 100 * 20) * 0.5 / 1e6,
                                               (1000 * 4 + 100 * 20 + 5000 * 4 + 500 * 20) / 1e6])
+
+
+class ModelTable(unittest.TestCase):
+    """A dated id is its model's entry (billed at its prices); a model not in the table warns once per
+    name, still runs, and its cost is unknown (NaN), never guessed."""
+
+    def test_a_dated_id_is_its_model_and_an_unknown_model_is_unpriced(self):
+        usage = [{"input_tokens": 1000, "output_tokens": 100}] * 3
+        result, saved = Run("claude-sonnet-5-5-20261015", server=Scripted(usage=usage)).go()
+        self.assertEqual(result.status, "done")
+        self.assertEqual([round(c.cost, 12) for c in saved.calls], [(1000 * 2 + 100 * 10) / 1e6] * 3)
+        for name in ("claude-sonnet-5-5-2026101", "claude-fork-test-20261015"):  # seven digits; no such model
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                agents = [Run(name, server=Scripted(usage=usage)).agent(MemoryStore()) for _ in range(2)]
+            self.assertEqual([str(w.message) for w in caught],
+                             [f"model {name!r} is not in the model table: no prefill, no known cache minimum or window, "
+                              "cost unknown"])  # once per name, however many agents
+            self.assertEqual(agents[0].run(TASK).status, "done")
+            self.assertTrue(all(math.isnan(c.cost) for c in agents[0].calls) and math.isnan(agents[0].bill().total))
 
 
 class ThreadExpiry(unittest.TestCase):
@@ -806,6 +854,66 @@ class ToolResults(unittest.TestCase):
         self.assertEqual(_unmarked(server.conversations[0]["messages"])[:2],
                          [{"role": "user", "content": [{"type": "text", "text": "Read caf\ufffd."}]},
                           {"role": "user", "content": [{"type": "text", "text": "And na\ufffdve."}]}])
+
+
+class Offer(unittest.TestCase):
+    """What the model is offered: every tool's definition as the SDK's ``beta_tool`` makes it, in a list
+    that never changes; a masked tool refused, and on a model that takes tool changes withdrawn before
+    the first call (deferred) and offered again with a tool_addition once unmasked, announced once
+    even after a restart. A final tool ends the run with its output when it succeeds, not when it fails."""
+
+    def test_definitions_masking_and_the_announced_offer(self):
+        def echo(text: str) -> str:
+            """Say the text back.
+
+            Args:
+                text: what to say
+            """
+            return text
+        rounds = [[use("add", 1, a=1, b=2)], [use("echo", 2, text=3)], [use("add", 3, a=2, b=2)],
+                  [use("report", 4, a=1), use("report", 5, a=1, b=1)]]
+        server = Scripted(answer=by_round(*[(calls, "tool_use") for calls in rounds],
+                                          ([{"type": "text", "text": "Never read."}], "end_turn")))
+        tools = [FunctionTool("add", "Add two integers.", Numbers, lambda n: str(n.a + n.b)), echo,
+                 FunctionTool("report", "The final report.", Numbers, lambda n: f"Total {n.a + n.b}.", final=True)]
+
+        def agent(store, *masked: str) -> Agent:
+            toolbox = ToolBox(tools)
+            toolbox.mask(*masked)  # before the agent is made: withdrawn from the first call on
+            made = Agent(server.client(), model=MODELS[0], system="You add.", store=store, toolbox=toolbox)
+            made.hooks.register(Point.POST_TOOL_CALL, lambda e: e.agent.toolbox.unmask("add"),
+                                when=lambda e: e.tool_call["name"] == "echo")
+            return made
+        first = agent(DyingStore(after=0), "add")
+        result = first.run(TASK)
+        self.assertEqual((result.status, result.final_text, len(server.requests)), ("done", "Total 2.", 4))
+        schema = {"additionalProperties": False, "properties": {"text": {"description": "what to say", "title": "Text",
+                                                                          "type": "string"}},
+                  "required": ["text"], "type": "object"}  # as anthropic.beta_tool(echo) makes it
+        add = {"name": "add", "description": "Add two integers.", "input_schema": Numbers.model_json_schema()}
+        self.assertEqual(server.requests[0]["tools"][1:],
+                         [{"name": "echo", "description": "Say the text back.", "input_schema": schema},
+                          {"name": "report", "description": "The final report.", "input_schema": Numbers.model_json_schema()}])
+        self.assertEqual([_unmarked(c["tools"][0]) for c in server.conversations], [{**add, "defer_loading": True}] * 4)
+        results = [b for m in first.messages if m["role"] == "user" and isinstance(m["content"], list)
+                   for b in m["content"] if b.get("type") == "tool_result"]
+        self.assertEqual(results[:3], [
+            {"type": "tool_result", "tool_use_id": "toolu_01", "is_error": True,
+             "content": "Tool 'add' is not available at this point of the task."},
+            {"type": "tool_result", "tool_use_id": "toolu_02", "is_error": True,
+             "content": "Invalid input for echo: text: Input should be a valid string"},
+            {"type": "tool_result", "tool_use_id": "toolu_03", "content": "4"}])
+        addition = {"type": "tool_addition", "tool": {"type": "tool_reference", "name": "add"}}
+        announced = [m for m in first.messages if m["role"] == "system" and addition in m["content"]]
+        self.assertEqual(len(announced), 1)
+        self.assertEqual(results[3]["is_error"], True)  # a final tool that failed ends nothing
+        again = agent(DyingStore(first.store.events()))  # a restart: the offer is read back from the history
+        self.assertEqual(again.offer.changes(), [])
+        again.toolbox.mask("echo")
+        self.assertEqual(again.offer.changes(),
+                         [{"type": "tool_removal", "tool": {"type": "tool_reference", "name": "echo"}}])
+        with self.assertRaisesRegex(TypeError, "^42 is not a tool: a tool is a plain function"):
+            Agent(server.client(), model=MODELS[0], tools=[42])
 
 
 class Wrapped:
