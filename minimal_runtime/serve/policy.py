@@ -20,6 +20,9 @@ for ``rounds`` rounds; then it ends the turn the way the client waits for:
 - a client whose tools are JSON in its text (none in the request's ``tools``; langroid's ToolMessage format:
   its prompt names each TOOL and quotes its schema) gets its rounds as instances of that schema, then a text
   answer, which ends its task;
+- a forced tool whose input is a list of actions (browser-use's ``AgentOutput``: one-key objects, the key the
+  action's name) gets one action, never the empty list: a looking one, then ``done`` once the rounds are done
+  or where it is the only action offered (browser-use's last step);
 - a format the request asks for is answered in that shape: ``output_config.format`` (a stand-in
   valid against its schema), a JSON schema written into the system prompt (instructor's JSON modes),
   or the field markers of dspy's ``ChatAdapter`` (``[[ ## answer ## ]]`` ... ``[[ ## completed ## ]]``);
@@ -50,8 +53,9 @@ from .faults import scripted_error
 LOOKING = ("read", "glob", "grep", "list", "search", "view", "get", "find", "ls")
 # Tools whose names say they end the task: called once the rounds are done, never as a round. Matched on
 # the name with case and separators dropped; an "exit" only at the end (submit_and_exit, exit), so that
-# Claude Code's ExitPlanMode (which ends planning, not the task) is not one.
-TERMINAL = re.compile(r"submit|finish|finalanswer|attemptcompletion|taskcomplete|completetask|exit$")
+# Claude Code's ExitPlanMode (which ends planning, not the task) is not one; "done" only as the whole name
+# (browser-use's action that completes the task).
+TERMINAL = re.compile(r"submit|finish|finalanswer|attemptcompletion|taskcomplete|completetask|exit$|^done$")
 # A description that says the tool ends the run as failed ("indicating a failure or error", "status code 1").
 FAILS = re.compile(r"\b(?:indicat|report|signal)\w*\s+(?:an?\s+)?(?:failure|error)|\b(?:status|exit)\s+code\s+[1-9]"
                    r"|\bnon-?zero\s+(?:status|exit)", re.I)
@@ -116,7 +120,8 @@ class ToolThenAnswer:
             done = max(done, sum(isinstance(m, dict) and m.get("role") == "assistant" for m in request.get("messages") or []))
         said = f" after {done} tool call{'s' * (done != 1)}" if done else ""
         if tools and choice == "tool":
-            return Turn(content=[_use(_pick(tools, request.get("tool_choice") or {}), said)], thinking=thinking)
+            return Turn(content=[_use(_pick(tools, request.get("tool_choice") or {}), said, finish=done >= self.rounds)],
+                        thinking=thinking)
         if choice != "tool" and (view := check_memory_first(request)) is not None:  # memory first [MEM]
             return Turn(content=[view], thinking=thinking)
         if rounds and choice != "none" and done < self.rounds:
@@ -141,16 +146,55 @@ class ToolThenAnswer:
                     thinking=thinking)
 
 
-def _use(tool: dict, said: str) -> dict:
+def _use(tool: dict, said: str, finish: bool = False) -> dict:
     """A call of ``tool`` with an input from its schema; a terminal tool's string fields say the
-    answer is simulated (a final answer a person reads)."""
+    answer is simulated (a final answer a person reads). A tool whose input is a list of actions (browser-use's
+    forced ``AgentOutput``: each item one of several one-key objects, the key the action's name) gets one action,
+    never the empty list its schema allows (the client counts that a failed step): a looking one, or the
+    terminal one (``done``) when ``finish`` or when it is the only action offered (browser-use's last step)."""
     value = example(tool["input_schema"])
     if is_terminal(tool) and isinstance(value, dict):
-        properties = tool["input_schema"].get("properties") or {}
-        for name, v in value.items():
-            if isinstance(v, str) and not (properties.get(name) or {}).get("enum") and "const" not in (properties.get(name) or {}):
-                value[name] = SIMULATED.format(said=said)
+        _say_simulated(value, tool["input_schema"], said)
+    found = _action_list(tool["input_schema"])
+    if found is not None and isinstance(value, dict):
+        field, actions = found
+        ends = [a for a in actions if is_terminal(a)]
+        steps = [a for a in actions if not is_terminal(a)]
+        action = _pick(steps, {}) if steps and not (finish and ends) else ends[0]
+        item = example(action["input_schema"])
+        if is_terminal(action) and isinstance(item, dict):
+            _say_simulated(item, action["input_schema"], said)
+        value[field] = [{action["name"]: item}]
     return {"type": "tool_use", "name": tool["name"], "input": value}
+
+
+def _say_simulated(value: dict, schema: dict, said: str) -> None:
+    properties = schema.get("properties") or {}
+    for name, v in value.items():
+        if isinstance(v, str) and not (properties.get(name) or {}).get("enum") and "const" not in (properties.get(name) or {}):
+            value[name] = SIMULATED.format(said=said)
+
+
+def _action_list(schema: dict) -> tuple[str, list[dict]] | None:
+    """(the field, its actions as tools: name, description, input schema) where ``schema`` has a field that is a
+    list of one-key objects (browser-use's ``action``); None otherwise."""
+    for field, prop in (schema.get("properties") or {}).items():
+        items = prop.get("items") if isinstance(prop, dict) and prop.get("type") == "array" else None
+        if not isinstance(items, dict):
+            continue
+        options = items.get("anyOf") or items.get("oneOf") or [items]
+        actions = []
+        for option in options:
+            keys = list((option.get("properties") or {}) if isinstance(option, dict) else {})
+            if len(keys) != 1 or option.get("required", keys) != keys:
+                break
+            inner = option["properties"][keys[0]]
+            actions.append({"name": keys[0], "description": str(inner.get("description") or option.get("description") or ""),
+                            "input_schema": inner})
+        else:
+            if actions:
+                return field, actions
+    return None
 
 
 # -- a format asked for in the prompt's words ------------------------------------------------------

@@ -88,7 +88,10 @@ CLIENTS = {
                                          "the first step's answer before that step's second tool round (calls 5-6 send "
                                          "[..., result 1, answer, tool_use 2, result 2, 'And tomorrow?']): by the "
                                          "rule a rewritten history starts a run, so 2 runs; each billed as serve did"}),
-    "browser-use": Client("claude-sonnet-4-6", python_driver("browser-use"), "the agent history's usage (token cost service)",
+    "browser-use": Client("claude-sonnet-4-6", lambda folder: python_driver("browser-use")(folder) if Path("/usr/bin/chromium").exists()
+                          else pytest.skip("interop browser-use: it drives Debian's /usr/bin/chromium, which is not installed "
+                                           "(apt-get install -y chromium)"),
+                          "the agent history's usage (token cost service)",
                           expected={"runs": "browser-use sends each step as a new prompt (its state and history written "
                                             "into user text, no assistant turns): each call is a conversation of its own "
                                             "as the API reads it, one run a call, each billed as serve did"}),

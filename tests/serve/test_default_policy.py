@@ -333,3 +333,36 @@ def test_a_client_whose_tools_are_json_in_its_text_runs_its_rounds_then_answers_
                 assert isinstance(call["city"], str)
                 messages.append({"role": "user", "content": "sunny"})
     assert kinds == ["get_weather", "get_weather", "(text)"] * 2, kinds
+
+
+def browser_use_output(*actions: str) -> dict:
+    """browser-use 0.13's forced tool, shaped from its public source: ``AgentOutput`` whose ``action`` is a list
+    of one-key objects, the key the action's name (``done`` completes the task); on its last step only ``done``."""
+    def one(name: str, **fields) -> dict:
+        inner = {"type": "object", "properties": {k: {"type": v} for k, v in fields.items()}, "required": list(fields)}
+        return {"type": "object", "properties": {name: inner}, "required": [name], "additionalProperties": False}
+    known = {"done": one("done", text="string", success="boolean"), "navigate": one("navigate", url="string"),
+             "read_file": one("read_file", file_name="string"), "click": one("click", index="integer")}
+    items = {"anyOf": [known[a] for a in actions]} if len(actions) > 1 else known[actions[0]]
+    return {"name": "AgentOutput", "description": "the agent's next actions", "input_schema": {
+        "type": "object", "required": ["action"], "properties": {
+            "memory": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None},
+            "action": {"type": "array", "description": "List of actions to execute", "items": items}}}}
+
+
+def test_a_forced_tool_whose_input_is_a_list_of_actions_gets_one_action_and_done_when_only_done_is_offered():
+    """browser-use forces ``AgentOutput`` every step; it got ``"action": []`` (the schema's minimum), which browser-use
+    counts a failed step, so its run never ended by ``done``. Now a looking action a step, and ``done`` on its last
+    step, where ``done`` is the only action offered."""
+    emulator = Emulator(model="claude-sonnet-4-6", policy=ToolThenAnswer(rounds=2))
+    choice = {"type": "tool", "name": "AgentOutput"}
+    with started(emulator) as (url, _):
+        client = anthropic.Anthropic(base_url=url, api_key="dummy")
+        said = []
+        for tool in (browser_use_output("done", "navigate", "read_file", "click"), browser_use_output("done")):
+            answer = client.messages.create(model="claude-sonnet-4-6", max_tokens=400, tools=[tool], tool_choice=choice,
+                                            messages=[{"role": "user", "content": "<agent_history>...</agent_history>"}])
+            (use,) = [b for b in answer.content if b.type == "tool_use"]
+            validate(use.input, tool["input_schema"])
+            said.append([next(iter(a)) for a in use.input["action"]])
+    assert said == [["read_file"], ["done"]], said

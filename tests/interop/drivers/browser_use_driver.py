@@ -2,7 +2,9 @@
 serve), against plain ``serve``: a page served on loopback by this driver, Debian's ``/usr/bin/chromium`` headless,
 the task, then a follow-up task on the same agent (``add_new_task``, its documented way to continue). Model:
 claude-sonnet-4-6: browser-use forces its output tool (``tool_choice`` of type ``tool``) on every model but Fable and
-Mythos 5, and the API refuses forced tool use on Sonnet 5.5 (a 400 on each step; serve refuses it too).
+Mythos 5, and the API refuses forced tool use on Sonnet 5.5 (a 400 on each step; serve refuses it too). Each task
+has three steps and must end by ``done`` (browser-use offers only ``done`` on a task's last step); after each task
+browser-use's judge asks the model once more whether the task was done (its default): 8 calls in all.
 
 The client's own token record: the agent's history, ``history.usage`` (its token cost service's ``UsageSummary``),
 where ``total_prompt_tokens`` is input plus cache reads (browser-use adds them, ``llm/anthropic/chat.py``), so the
@@ -27,7 +29,7 @@ from common import API_KEY, main  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 PAGE = "<html><body><h1>Weather</h1><p id=paris>Paris: sunny</p><p id=oslo>Oslo: snow</p></body></html>"
-MAX_STEPS = 4  # a step is one call; the run stays well under a minute
+MAX_STEPS = 3  # a step is one call; its last step offers only ``done`` (browser-use's own rule)
 
 
 def serve_page() -> tuple[http.server.ThreadingHTTPServer, str]:
@@ -54,9 +56,13 @@ async def conversation(model: str, base_url: str, page: str, profile_dir: str) -
     agent = Agent(task=f"Open {page} and tell me the weather in Paris.",
                   llm=ChatAnthropic(model=model, api_key=API_KEY, base_url=base_url), browser_session=session)
     try:
-        await agent.run(max_steps=MAX_STEPS)
-        agent.add_new_task("And the weather in Oslo, from the same page?")
-        history = await agent.run(max_steps=MAX_STEPS)
+        for i, task in enumerate(("", "And the weather in Oslo, from the same page?")):
+            if task:
+                agent.add_new_task(task)
+            # its step count runs on across tasks (``state.n_steps``): each task gets MAX_STEPS more
+            history = await agent.run(max_steps=agent.state.n_steps - 1 + MAX_STEPS)
+            if not history.is_done():
+                raise RuntimeError(f"task {i + 1} ended without done (max_steps {MAX_STEPS}): {history.errors()[-3:]}")
     finally:
         await session.kill()
     usage = history.usage
