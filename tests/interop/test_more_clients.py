@@ -99,7 +99,10 @@ CLIENTS = {
                                "not kept by open-interpreter; LiteLLM's response usage, per call"),
     "continue": Client("claude-sonnet-5-5", lambda folder: [sys.executable, str(HERE / "drivers" / "continue_driver.py"),
                                                             str(folder / "node_modules" / ".bin" / "cn")],
-                       "its session file's usage and totalCost"),
+                       "its session file's usage and totalCost",
+                       expected={"cost": "Continue 1.5.47's price table has no Sonnet 5.5: it prices the run at a few "
+                                         "hundredths of serve's figure; on claude-sonnet-4-6 its totalCost equals "
+                                         "serve's ($0.0181302 against $0.01813, measured)"}),
 }
 RESULTS: dict[str, dict] = {}  # client -> outcome; conftest prints the table
 
