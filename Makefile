@@ -145,7 +145,7 @@ soak: $(STAMP)  ## 300 calls with faults, 30 kills and random steers; prints its
 	$(BIN)/python -m pytest -q -s -m slow tests/runtime/test_soak.py
 
 .PHONY: interop
-interop: $(STAMP)  ## pinned real clients (Claude Code, TS SDK, pydantic-ai, LangChain, LiteLLM, both SDK tool runners, Vercel AI SDK; smolagents, cline, opencode, LangGraph, agno, OpenAI Agents, Google ADK, crewAI, mirascope against plain serve; mini-swe-agent, gptme, llm, AutoGen, Semantic Kernel, griptape on their default paths, their own token records and replay of serve's log checked) against the emulator over HTTP
+interop: $(STAMP)  ## pinned real clients (Claude Code, TS SDK, pydantic-ai, LangChain, LiteLLM, both SDK tool runners, Vercel AI SDK; smolagents, cline, opencode, LangGraph, agno, OpenAI Agents, Google ADK, crewAI, mirascope against plain serve; mini-swe-agent, gptme, llm, AutoGen, Semantic Kernel, griptape, langroid, camel-ai, browser-use, open-interpreter, Continue CLI on their default paths, their own token records and replay of serve's log checked) against the emulator over HTTP
 	INTEROP=1 $(BIN)/python -m pytest -q -rs -p no:xdist tests/interop tests/replay/test_claude_code_logs.py
 
 clean:
