@@ -1,6 +1,7 @@
 """A figure a chapter reads from a kept file is the benchmark's own output: chapter 09's 500-page
 table (``benchmarks/compaction_long.json``, written by ``benchmarks/compaction_long.py``, which
-``make bench`` runs) and chapter 11's sessions table (``benchmarks/sessions.json``, by ``benchmarks/sessions.py``)."""
+``make bench`` runs), chapter 11's sessions table (``benchmarks/sessions.json``, by ``benchmarks/sessions.py``)
+and chapters 04, 05, 07 and 08's held-out seeds (``benchmarks/held_out.json``, by ``benchmarks/held_out.py``)."""
 
 from __future__ import annotations
 
@@ -84,3 +85,41 @@ def test_chapter_07s_lint_before_this_round_is_what_its_script_measures():
     if subprocess.run(["git", "-C", str(ROOT), "cat-file", "-e", bench.BEFORE], capture_output=True).returncode:
         pytest.skip(f"no git history with {bench.BEFORE} here: the kept figures stand")
     assert bench.measure() == json.loads(kept)
+
+
+def test_the_kept_held_out_figures_are_what_the_benchmark_writes():
+    """Chapters 04, 05, 07 and 08 read their held-out seeds' figures from ``benchmarks/held_out.json``."""
+    bench = benchmark("held_out")
+    kept = bench.KEPT.read_text()
+    data = json.loads(kept)
+    assert kept == bench.text(data), f"{bench.KEPT.name} is not as the benchmark writes it (edited by hand?): rerun it"
+    assert data["seeds"] == [5, 6, 7, 8, 9]
+    assert sorted({label[:2] for label in data["figures"]}) == [c[:2] for c in bench.CHAPTERS]
+    for chapter in bench.CHAPTERS:
+        cells = json.loads((ROOT / "chapters" / f"{chapter}.ipynb").read_text())["cells"]
+        assert any("held_out(" in "".join(c["source"]) for c in cells if c["cell_type"] == "code"), chapter
+
+
+def test_a_chapter_reads_the_kept_figures_and_the_benchmark_records_what_the_chapter_measures(tmp_path, monkeypatch):
+    from minimal_runtime.example.held_out import KEPT, held_out
+
+    def never():
+        raise AssertionError("make test measured a figure the kept file holds")
+
+    monkeypatch.delenv("HELD_OUT_RUN", raising=False)
+    kept = json.loads(KEPT.read_text())["figures"]
+    assert held_out("05 figures lost", never) == kept["05 figures lost"]
+    assert held_out("a length set by hand", lambda: {0.5: (1, 2)}) == {"0.5": [1, 2]}  # not kept: measured
+    record = tmp_path / "record.json"
+    monkeypatch.setenv("HELD_OUT_RUN", str(record))  # as benchmarks/held_out.py runs a chapter
+    assert held_out("05 figures lost", lambda: [[0.5, [3]]]) == [[0.5, [3]]]
+    assert held_out("07 with the KM", lambda: [(6, 0.43)]) == [[6, 0.43]]
+    assert json.loads(record.read_text()) == {"05 figures lost": [[0.5, [3]]], "07 with the KM": [[6, 0.43]]}
+
+
+@pytest.mark.slow
+def test_a_rerun_of_the_held_out_seeds_writes_the_kept_figures():
+    """Minutes: chapters 04, 05, 07 and 08 executed whole, measuring their held-out seeds (``-m slow``, in .ci/run)."""
+    bench = benchmark("held_out")
+    assert bench.measure() == json.loads(bench.KEPT.read_text())["figures"], \
+        "the runtime or the emulator moved the held-out figures: rerun .venv/bin/python benchmarks/held_out.py"
