@@ -14,7 +14,13 @@ the ``every strategy`` CSV (the CLI's own ``--csv``) of both sides compared byte
 CPU time are both printed (the machine may be shared: CPU is the steadier figure), the ``--jobs 2``
 against ``--jobs 1`` ratio of this tree's ``every strategy`` row, and each side's peak RSS.
 
-    .venv/bin/python benchmarks/replay_folder.py [--logs 200] [--long 12] [--jobs 1] [--compare REF]
+With ``--where``, where this tree's ``every strategy`` CPU goes on each folder, one worker: the
+requests sent through the SDK, and the CPU of the SDK's own work around each (building it, httpx,
+reading the answer), of the emulator answering it, of the agent around the call, and of the rest
+(reading the logs, sizing, calibrating, the report). Measured by timing those entry points in the
+measuring process (``Emulator.handle``, the SDK's ``messages.create``, ``Agent._step``), nothing else changed.
+
+    .venv/bin/python benchmarks/replay_folder.py [--logs 200] [--long 12] [--jobs 1] [--compare REF] [--where]
 """
 
 from __future__ import annotations
@@ -59,6 +65,45 @@ for name in options.get("names") or [*STRATEGIES, "every strategy"]:
                  "cost": round(sum(rows[n]["cost"] for n in names if n in rows), 4)}
 out["rss_mb"] = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)) / 1024
 print(json.dumps(out))
+"""
+
+# Where the CPU goes: each entry point's own time (its inclusive time less the entry points it calls).
+WHERE = """
+import json, sys, time, warnings
+warnings.simplefilter("ignore")
+from pathlib import Path
+import anthropic.resources.messages.messages as plain
+import anthropic.resources.beta.messages.messages as beta
+from minimal_runtime.core.agent import Agent
+from minimal_runtime.emulator import Emulator
+from minimal_runtime.replay import STRATEGIES
+from minimal_runtime.replay.folder import run_folder
+spent = {"emulator": 0.0, "sdk": 0.0, "agent": 0.0}
+count = {"requests": 0}
+inner = []  # the CPU spent in timed entry points below the one running
+
+def timed(owner, name, part):
+    original = getattr(owner, name)
+    def wrapper(*args, **kwargs):
+        start = time.process_time()
+        inner.append(0.0)
+        try:
+            return original(*args, **kwargs)
+        finally:
+            took, below = time.process_time() - start, inner.pop()
+            spent[part] += took - below
+            if inner:
+                inner[-1] += took
+            count["requests"] += part == "emulator"
+    setattr(owner, name, wrapper)
+
+timed(Emulator, "handle", "emulator")
+timed(plain.Messages, "create", "sdk")
+timed(beta.Messages, "create", "sdk")
+timed(Agent, "_step", "agent")
+start = time.process_time()
+run_folder(json.loads(sys.argv[1]), list(STRATEGIES), jobs=1)
+print(json.dumps({**spent, **count, "total": time.process_time() - start}))
 """
 
 
@@ -108,6 +153,7 @@ def main() -> None:
     parser.add_argument("--hidden", type=int, default=20_000, help="tokens of hidden system prompt per run")
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--compare", default=None, metavar="REF", help="also replay with the code at this git ref")
+    parser.add_argument("--where", action="store_true", help="also: where this tree's every-strategy CPU goes")
     parser.add_argument("--engines", action="store_true", help="instead: every strategy at 1 and 2 workers, "
                                                                "--jobs and --engine dask (the dask extra)")
     args = parser.parse_args()
@@ -138,6 +184,8 @@ def main() -> None:
                 print(f"  this tree, every strategy, --jobs 2 against --jobs 1: {one['wall'] / two['every strategy']['wall']:.2f}x "
                       f"wall ({len(paths) / two['every strategy']['wall']:.1f} against {len(paths) / one['wall']:.1f} log/s; "
                       f"peak RSS {two['rss_mb']:.0f} MB with 2 workers)")
+            if args.where:
+                where(folder, paths)
     print(f"load average after: {os.getloadavg()[0]:.1f}")
     if not identical:
         raise SystemExit("the CSVs differ")
@@ -158,6 +206,23 @@ def table(folder: str, paths: list[Path], results: dict[str, dict], compare: str
         every = r["every strategy"]
         print(f"  {label}: {every['calls']:,} calls replayed per strategy, {every['refused']} logs refused, "
               f"every strategy's bill summed ${every['cost']:.2f}; peak RSS {r['rss_mb']:.0f} MB")
+
+
+def where(folder: str, paths: list[Path]) -> None:
+    """This tree's every-strategy CPU on ``folder``, by who spends it (``WHERE``)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", WHERE, json.dumps([str(p) for p in paths])], cwd=ROOT, env=env,
+                          capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"measuring where the time goes failed:\n{done.stderr[-2000:]}")
+    r = json.loads(done.stdout.splitlines()[-1])
+    rest = r["total"] - r["sdk"] - r["emulator"] - r["agent"]
+    parts = [("the SDK's own work (building, httpx, reading the answer)", r["sdk"]), ("the emulator", r["emulator"]),
+             ("the agent around each call", r["agent"]), ("the rest (logs read, sizing, calibration, report)", rest)]
+    print(f"  {folder}: where this tree's every-strategy CPU goes: {r['requests']:,} requests through the SDK, "
+          f"{r['total']:.1f} CPU-s, {1000 * r['total'] / max(1, r['requests']):.2f} ms a request")
+    for name, seconds in parts:
+        print(f"    {name:<56} {seconds:6.1f}s {seconds / r['total']:6.1%} {1000 * seconds / max(1, r['requests']):6.2f} ms a request")
 
 
 def same_csv(folder: str, before: Path, after: Path) -> bool:
