@@ -12,7 +12,8 @@ With ``--compare REF`` the same folders are replayed by the code at git ref REF 
 a temporary folder, run in a subprocess with this venv): before and after, one run, one machine, and
 the ``every strategy`` CSV (the CLI's own ``--csv``) of both sides compared byte for byte. Wall and
 CPU time are both printed (the machine may be shared: CPU is the steadier figure), the ``--jobs 2``
-against ``--jobs 1`` ratio of this tree's ``every strategy`` row, and each side's peak RSS.
+against ``--jobs 1`` ratio of this tree's ``every strategy`` row, and each side's peak RSS. With
+``--repeat N`` each tree is measured N times, taking turns, and its least times are kept.
 
 With ``--where``, where this tree's ``every strategy`` CPU goes on each folder, one worker: the
 requests sent through the SDK, and the CPU of the SDK's own work around each (building it, httpx,
@@ -20,7 +21,7 @@ reading the answer), of the emulator answering it, of the agent around the call,
 (reading the logs, sizing, calibrating, the report). Measured by timing those entry points in the
 measuring process (``Emulator.handle``, the SDK's ``messages.create``, ``Agent._step``), nothing else changed.
 
-    .venv/bin/python benchmarks/replay_folder.py [--logs 200] [--long 12] [--jobs 1] [--compare REF] [--where]
+    .venv/bin/python benchmarks/replay_folder.py [--logs 200] [--long 12] [--jobs 1] [--compare REF] [--repeat 1] [--where]
 """
 
 from __future__ import annotations
@@ -46,7 +47,14 @@ warnings.simplefilter("ignore")
 from pathlib import Path
 from minimal_runtime.replay import STRATEGIES
 from minimal_runtime.replay.folder import run_folder
+from minimal_runtime.emulator import Emulator
 paths, jobs, options = json.loads(sys.argv[1]), int(sys.argv[2]), json.loads(sys.argv[3])
+sent = [0]  # requests the emulator answered in this process (--jobs 1: all of them)
+answer = Emulator.handle
+def counted(self, *args, **kwargs):
+    sent[0] += 1
+    return answer(self, *args, **kwargs)
+Emulator.handle = counted
 engine = {"engine": options["engine"]} if options.get("engine") else {}  # only newer trees take it
 
 def cpu():
@@ -57,10 +65,10 @@ out = {}
 for name in options.get("names") or [*STRATEGIES, "every strategy"]:
     names = list(STRATEGIES) if name == "every strategy" else [name]
     csv_path = Path(options["csv"]) if name == "every strategy" and options.get("csv") else None
-    start, used = time.perf_counter(), cpu()
+    start, used, before = time.perf_counter(), cpu(), sent[0]
     totals = run_folder(paths, names, jobs=jobs, csv_path=csv_path, **engine)
     rows = totals.strategies
-    out[name] = {"wall": time.perf_counter() - start, "cpu": cpu() - used, "refused": len(totals.refused),
+    out[name] = {"wall": time.perf_counter() - start, "cpu": cpu() - used, "refused": len(totals.refused), "requests": sent[0] - before,
                  "calls": rows[names[0]]["calls"] if names[0] in rows else 0,
                  "cost": round(sum(rows[n]["cost"] for n in names if n in rows), 4)}
 out["rss_mb"] = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)) / 1024
@@ -139,6 +147,28 @@ def measure(code: Path, paths: list[Path], jobs: int, engine: str | None = None,
     return json.loads(done.stdout.splitlines()[-1])
 
 
+def compared(trees: dict[str, Path], paths: list[Path], jobs: int, names: list[str] | None, csvs: list[Path],
+             repeat: int) -> dict[str, dict]:
+    """Each tree measured ``repeat`` times, the trees taking turns (first in one round, last in the
+    next): on a shared machine what runs beside a measure changes its CPU time too, and the least of
+    a tree's times is the one least disturbed. Each tree's CSV is written in the first round only."""
+    best: dict[str, dict] = {}
+    for round_ in range(repeat):
+        order = list(enumerate(trees.items()))
+        for k, (label, code) in (order if round_ % 2 == 0 else order[::-1]):
+            r = measure(code, paths, jobs, names=names, csv=csvs[k] if round_ == 0 else None)
+            if label not in best:
+                best[label] = r
+                continue
+            for name, row in r.items():
+                if name == "rss_mb":
+                    best[label][name] = max(best[label][name], row)
+                else:
+                    best[label][name].update(cpu=min(best[label][name]["cpu"], row["cpu"]),
+                                             wall=min(best[label][name]["wall"], row["wall"]))
+    return {label: best[label] for label in trees}
+
+
 def checkout(ref: str, into: Path) -> Path:
     into.mkdir(parents=True)
     archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "minimal_runtime"], capture_output=True, check=True)
@@ -153,6 +183,8 @@ def main() -> None:
     parser.add_argument("--hidden", type=int, default=20_000, help="tokens of hidden system prompt per run")
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--compare", default=None, metavar="REF", help="also replay with the code at this git ref")
+    parser.add_argument("--repeat", type=int, default=1, help="measure each tree this many times, in turn, "
+                                                                   "and keep each one's least CPU and wall time")
     parser.add_argument("--where", action="store_true", help="also: where this tree's every-strategy CPU goes")
     parser.add_argument("--engines", action="store_true", help="instead: every strategy at 1 and 2 workers, "
                                                                "--jobs and --engine dask (the dask extra)")
@@ -173,8 +205,8 @@ def main() -> None:
             trees = {args.compare: checkout(args.compare, tmp / "before"), **trees}
         for folder, paths in folders.items():
             names = None if folder == "generated" else ["every strategy"]
-            results = {label: measure(code, paths, args.jobs, names=names, csv=tmp / f"{folder}-{k}.csv")
-                       for k, (label, code) in enumerate(trees.items())}
+            results = compared(trees, paths, args.jobs, names, [tmp / f"{folder}-{k}.csv" for k in range(len(trees))],
+                               args.repeat)
             table(folder, paths, results, args.compare)
             if args.compare:
                 identical &= same_csv(folder, tmp / f"{folder}-0.csv", tmp / f"{folder}-1.csv")
@@ -204,7 +236,8 @@ def table(folder: str, paths: list[Path], results: dict[str, dict], compare: str
         print(f"{name:<16}{cells}{ratio}")
     for label, r in results.items():
         every = r["every strategy"]
-        print(f"  {label}: {every['calls']:,} calls replayed per strategy, {every['refused']} logs refused, "
+        sent = f"{every['requests']:,} requests through the SDK, " if every.get("requests") else ""
+        print(f"  {label}: {every['calls']:,} calls replayed per strategy, {sent}{every['refused']} logs refused, "
               f"every strategy's bill summed ${every['cost']:.2f}; peak RSS {r['rss_mb']:.0f} MB")
 
 
