@@ -134,8 +134,8 @@ class Agent:
         # ``calls`` and these; ``calls`` alone is what the history holds (and what ``max_steps`` counts).
         self.lost_calls: list[CallRecord] = saved.lost_calls
         self.state = RunState(saved.state)
-        self._start, self._run_start = saved.start, saved.run_start  # what the run sends; where its steps count from
-        self._written = saved.counts  # events of each type in the record: a hook's run id is counted from them
+        self._start_event, self._run_start = saved.start, saved.run_start  # what the run sends; where its steps count from
+        self._event_counts = saved.counts  # events of each type in the record: a hook's run id is counted from them
         # Where the run's time counts from: its task's (a record of format 1 has none: from now).
         self.clock, self._run_started_at = clock, saved.run_started_at if saved.run_started_at is not None else clock()
         self._unfinished_task = saved.unfinished_task  # the task of a run not ended (killed): run(task) resumes it
@@ -298,9 +298,9 @@ class Agent:
         start = {"format": RECORD_FORMAT, "model": self.model, "system": _digest(self.system),
                  "tools": _digest(self.toolbox.definitions),
                  "options": {"max_tokens": self.config.max_tokens, **self.config.request.model_dump(exclude_none=True)}}
-        if start == self._start:
+        if start == self._start_event:
             return None
-        changed = [k for k in ("model", "system", "tools") if self._start and self._start.get(k) != start[k]]
+        changed = [k for k in ("model", "system", "tools") if self._start_event and self._start_event.get(k) != start[k]]
         if changed and self.messages:
             what = " and ".join("system prompt" if k == "system" else k for k in changed)
             if not new_segment:
@@ -308,10 +308,10 @@ class Agent:
                     f"the run record was started with another {what}: run(new_segment=True) goes on with this "
                     "agent's as a new segment (the history's thinking is dropped), or restore the old one"))
             self.replace_history([without_thinking(m) for m in self.messages])  # bound to the old prefix
-        elif self._start and {**self._start, "format": RECORD_FORMAT} != start:
+        elif self._start_event and {**self._start_event, "format": RECORD_FORMAT} != start:
             log.warning("the request options differ from the run record's; recorded as a new start")
         self._write({"type": "start", **start})
-        self._start = start
+        self._start_event = start
         return None
 
     def _run(self, task: str | None) -> RunResult:
@@ -361,17 +361,23 @@ class Agent:
         return None
 
     def _step(self) -> RunResult | None:
-        """One call, as a durable transaction: each boundary is in the record before the next begins.
+        """One call, as a durable transaction: each boundary is in the record (and ``progress``
+        moved on) before the next begins. Its jobs, one a name:
 
-            1. the batch: steers into the history, the PRE_LLM_CALL hooks, the notes not yet delivered
-            2. the request laid out, recorded as sent (its batch with it), and sent
-            3. the reply stored, with its bill and its tool inputs, before anything acts on it
-            4. the POST_LLM_CALL hooks; each tool, its result stored as it completes
-            5. the turn lands in the history
+            _prepare_batch   steers into the history, the PRE_LLM_CALL hooks, the batch
+            _call_model      the request laid out (``_lay_out``), recorded as sent (phase ``sent``), sent
+                             (``_send``), its answer as the step uses it (``_reply_of``)
+            _store_reply     the reply in the record before anything acts on it (phase ``replied``)
+            _stored_reply    or, resumed after a kill, the reply the record holds (not asked for again)
+            _visible         a server tool's result (outside text) without the characters no one sees
+            _count_call      the call into ``calls``, its request as ``last_request``; the POST_LLM_CALL hooks
+            _run_tool        each tool between its hooks, its result stored as it completes (or as stored)
+            _land_turn       the turn into the history (phase ``landed``)
+            _outcome         done, or another step
 
-        A step a kill cut short goes on from its last boundary (``progress``): a stored reply is not
-        asked for again, a stored result not recomputed, a hook that ran does not run again.
-        Returns None when the run goes on."""
+        A step a kill cut short goes on from its last boundary: a stored reply is not asked for
+        again, a stored result not recomputed, a hook that ran does not run again. Returns None
+        when the run goes on."""
         if self.progress.phase == "replied":
             reply = self._stored_reply()
         else:
@@ -431,10 +437,7 @@ class Agent:
         """The call laid out (``messages + batch``), with the request options; on a thread, a continue
         unless what the thread holds fixed has changed. Checked for append-only against the last."""
         self.thread.expire_if_idle()
-        parts = CallParts(system=self.system, tools=self.offer.definitions, durable=self.messages, batch=batch,
-                          prefill_ok=self.spec.supports_prefill, previous_durable_len=self._previous_len,
-                          tool_choice=self.config.tool_choice, tool_changes=self.offer.changes(),
-                          boundary=self.spec.system_boundary, thread=self.thread.continued_at(self.messages))
+        parts = self._parts(batch, tool_changes=self.offer.changes(), thread=self.thread.continued_at(self.messages))
         plan = self._with_options(self.layout(parts))
         self.thread.unthread_if_off(plan)
         why = self.thread.why_not_continued(plan)
@@ -446,6 +449,12 @@ class Agent:
             self.thread.unthread_if_off(plan)
         self._check_append_only(plan)
         return plan
+
+    def _parts(self, batch: list[Injection], **more: Any) -> CallParts:
+        """What the call is made of (the layout's input): the history, the batch, the system prompt and tools."""
+        return CallParts(system=self.system, tools=self.offer.definitions, durable=self.messages, batch=batch,
+                         prefill_ok=self.spec.supports_prefill, previous_durable_len=self._previous_len,
+                         tool_choice=self.config.tool_choice, boundary=self.spec.system_boundary, **more)
 
     def _with_options(self, laid_out: CallPlan | dict) -> CallPlan:
         """The layout's plan with the request options; a layout's own keyword wins."""
@@ -506,10 +515,7 @@ class Agent:
         the batch it was sent with (a layout is a pure function of them), the response rebuilt."""
         stored = self.progress.reply or {}
         batch = [Injection(**i) for i in stored.get("batch", [])]
-        parts = CallParts(system=self.system, tools=self.offer.definitions, durable=self.messages, batch=batch,
-                          prefill_ok=self.spec.supports_prefill, previous_durable_len=self._previous_len,
-                          tool_choice=self.config.tool_choice, boundary=self.spec.system_boundary)
-        plan = self._with_options(self.layout(parts))
+        plan = self._with_options(self.layout(self._parts(batch)))
         message_type = BetaMessage if stored.get("beta") else Message
         reply = Reply(plan, message_type.model_validate(stored["response"]), CallRecord(**stored["call"]), batch,
                       stored["entries"], stored.get("thread"))
@@ -586,7 +592,7 @@ class Agent:
                 return
             self.turn_queue.truncate(len(self.turn_queue) - len(notes))  # the step carries them now
         # The runs, calls sent and endings before it: the same after a kill, different for any other run of the point.
-        written = self._written
+        written = self._event_counts
         run_id = f"task{written.get('task', 0)}.sent{written.get('sent', 0)}.ended{written.get('ended', 0)}/{key}"
         self.hooks.run(event.point, event, start=self.progress.hooks.get(key, 0), ran=ran, run_id=run_id)
 
@@ -630,7 +636,7 @@ class Agent:
         state, self.state.unwritten = ({}, self.state.unwritten) if held else (self.state.unwritten, {})
         try:
             self.store.write({**event, "state": state} if state else event, sync=sync)
-            self._written[event["type"]] = self._written.get(event["type"], 0) + 1
+            self._event_counts[event["type"]] = self._event_counts.get(event["type"], 0) + 1
             self.progress = progress
         except OSError:
             self.state.unwritten = {**state, **self.state.unwritten}

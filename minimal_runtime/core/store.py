@@ -472,18 +472,11 @@ def _open_in(folder: int, directory: Path, name: str, flags: int) -> int:
     return fd
 
 
-class _Reader(StoreBase):
-    def __init__(self, path: Path):
-        self.path, self.where = path, str(path)
-
-    def events(self) -> list[dict[str, Any]]:
-        return _read(self.path) if self.path.exists() else []
-
-
 def load_run(directory: str | Path) -> StoredRun:
     """The run record in ``directory`` as it stands, read without opening it (and so without its
     lock): for looking at a run that an agent, here or in another process, may still hold."""
-    return _Reader(Path(directory) / "events.jsonl").load()
+    path = Path(directory) / "events.jsonl"
+    return load(_read(path) if path.exists() else [], str(path))
 
 
 def _not_a_file(path: Path) -> str:
