@@ -580,6 +580,58 @@ class TailExact(unittest.TestCase):
         self.assertEqual([markers(m) for m in sent], [[(0, 0)], [(0, 0), (2, WIDE - 1)], [(2, WIDE - 1), (4, WIDE - 1)]])
 
 
+class ThreadedExact(unittest.TestCase):
+    """The default layout on Sonnet 5.5, on a message thread: a create sends everything; a continue only
+    what the server does not hold (no system, no tools), the breakpoint near the held end moved to the
+    first block sent that can carry it, or, when none can (empty tool results), asked of the server."""
+
+    def test_what_a_create_and_each_continue_send(self):
+        run = Run(system="You add wide, 2 rounds.")
+        agent = run.agent(MemoryStore())
+        self.assertEqual(agent.run(TASK).status, "done")
+        history, sent = agent.messages, run.server.requests
+        self.assertEqual([sorted(r) for r in sent], [["max_tokens", "messages", "model", "system", "thread", "tools"]]
+                         + [["max_tokens", "messages", "model", "thread"]] * 2)
+        self.assertEqual([r["thread"] for r in sent], [{"type": "create"}] + [
+            {"type": "continue", "previous_message_id": f"msg_scripted_{n:04d}"} for n in (1, 2)])
+        self.assertEqual([_unmarked(r["messages"]) for r in sent], [history[:2], history[3:5], history[6:8]])
+        self.assertEqual([markers(r["messages"]) for r in sent], [[(0, 0)], [(0, 0), (0, WIDE - 1)], [(0, 0), (0, WIDE - 1)]])
+        narrow = Run(system="You add 3 times.")
+        self.assertEqual(narrow.agent(MemoryStore()).run(TASK).status, "done")
+        self.assertEqual([markers(r["messages"]) for r in narrow.server.requests], [[(0, 0)], [(0, 1)], [(0, 1)], [(0, 1)]])
+        self.assertFalse(any("cache_control" in r for r in run.server.requests + narrow.server.requests))
+        server = Scripted(answer=by_round(([use("add", n, a=n, b=1) for n in range(WIDE)], "tool_use"),
+                                          ([{"type": "text", "text": "Done."}], "end_turn")))
+        empty = Agent(server.client(), model=MODELS[0], system="You add.", store=MemoryStore(),
+                      tools=[FunctionTool("add", "Add two integers.", Numbers, lambda n: "")])
+        self.assertEqual(empty.run(TASK).status, "done")
+        self.assertEqual((server.requests[1]["cache_control"], markers(server.requests[1]["messages"])),
+                         ({"type": "ephemeral"}, []))
+
+
+class LayoutChoice(unittest.TestCase):
+    """The layout a model's facts call for, and the reason the agent gives (the run span carries it)."""
+
+    def test_each_model_gets_its_layout_and_says_why(self):
+        server = Scripted()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            chosen = {model: Agent(server.client(), model=model, store=MemoryStore())
+                      for model in ("claude-sonnet-5-5", "claude-fable-5-2", "claude-sonnet-4-6", "claude-fork-layout-test")}
+        self.assertEqual({m: (a.layout.__name__, a.layout_reason) for m, a in chosen.items()}, {
+            "claude-sonnet-5-5": ("threaded_layout", "claude-sonnet-5-5 accepts turn-scoped system messages and message "
+                                  "threads, so the batch is one, appended with its turn, and each call sends only what the "
+                                  "thread does not hold: every request only appends to the last one"),
+            "claude-fable-5-2": ("turn_scoped_layout", "claude-fable-5-2 accepts turn-scoped system messages, so the batch "
+                                 "is one, appended with its turn: every request only appends to the last one"),
+            "claude-sonnet-4-6": ("tail_layout", "claude-sonnet-4-6 does not accept mid-conversation system messages, so "
+                                  "the batch rides at the end of the last user turn of each call's copy"),
+            "claude-fork-layout-test": ("tail_layout", "claude-fork-layout-test is not in the model table, so the batch "
+                                        "rides at the end of the last user turn of each call's copy")})
+        given = Agent(server.client(), model=MODELS[0], store=MemoryStore(), layout=turn_scoped_layout)
+        self.assertEqual((given.layout, given.layout_reason), (turn_scoped_layout, "chosen by the caller"))
+
+
 class Dollars(unittest.TestCase):
     """Each call's dollars worked out by hand from the price table, on a server that reports cache
     writes and reads. Per million tokens, as the table has them: Sonnet 5.5 $2 in, $10 out, $2.50 a
