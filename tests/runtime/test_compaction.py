@@ -3,6 +3,8 @@ and whether the current models accept it."""
 
 from __future__ import annotations
 
+import inspect
+
 import anthropic
 import pytest
 
@@ -54,9 +56,26 @@ def run(strategy, *, pages=40, offload=None, model=CURRENT, thinking="strip", li
     return agent, result, reader, keeper, produced, ledger, feature
 
 
+@pytest.fixture(scope="module")
+def read_run():
+    """``run`` for tests that only read the run: each setting's run made once in this module, where four tests
+    each ran the default 40-page ladder and simple runs again and two the 120-page server run (the runs are
+    deterministic: a test reads what its own run would give)."""
+    made = {}
+
+    def shared(*args, **kwargs):
+        call = inspect.signature(run).bind(*args, **kwargs)
+        call.apply_defaults()
+        key = tuple(call.arguments.items())
+        if key not in made:
+            made[key] = run(*args, **kwargs)
+        return made[key]
+    return shared
+
+
 @pytest.mark.parametrize("strategy", ["ladder", "simple", "rungs", "on demand"])
-def test_every_client_side_strategy_keeps_its_window_small_and_everything_it_dropped_restorable(strategy):
-    agent, result, reader, keeper, produced, _, _ = run(strategy)
+def test_every_client_side_strategy_keeps_its_window_small_and_everything_it_dropped_restorable(strategy, read_run):
+    agent, result, reader, keeper, produced, _, _ = read_run(strategy)
     assert result.status == "done", result.error
     assert max(c.prompt_tokens for c in agent.calls) < 25_000  # the no-compaction run reaches ~90,000
     back, dropped = restorable(produced.contents, reader.last_seen, keeper)
@@ -67,8 +86,8 @@ def test_every_client_side_strategy_keeps_its_window_small_and_everything_it_dro
         assert back == dropped
 
 
-def test_with_offloading_first_even_the_servers_compaction_is_fully_restorable():
-    agent, result, reader, keeper, produced, ledger, feature = run("server", pages=120, offload=4000)
+def test_with_offloading_first_even_the_servers_compaction_is_fully_restorable(read_run):
+    agent, result, reader, keeper, produced, ledger, feature = read_run("server", pages=120, offload=4000)
     assert result.status == "done" and feature.compactions >= 1
     back, dropped = restorable(produced.contents, reader.last_seen, keeper)
     assert dropped > 100 and back == dropped
@@ -86,8 +105,8 @@ def test_the_task_is_protected_and_the_system_prompt_never_changes(strategy):
     assert text.startswith(task_text(30, PLANTED))
 
 
-def test_the_appendix_of_a_summary_names_every_url_and_path_the_compacted_history_did():
-    agent, result, reader, keeper, *_ , feature = run("simple", pages=40)
+def test_the_appendix_of_a_summary_names_every_url_and_path_the_compacted_history_did(read_run):
+    agent, result, reader, keeper, *_ , feature = read_run("simple", pages=40)
     assert len(feature.log) >= 2
     head = "\n".join(texts_of(agent.messages[:1]))
     assert SUMMARY_HEAD in head
@@ -130,11 +149,11 @@ def test_the_appendix_keeps_a_page_and_its_saved_copy_on_one_line():
                                        ".observations/a.txt; ...]"]
 
 
-def test_on_a_model_that_binds_thinking_rewrites_fail_unless_thinking_is_stripped_or_dropped():
+def test_on_a_model_that_binds_thinking_rewrites_fail_unless_thinking_is_stripped_or_dropped(read_run):
     """The claims of the chapter's table, on Sonnet 5.5 (a new account: the check is enforced)."""
     _, kept, *_ = run("ladder", thinking="keep")
     assert kept.status == "error" and "bound to a different conversation" in kept.error
-    agent, stripped, _, _, _, ledger, _ = run("ladder", thinking="strip")
+    agent, stripped, _, _, _, ledger, _ = read_run("ladder", thinking="strip")
     assert stripped.status == "done" and ledger.stripped and ledger.stripped <= ledger.gone
     agent, dropped, _, _, _, ledger, _ = run("ladder", thinking="drop_block")
     assert dropped.status == "done" and ledger.stripped
@@ -238,7 +257,7 @@ def test_the_rungs_trim_leaves_a_summary_naming_what_it_left_out_so_the_reader_n
 
 
 @pytest.mark.parametrize("strategy", ["ladder", "simple", "server", "on demand"])
-def test_the_user_is_told_each_compaction_and_the_model_never_sees_the_notice(strategy):
+def test_the_user_is_told_each_compaction_and_the_model_never_sees_the_notice(strategy, read_run):
     told, notices = [], []
 
     def notice(feature):
@@ -247,7 +266,7 @@ def test_the_user_is_told_each_compaction_and_the_model_never_sees_the_notice(st
 
     pages = 120 if strategy == "server" else 40
     agent, result, *_, feature = run(strategy, pages=pages, offload=4000 if strategy == "server" else None, also=notice)
-    plain, *_ = run(strategy, pages=pages, offload=4000 if strategy == "server" else None)
+    plain, *_ = read_run(strategy, pages=pages, offload=4000 if strategy == "server" else None)
     assert result.status == "done" and len(feature.log) >= 1
     assert told == notices[0].told and len(told) == len(feature.log)
     assert all(line.startswith("Context compacted before call ") for line in told)
