@@ -13,6 +13,7 @@ replies stay offline.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -28,7 +29,7 @@ import httpx2 as httpx  # the SDK's own HTTP library
 from pydantic import BaseModel
 
 from minimal_runtime.core import (Agent, FunctionTool, HookRegistry, MemoryStore, Point, RunStore, ToolBox, ToolOutput,
-                                  hook_run_id, load_run, tool_use_id, turn_scoped_layout)
+                                  hook_run_id, load_run, threaded_layout, tool_use_id, turn_scoped_layout)
 from minimal_runtime.core.store import load
 
 MODELS = ("claude-sonnet-5-5", "claude-haiku-5-5")
@@ -456,6 +457,33 @@ class ThreadRecord(unittest.TestCase):
         sent = [(r["thread"]["type"], len(r["messages"])) for r in run.server.requests]
         self.assertEqual([kind for kind, _ in sent], ["create", "continue", "continue", "create", "continue",
                                                       "create", "create"])
+
+    def test_a_reply_not_kept_and_a_rewritten_copy_start_a_new_thread(self):
+        def cut_then_done(request: dict) -> tuple[list[dict], str]:
+            if "Again" not in json.dumps(request["messages"]):
+                return [{"type": "text", "text": "Let me think. " * 10}], "max_tokens"
+            return arithmetic({**request, "system": "1"})
+        run = Run(server=Scripted(answer=cut_then_done))
+        agent = run.agent(MemoryStore())
+        self.assertEqual(agent.run(TASK).status, "truncated")  # the server holds a reply the history does not
+        self.assertEqual(agent.run("Again.").status, "done")
+        threads = load(agent.store.events()).threads
+        self.assertEqual([(t["type"], t.get("why")) for t in threads], [
+            ("create", None), ("replay", "the reply was not kept: the server holds a turn the history does not"),
+            ("continue", None)])
+
+        def rewriting(parts):  # the third call: a copy with its first message changed; the others an equal copy
+            copy = [dict(m) for m in parts.durable]
+            if sum(m["role"] == "assistant" for m in copy) == 2:
+                copy[0] = {"role": "user", "content": [{"type": "text", "text": "Add the numbers, please."}]}
+            return threaded_layout(dataclasses.replace(parts, durable=copy))
+        run = Run(layout=rewriting)
+        agent = run.agent(MemoryStore())
+        self.assertEqual(agent.run(TASK).status, "done")
+        self.assertEqual([(t["type"], t.get("why")) for t in load(agent.store.events()).threads], [
+            ("create", None), ("continue", None),
+            ("replay", "the layout rewrote the history's copy, which the thread does not hold")])
+        self.assertEqual(run.server.requests[2]["messages"][0]["content"][0]["text"], "Add the numbers, please.")
 
     def test_a_request_the_server_cannot_thread_goes_whole_from_then_on(self):
         run = Run()
