@@ -637,6 +637,11 @@ class Agent:
         try:
             self.store.write({**event, "state": state} if state else event, sync=sync)
             self._event_counts[event["type"]] = self._event_counts.get(event["type"], 0) + 1
+            # A reply whose turn will never land is in the bill at once. (A call in flight at a kill
+            # was counted when the record was read: its resend passes it by again, not counted twice.)
+            _, lost = self.progress.passed_by(step or {})
+            if lost is not None:
+                self.lost_calls.append(lost)
             self.progress = progress
         except OSError:
             self.state.unwritten = {**state, **self.state.unwritten}

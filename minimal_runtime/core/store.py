@@ -75,6 +75,17 @@ class StoredStep(BaseModel):
         """Was the step's call sent? A kill after it: its steers go after its turn, no limit stops it."""
         return self.phase in ("sent", "replied")
 
+    def passed_by(self, change: dict[str, Any]) -> tuple[dict | None, CallRecord | None]:
+        """What of this value's bill a boundary's ``change`` leaves behind: a call sent and then sent
+        again, or never answered before its run ended (possibly billed); a reply whose turn never
+        landed (paid for, not in the history). The one rule for both: the record's reader and the agent."""
+        phase = change.get("phase")
+        if phase is None:
+            return None, None
+        unanswered = dict(self.sent or {}) if self.phase == "sent" and phase not in ("replied", "failed") else None
+        lost = CallRecord(**(self.reply or {})["call"]) if self.phase == "replied" and phase != "landed" else None
+        return unanswered, lost
+
     def advanced(self, change: dict[str, Any]) -> "StoredStep":
         """This value after a boundary's ``change`` (as the record holds it): a phase of ``BEGINS``
         begins a new value, which carries the notes; any other change replaces the fields it names,
@@ -242,16 +253,13 @@ def load(events: list[dict[str, Any]], where: str = StoreBase.where) -> StoredRu
 
 
 def _advance(run: StoredRun, change: dict[str, Any]) -> None:
-    """The step's value moved on by ``change``; the bill of what it moves past: a call sent and then
-    sent again, or never answered by the end of its run (possibly billed), a reply whose turn never landed."""
-    was, phase = run.step, change.get("phase")
-    if was.phase == "sent" and phase is not None and phase not in ("replied", "failed"):
-        run.unanswered_calls.append(dict(was.sent or {}))
-    if was.phase == "replied" and phase is not None and phase != "landed":
-        run.lost_calls.append(CallRecord(**(was.reply or {})["call"]))
-    if phase == "replied":
+    """The step's value moved on by ``change``, and the bill of what it moves past (``passed_by``)."""
+    unanswered, lost = run.step.passed_by(change)
+    run.unanswered_calls += [unanswered] if unanswered is not None else []
+    run.lost_calls += [lost] if lost is not None else []
+    if change.get("phase") == "replied":
         run.previous_len = len(run.messages)
-    run.step = was.advanced(change)
+    run.step = run.step.advanced(change)
 
 
 def upgrade(events: list[dict[str, Any]], where: str = StoreBase.where) -> list[dict[str, Any]]:

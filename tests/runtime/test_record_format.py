@@ -8,11 +8,12 @@ format 1 (``as_format_1``: neither a format nor a task's time)."""
 
 from __future__ import annotations
 
+import errno
 import logging
 
 import pytest
 
-from minimal_runtime.core.store import RECORD_FORMAT, StoredStep, StoreError, load
+from minimal_runtime.core.store import RECORD_FORMAT, MemoryStore, StoredStep, StoreError, load
 from minimal_runtime.fork_suite import MODELS, TASK, DyingStore, Killed, Run, uninterrupted
 
 MODEL = "claude-sonnet-5-5"
@@ -117,3 +118,28 @@ def test_a_record_of_a_newer_format_is_refused_naming_both_and_nothing_is_writte
     with pytest.raises(StoreError, match=r":1: written in record format 4; this reader knows formats 1 to 3"):
         Run().agent(store)
     assert len(store.events()) == len(events)
+
+
+class DiskFullAt(MemoryStore):
+    """A store whose disk fills at the first event of ``kind``."""
+
+    def __init__(self, kind: str):
+        super().__init__()
+        self.kind = kind
+
+    def write(self, event: dict, sync: bool = True) -> None:
+        if event["type"] == self.kind:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        super().write(event, sync)
+
+
+def test_a_reply_whose_turn_never_lands_is_in_the_bill_at_once_as_the_record_has_it():
+    """The step's value decides the bill on both sides (``StoredStep.passed_by``): a reply stored, then
+    the disk full at its tool's result, the run ends with the reply lost; the agent's bill says so
+    without reading the record again."""
+    agent = Run(MODEL).agent(DiskFullAt("tool_output"))
+    result = agent.run(TASK)
+    assert result.status == "error" and "No space left" in result.error
+    saved = load(agent.store.events())
+    assert len(saved.lost_calls) == 1 and saved.lost_calls[0].cost > 0
+    assert agent.lost_calls == saved.lost_calls and agent.bill().lost == saved.lost_calls[0].cost
