@@ -36,10 +36,18 @@ class TurnScopedQueue:
     def __len__(self) -> int:
         return len(self._items)
 
-    # Given (not the chapter's idea): what the runtime needs when a hook fails or a call fails.
+    # Given (not the chapter's idea): what the runtime needs after each hook, when one fails, and when a call fails.
+    def since(self, length: int) -> list[Injection]:
+        with self._lock:
+            return list(self._items[length:])
+
     def truncate(self, length: int) -> None:
         with self._lock:
             del self._items[length:]
+
+    def remove(self, taken: list[Injection]) -> None:
+        with self._lock:
+            self._items = [i for i in self._items if not any(i is t for t in taken)]
 
     def requeue(self, batch: list[Injection]) -> None:
         with self._lock:

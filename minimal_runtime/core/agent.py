@@ -590,7 +590,7 @@ class Agent:
                 if event.point is not Point.END:
                     raise
                 return
-            self.turn_queue.truncate(len(self.turn_queue) - len(notes))  # the step carries them now
+            self.turn_queue.remove(notes)  # the step carries them now
         # The runs, calls sent and endings before it: the same after a kill, different for any other run of the point.
         written = self._event_counts
         run_id = f"task{written.get('task', 0)}.sent{written.get('sent', 0)}.ended{written.get('ended', 0)}/{key}"

@@ -107,6 +107,12 @@ class TurnScopedQueue:
         with self._lock:
             del self._items[length:]
 
+    def remove(self, taken: list[Injection]) -> None:
+        """Forget these very injections (now carried by the step's record); by identity, not by count,
+        so a note another thread injected meanwhile stays queued."""
+        with self._lock:
+            self._items = [i for i in self._items if not any(i is t for t in taken)]
+
     def requeue(self, batch: list[Injection]) -> None:
         """Put back a batch whose call never reached the model (it failed past the SDK's retries), so
         a one-shot note is not lost. A note of the same source injected afresh replaces it."""
