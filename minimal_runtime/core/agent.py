@@ -60,6 +60,7 @@ import hashlib
 import logging
 import threading
 import time
+from contextlib import suppress
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Literal
 
@@ -198,10 +199,9 @@ class Agent:
         input and its output as output. With no cache on the server that is the call's price; a
         cache the unanswered call wrote and its resend read makes it err high."""
         estimated = 0.0
-        for unanswered in self.unanswered_calls:
-            near = self.calls[min(unanswered.get("calls", len(self.calls)), len(self.calls) - 1)] if self.calls else None
-            if near is not None:
-                estimated += uncached(unanswered.get("model") or self.model, near.prompt_tokens, near.output_tokens)
+        for unanswered in self.unanswered_calls if self.calls else []:  # no call to estimate from: nothing
+            near = self.calls[min(unanswered.get("calls", len(self.calls)), len(self.calls) - 1)]
+            estimated += uncached(unanswered.get("model") or self.model, near.prompt_tokens, near.output_tokens)
         return Bill(stored=sum(c.cost for c in self.calls), lost=sum(c.cost for c in self.lost_calls),
                     estimated=estimated, unanswered=len(self.unanswered_calls))
 
@@ -287,10 +287,10 @@ class Agent:
         finally:
             with self._lock:
                 self.active = False
-            try:  # accepted but never applied (the cap, an error): kept for the next run
+            # Accepted but never applied (the cap, an error): kept for the next run; one that cannot be
+            # written now is still accepted in the store: applied by the next run.
+            with suppress(OSError):
                 self._apply_steering()
-            except OSError:  # still accepted in the store: applied by the next run
-                pass
         return self._end(result)
 
     def _begin(self, new_segment: bool) -> RunResult | None:
@@ -520,7 +520,6 @@ class Agent:
         reply = Reply(plan, message_type.model_validate(stored["response"]), CallRecord(**stored["call"]), batch,
                       stored["entries"], stored.get("thread"))
         reply.kept = self._keeps(reply.response)
-        self._previous_len = len(self.messages)
         return reply
 
     def _keeps(self, response: Any) -> bool:
@@ -643,12 +642,11 @@ class Agent:
             if lost is not None:
                 self.lost_calls.append(lost)
             self.progress = progress
-        except OSError:
+        except Exception as e:
             self.state.unwritten = {**state, **self.state.unwritten}
-            raise
-        except Exception as e:  # a backend that raised its own error type (sqlite3's, say)
-            self.state.unwritten = {**state, **self.state.unwritten}
-            raise StoreFailure(f"{type(e).__name__}: {e}") from e
+            if isinstance(e, OSError):
+                raise
+            raise StoreFailure(f"{type(e).__name__}: {e}") from e  # a backend's own error type (sqlite3's, say)
 
     def _end(self, result: RunResult, recorded: bool = True, resumed: bool = False) -> RunResult:
         """Every run ends here, whatever its status: its result in the record, the END hooks see it,

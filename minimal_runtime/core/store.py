@@ -331,12 +331,12 @@ class RunStore(StoreBase):
     are numbered and written under one lock, so the file is always in sequence."""
 
     def __init__(self, directory: str | Path):
+        self._fd = None  # first: a store that failed to open has nothing to close
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self.path = self.directory / "events.jsonl"
         self.where = str(self.path)
         self._lock = threading.Lock()
-        self._fd = None
         # Both files are opened from a handle on the folder and never through a link: a planted
         # events.jsonl or events.pid pointing elsewhere is refused, not truncated or overwritten.
         folder = os.open(self.directory, os.O_RDONLY | os.O_DIRECTORY)
@@ -453,8 +453,7 @@ class RunStore(StoreBase):
         self.close()
 
     def __del__(self) -> None:
-        if getattr(self, "_fd", None) is not None:
-            self.close()
+        self.close()
 
 
 def _open_in(folder: int, directory: Path, name: str, flags: int) -> int:
