@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import itertools
 import json
 import math
 import os
@@ -710,6 +711,9 @@ class Dollars(unittest.TestCase):
                                               (1000 * 4 + 100 * 20 + 5000 * 4 + 500 * 20) / 1e6])
 
 
+FRESH = itertools.count(1_000_000)
+
+
 class ModelTable(unittest.TestCase):
     """A dated id is its model's entry (billed at its prices); a model not in the table warns once per
     name, still runs, and its cost is unknown (NaN), never guessed."""
@@ -719,7 +723,8 @@ class ModelTable(unittest.TestCase):
         result, saved = Run("claude-sonnet-5-5-20261015", server=Scripted(usage=usage)).go()
         self.assertEqual(result.status, "done")
         self.assertEqual([round(c.cost, 12) for c in saved.calls], [(1000 * 2 + 100 * 10) / 1e6] * 3)
-        for name in ("claude-sonnet-5-5-2026101", "claude-fork-test-20261015"):  # seven digits; no such model
+        n = next(FRESH)  # a name this process has not warned of yet (the warning is once per name, per process)
+        for name in (f"claude-sonnet-5-5-{n:07d}", f"claude-fork-test-{n}-20261015"):  # seven digits; no such model
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 agents = [Run(name, server=Scripted(usage=usage)).agent(MemoryStore()) for _ in range(2)]
