@@ -706,6 +706,11 @@ class Dollars(unittest.TestCase):
                  {"input_tokens": 1000, "output_tokens": 100, "service_tier": "batch"},
                  {"input_tokens": 1000, "output_tokens": 100,
                   "iterations": [{"type": "compaction", "input_tokens": 5000, "output_tokens": 500}]}]
+        alone = [{"input_tokens": 1000, "output_tokens": 100, "speed": "fast"},  # each multiplier on its own
+                 {"input_tokens": 1000, "output_tokens": 100, "inference_geo": "us"},
+                 {"input_tokens": 1000, "output_tokens": 100, "speed": "standard", "inference_geo": "global"}]
+        self.check("claude-opus-5-5", alone, [(1000 * 4 + 100 * 20) * 2 / 1e6, (1000 * 4 + 100 * 20) * 1.1 / 1e6,
+                                              (1000 * 4 + 100 * 20) / 1e6])
         self.check("claude-opus-5-5", usage, [(1000 * 4 + 100 * 20) * 2 * 1.1 / 1e6 + 2 * 10 / 1000,
                                               (1000 * 4 + 100 * 20) * 0.5 / 1e6,
                                               (1000 * 4 + 100 * 20 + 5000 * 4 + 500 * 20) / 1e6])
@@ -728,9 +733,9 @@ class ModelTable(unittest.TestCase):
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 agents = [Run(name, server=Scripted(usage=usage)).agent(MemoryStore()) for _ in range(2)]
-            self.assertEqual([str(w.message) for w in caught],
-                             [f"model {name!r} is not in the model table: no prefill, no known cache minimum or window, "
-                              "cost unknown"])  # once per name, however many agents
+            self.assertEqual([(type(w.message).__name__, str(w.message)) for w in caught],
+                             [("UnknownModelWarning", f"model {name!r} is not in the model table: no prefill, no known "
+                               "cache minimum or window, cost unknown")])  # once per name, however many agents
             self.assertEqual(agents[0].run(TASK).status, "done")
             self.assertTrue(all(math.isnan(c.cost) for c in agents[0].calls) and math.isnan(agents[0].bill().total))
 
@@ -1076,6 +1081,20 @@ class Taint(unittest.TestCase):
         _, _, seen = self.run_of([[use("blocks", 1, search=True)], [use("fetch", 2)]])
         self.assertEqual(seen, [None, "tool blocks (search_result)", "tool blocks (search_result)",
                                 "tool blocks (search_result)"])
+
+    def test_a_toolbox_of_the_protocol_alone_taints_nothing(self):
+        class Bare:  # the Tools protocol and nothing more: no ``tools`` to look a tool up in
+            definitions, masked = ToolBox([FunctionTool("fetch", "Fetch.", {"type": "object"}, str)]).definitions, set()
+
+            def call(self, tool_use: dict) -> dict:
+                return {"type": "tool_result", "tool_use_id": tool_use["id"], "content": "A page."}
+
+            def is_final(self, tool_use: dict, result: dict) -> bool:
+                return False
+        server = Scripted(answer=by_round(([use("fetch", 1)], "tool_use"), ([{"type": "text", "text": "Done."}], "end_turn")))
+        agent = Agent(server.client(), model=MODELS[0], system="You read.", store=MemoryStore(), toolbox=Bare())
+        self.assertEqual(agent.run(TASK).status, "done")
+        self.assertIsNone(agent.state.get("tainted"))
 
     def test_an_untrusted_note_taints_the_run_and_is_user_text(self):
         def note(event):
