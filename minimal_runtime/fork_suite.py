@@ -442,7 +442,7 @@ class ThreadRecord(unittest.TestCase):
         agent.hooks.register(Point.POST_LLM_CALL,
                              lambda e: setattr(run.server, "lose_threads", len(e.agent.calls) == 2))
         self.assertEqual(agent.run(TASK).status, "done")
-        agent.configure(output_config={"effort": "low"})
+        agent.configure(output_config={"effort": "low"}, metadata={"user_id": "u-1"})
         self.assertEqual(agent.run("Add again.").status, "done")
         again = run.agent(DyingStore(agent.store.events()))
         self.assertEqual(again.run("Once more.").status, "done")
@@ -451,7 +451,7 @@ class ThreadRecord(unittest.TestCase):
             {"type": "create", "id": ids[0]}, {"type": "continue", "previous_message_id": ids[0], "id": ids[1]},
             {"type": "replay", "why": "thread_already_continued", "id": ids[2]},
             {"type": "continue", "previous_message_id": ids[2], "id": ids[3]},
-            {"type": "replay", "why": "the request changed: output_config", "id": ids[4]},
+            {"type": "replay", "why": "the request changed: metadata, output_config", "id": ids[4]},
             {"type": "replay", "why": "resumed: a new process holds no thread", "id": ids[5]}])
         replays = [r for r in run.server.requests if r["thread"]["type"] == "replay"]
         self.assertEqual(len(replays), 0)  # on the wire a replay is a create: of the whole history
@@ -485,6 +485,15 @@ class ThreadRecord(unittest.TestCase):
             ("create", None), ("continue", None),
             ("replay", "the layout rewrote the history's copy, which the thread does not hold")])
         self.assertEqual(run.server.requests[2]["messages"][0]["content"][0]["text"], "Add the numbers, please.")
+
+    def test_another_error_on_a_continue_is_the_calls_error_not_a_replay(self):
+        run = Run(system="You add 3 times.")
+        run.server.lost_as = (400, "invalid_request_error", "thread_something_else")
+        agent = run.agent(MemoryStore())
+        agent.hooks.register(Point.POST_LLM_CALL, lambda e: setattr(run.server, "lose_threads", len(e.agent.calls) == 1))
+        result = agent.run(TASK)
+        self.assertEqual((result.status, len(run.server.requests)), ("error", 2))
+        self.assertEqual(result.error, "BadRequestError 400: No thread state was found.")
 
     def test_a_request_the_server_cannot_thread_goes_whole_from_then_on(self):
         run = Run()
