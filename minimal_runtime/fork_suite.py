@@ -907,6 +907,8 @@ class Blocks(Raises):
     def run(self, tool_input: dict):
         if tool_input.get("bad"):
             return ToolOutput.model_construct(content=[1, 2], is_error=False)
+        if tool_input.get("plain"):  # a plain string, not a ToolOutput: the text, no error
+            return "plain text"
         if tool_input.get("search"):  # outside text a tool passes on: it taints the run, whatever the tool
             return ToolOutput.model_construct(content=[{"type": "search_result", "source": "https://example.com", "title": "Found",
                                                        "content": [{"type": "text", "text": "found"}]}], is_error=False)
@@ -927,7 +929,8 @@ class ToolResults(unittest.TestCase):
 
     def test_each_kind_of_tool_result_is_sent_back_exactly_and_the_record_keeps_the_bytes(self):
         calls = [use("add", 1, a=1, b=2), use("add", 2, a=1), use("fail", 3), use("count", 4), use("nosuch", 5),
-                 use("raises", 6), use("blocks", 7), use("blocks", 8, bad=True), use("undecodable", 9)]
+                 use("raises", 6), use("blocks", 7), use("blocks", 8, bad=True), use("undecodable", 9),
+                 use("blocks", 10, plain=True), use("add", 11, a="x")]
         final = [{"type": "text", "text": "First."}, {"type": "text", "text": "Second, déjà."}]
         server = Scripted(answer=by_round((calls, "tool_use"), (final, "end_turn")))
 
@@ -955,14 +958,17 @@ class ToolResults(unittest.TestCase):
                    error(6, "raises failed: ValueError: not a number"),
                    error(7, [{"type": "text", "text": "a block"}]),
                    error(8, "blocks returned list content, not text"),
-                   {"type": "tool_result", "tool_use_id": "toolu_09", "content": "caf\ufffd"}]
+                   {"type": "tool_result", "tool_use_id": "toolu_09", "content": "caf\ufffd"},
+                   {"type": "tool_result", "tool_use_id": "toolu_10", "content": "plain text"},
+                   error(11, "Invalid input for add: a: Input should be a valid integer, unable to parse string as an "
+                             "integer; b: Field required")]
         sent = _unmarked(server.conversations[1]["messages"])  # what the model read: its thread's and the new
         self.assertEqual(sent[0], {"role": "user", "content": [{"type": "text", "text": "Use them, café."}]})
         self.assertEqual([m for m in sent if m["role"] == "user"][-1], {"role": "user", "content": results})
         self.assertEqual(saved.messages, agent.messages)
         self.assertIn({"role": "user", "content": results}, saved.messages)
-        raw = [e["raw"] for e in map(json.loads, lines) if e["type"] == "tool_output"]
-        self.assertEqual(raw[-1], undecodable())  # the bytes, read back exactly
+        raw = {e["tool_use_id"]: e["raw"] for e in map(json.loads, lines) if e["type"] == "tool_output"}
+        self.assertEqual(raw["toolu_09"], undecodable())  # the bytes, read back exactly
         task = next(line for line in lines if '"type":"task"' in line)
         self.assertIn('"text":"Use them, café."', task)  # one compact line, its text as UTF-8
         self.assertEqual(task, json.dumps(json.loads(task), ensure_ascii=False, separators=(",", ":")))
@@ -1029,11 +1035,19 @@ class Offer(unittest.TestCase):
         announced = [m for m in first.messages if m["role"] == "system" and addition in m["content"]]
         self.assertEqual(len(announced), 1)
         self.assertEqual(results[3]["is_error"], True)  # a final tool that failed ends nothing
-        again = agent(DyingStore(first.store.events()))  # a restart: the offer is read back from the history
-        self.assertEqual(again.offer.changes(), [])
-        again.toolbox.mask("echo")
-        self.assertEqual(again.offer.changes(),
-                         [{"type": "tool_removal", "tool": {"type": "tool_reference", "name": "echo"}}])
+        first.toolbox.mask("echo")
+        self.assertEqual(first.run("Again.").status, "done")
+        echo_removed = {"type": "tool_removal", "tool": {"type": "tool_reference", "name": "echo"}}
+        self.assertEqual(len([m for m in first.messages if m["role"] == "system" and echo_removed in m["content"]]), 1)
+        events = first.store.events()  # a restart: the offer is read back from the history's announcements
+        self.assertEqual(agent(DyingStore(events)).offer.changes(),
+                         [{"type": "tool_addition", "tool": {"type": "tool_reference", "name": "echo"}}])
+        self.assertEqual(agent(DyingStore(events), "add", "echo").offer.changes(),
+                         [{"type": "tool_removal", "tool": {"type": "tool_reference", "name": "add"}}])
+        box = ToolBox(tools)
+        box.mask("add")  # a model that takes no tool changes: masked tools are refused, never deferred
+        self.assertFalse(any("defer_loading" in d for d in
+                             Agent(server.client(), model="claude-sonnet-4-6", toolbox=box).tool_definitions))
         with self.assertRaisesRegex(TypeError, "^42 is not a tool: a tool is a plain function"):
             Agent(server.client(), model=MODELS[0], tools=[42])
 
