@@ -529,9 +529,11 @@ def note(n: int) -> dict:
 
 
 def markers(messages: list[dict]) -> list[tuple[int, int]]:
-    """Where a request's cache breakpoints are: (message, block)."""
-    return [(i, k) for i, m in enumerate(messages) if isinstance(m["content"], list)
-            for k, b in enumerate(m["content"]) if "cache_control" in b]
+    """Where a request's cache breakpoints are: (message, block); each the API's one kind, ephemeral."""
+    found = [(i, k) for i, m in enumerate(messages) if isinstance(m["content"], list)
+             for k, b in enumerate(m["content"]) if "cache_control" in b]
+    assert all(messages[i]["content"][k]["cache_control"] == {"type": "ephemeral"} for i, k in found), messages
+    return found
 
 
 class Exact(unittest.TestCase):
@@ -590,6 +592,9 @@ class PlainLayout(unittest.TestCase):
         self.assertTrue(all(r["metadata"] == {"user_id": "u-1"} for r in runs[0].server.requests))
         self.assertEqual(agents[0].messages, agents[1].messages)
         self.assertEqual(sum(m["role"] == "system" for m in agents[0].messages), 3)  # each call's notes, kept
+        bare = Run(layout=lambda parts: dict(turn_scoped_layout(parts).request))  # no betas at all
+        self.assertEqual(bare.agent(MemoryStore()).run(TASK).status, "done")
+        self.assertEqual(set(bare.server.betas), {""})
 
 
 class TailExact(unittest.TestCase):
@@ -1131,6 +1136,9 @@ class Taint(unittest.TestCase):
 
 
 def thinking(n: int) -> dict:
+    """A reply's thinking block; the second reply's is redacted (its ``data`` is its identity)."""
+    if n == 2:
+        return {"type": "redacted_thinking", "data": "opaque-2"}
     return {"type": "thinking", "thinking": f"Step {n}.", "signature": f"sig-{n}"}
 
 
@@ -1165,15 +1173,22 @@ class PrefixCheck(unittest.TestCase):
         def drop(*which):
             def change(request, replies):
                 for k in which:
-                    replies[k]["content"] = [b for b in replies[k]["content"] if b["type"] != "thinking"]
+                    replies[k]["content"] = [b for b in replies[k]["content"] if "thinking" not in b["type"]]
             return change
 
         def system_as_text(request, replies):
             request["system"] = [{"type": "text", "text": "You add."}]
 
+        def system_as_string(request, replies):
+            request["system"] = "You add."
+
+        def task_as_string(request, replies):
+            request["messages"][0] = {"role": "user", "content": TASK}
+
         def defer_edited(request, replies):
             request["tools"] = [*request["tools"][:1], {**request["tools"][1], "description": "Changed."}]
-        for change in (drop(0, 1, 2, 3), drop(0), drop(2), drop(0, 1), drop(0, 2), system_as_text, defer_edited):
+        for change in (drop(0, 1, 2, 3), drop(0), drop(2), drop(0, 1), drop(0, 2), system_as_text, system_as_string,
+                       task_as_string, defer_edited):
             with self.subTest(change=getattr(change, "__name__", "drop")):
                 self.assertEqual(self.edits(change), [])
 
@@ -1218,12 +1233,16 @@ class Settings(unittest.TestCase):
             self.assertIn(message, str(caught.exception))
         options = {"metadata": {"user_id": "u-1"}, "output_config": {"effort": "low"}, "service_tier": "standard_only",
                    "thinking": {"type": "adaptive"}}
-        agent = made(max_tokens=1000, **options)
+        agent = made(max_tokens=1000, tool_choice={"type": "auto"}, **options)
         with self.assertRaises(ValueError):
             agent.configure(max_tokens=10**6)
         self.assertEqual(server.requests, [])  # nothing was sent for any of them
         self.assertEqual(agent.run(TASK).status, "done")
-        self.assertEqual({k: server.requests[0].get(k) for k in ("max_tokens", *options)}, {"max_tokens": 1000, **options})
+        self.assertEqual({k: server.requests[0].get(k) for k in ("max_tokens", "tool_choice", *options)},
+                         {"max_tokens": 1000, "tool_choice": {"type": "auto"}, **options})
+        system = [{"type": "text", "text": "You answer."}, {"type": "text", "text": "Briefly."}]
+        Agent(server.client(), model=MODELS[0], system=system, store=MemoryStore()).run(TASK)
+        self.assertEqual(server.requests[-1]["system"], [system[0], {**system[1], "cache_control": {"type": "ephemeral"}}])
 
 
 class Shorthand(unittest.TestCase):
