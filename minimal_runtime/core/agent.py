@@ -431,7 +431,6 @@ class Agent:
             reply = self._reply_of(plan, response, batch)
             self._previous_len = len(self.messages)  # where this call's history ends: the next call's second breakpoint
             return self._store_reply(reply)
-        raise AssertionError("unreachable")
 
     def _lay_out(self, batch: list[Injection]) -> CallPlan:
         """The call laid out (``messages + batch``), with the request options; on a thread, a continue

@@ -61,12 +61,10 @@ class Tool(Protocol):
 
     def definition(self) -> dict[str, Any]:
         """The Messages API tool definition: name, description, input_schema."""
-        ...
 
     def run(self, raw_input: dict[str, Any]) -> "ToolOutput":
         """Validate the input and act. Errors come back as an error output, never raised. A run
         killed mid-call runs again on resume: ``tools.tool_use_id()`` is the same both times."""
-        ...
 
 
 class Tools(Protocol):
@@ -78,11 +76,9 @@ class Tools(Protocol):
 
     def call(self, tool_use: dict) -> dict:
         """Run one tool_use block; always returns a tool_result block, never raises."""
-        ...
 
     def is_final(self, tool_use: dict, result: dict) -> bool:
         """Does this call, with this result, end the run (a successful final report, say)?"""
-        ...
 
     def mask(self, *names: str) -> None: ...
 
@@ -96,11 +92,9 @@ class Store(Protocol):
 
     def write(self, event: dict[str, Any], sync: bool = True) -> None:
         """Append one event, in order, whole or not at all; with ``sync``, durable before returning."""
-        ...
 
     def events(self) -> list[dict[str, Any]]:
         """Every event written, in order."""
-        ...
 
 
 class AgentView(Protocol):

@@ -108,10 +108,7 @@ class CallRecord(BaseModel):
     @property
     def cost_without_cache(self) -> float:
         """What the same call would cost with no caching at all: every prompt token at the base price."""
-        p = model_spec(self.model).price(self.prompt_tokens, self.speed, self.inference_geo)
-        if p is None:
-            return math.nan
-        own = (self.prompt_tokens * p.input + self.output_tokens * p.output) / 1e6
+        own = uncached(self.model, self.prompt_tokens, self.output_tokens, self.speed, self.inference_geo)
         return own * self._discount + self.search_fee + sum(c.cost_without_cache for c in self.compactions)
 
     @property
@@ -124,11 +121,12 @@ class CallRecord(BaseModel):
         return BATCH_DISCOUNT if self.batch else 1.0
 
 
-def uncached(model: str, prompt_tokens: int, output_tokens: int) -> float:
+def uncached(model: str, prompt_tokens: int, output_tokens: int, speed: str | None = None,
+             inference_geo: str | None = None) -> float:
     """Dollars for a call whose whole prompt is read uncached, at the base input price of the tier its
-    size falls in, and ``output_tokens`` of output: what a call costs at most for that prompt and output
-    (NaN for an unpriced model)."""
-    p = model_spec(model).price(prompt_tokens)
+    size falls in (at that speed and inference geography), and ``output_tokens`` of output: what a call
+    costs at most for that prompt and output (NaN for an unpriced model)."""
+    p = model_spec(model).price(prompt_tokens, speed, inference_geo)
     return math.nan if p is None else (prompt_tokens * p.input + output_tokens * p.output) / 1e6
 
 
