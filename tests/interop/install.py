@@ -28,7 +28,7 @@ PROBE_TIMEOUT = 5.0
 
 
 class Unreachable(Exception):
-    """A registry that an install needs did not answer."""
+    """A client that cannot be installed here: a registry it needs did not answer, or its pins did not install."""
 
 
 @dataclass
@@ -115,12 +115,15 @@ def ensure_client(name: str) -> Path:
     ``requirements.txt``, or a ``package.json`` and ``package-lock.json``), so that clients whose
     dependencies disagree never share an environment: the folder, installed if missing or out of date."""
     pins, dest = HERE / "clients" / name, CACHE / name
-    if (pins / "requirements.txt").exists():
-        _python_env(dest, pins / "requirements.txt")
-    else:
-        # npm install, not ci: a lock made on Linux leaves out the other platforms' optional binaries
-        # (cline's @cline/cli-darwin-*), which ci then calls out of sync; install keeps the locked versions
-        _node_env(dest, (pins / "package.json", pins / "package-lock.json"), install="install")
+    try:
+        if (pins / "requirements.txt").exists():
+            _python_env(dest, pins / "requirements.txt")
+        else:
+            # npm install, not ci: a lock made on Linux leaves out the other platforms' optional binaries
+            # (cline's @cline/cli-darwin-*), which ci then calls out of sync; install keeps the locked versions
+            _node_env(dest, (pins / "package.json", pins / "package-lock.json"), install="install")
+    except subprocess.CalledProcessError as e:  # every caller lists the client as skipped, with this reason
+        raise Unreachable(f"its pins did not install ({e})") from None
     return dest
 
 
