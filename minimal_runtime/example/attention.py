@@ -14,7 +14,7 @@ model the same function measures the requests the runtime sent.
 
 from __future__ import annotations
 
-from ..core.context import rendered
+from ..view.request import rendered
 from ..emulator.prompt import as_blocks, render_block
 from ..emulator.tokens import STANDARD_IMAGES, block_tokens, estimate_tokens
 from ..provider.models import lookup

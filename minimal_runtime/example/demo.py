@@ -12,7 +12,8 @@ import tempfile
 from pathlib import Path
 
 from ..core.agent import Agent
-from ..core.context import batch_of, injected_source
+from ..core.context import injected_source
+from ..view.request import batch_of
 from ..core.hooks import HookEvent, HookRegistry, Point
 from . import TASK, LongRunPolicy, SimulatedResearcher, Workspace, pricing_agent
 from .backend import DEFAULT_MODEL

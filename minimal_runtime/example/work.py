@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import re
 
-from ..core.context import batch_of, injected_source
+from ..core.context import injected_source
+from ..view.request import batch_of
 from ..emulator.policies import Turn, text, tool_use
 from .web import COMPETITORS
 

@@ -45,7 +45,8 @@ from typing import Callable, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from ..core.context import batch_of, injected_source, last_note
+from ..core.context import injected_source, last_note
+from ..view.request import batch_of
 from ..core.hooks import HookEvent, HookRegistry, Point
 from ..core.visible import visible
 from ..provider.cost import CallRecord

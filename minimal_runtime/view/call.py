@@ -18,7 +18,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.context import batch_of
+from .request import batch_of
 from ..provider.cost import CallRecord
 
 # Tints, not colours: laid over the page's own background, each reads as a pale shade in a light theme

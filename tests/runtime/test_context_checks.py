@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from minimal_runtime.core.context import (CallParts, CallPlan, Injection, batch_of, first_edit, injected_source,
+from minimal_runtime.core.context import (CallParts, CallPlan, Injection, first_edit, injected_source,
                                           layout_for, system_with_breakpoint, tail_layout, threaded_layout,
                                           turn_scoped_layout, with_breakpoints)
 from minimal_runtime.provider.models import LOOKBACK_BLOCKS, model_spec
+from minimal_runtime.view.request import batch_of
 
 
 def text(t: str) -> dict:

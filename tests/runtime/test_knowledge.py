@@ -11,7 +11,8 @@ import threading
 from pydantic import BaseModel
 
 from minimal_runtime.core.agent import Agent
-from minimal_runtime.core.context import batch_of, injected_source
+from minimal_runtime.core.context import injected_source
+from minimal_runtime.view.request import batch_of
 from minimal_runtime.core.hooks import HookRegistry, Point
 from minimal_runtime.core.tools import FunctionTool
 from minimal_runtime.emulator import ScriptedPolicy, tool_use

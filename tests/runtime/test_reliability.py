@@ -14,7 +14,8 @@ import pytest
 from pydantic import BaseModel
 
 from minimal_runtime.core.agent import Agent
-from minimal_runtime.core.context import TurnScopedQueue, Injection, batch_of, injected_source, with_breakpoints
+from minimal_runtime.core.context import TurnScopedQueue, Injection, injected_source, with_breakpoints
+from minimal_runtime.view.request import batch_of
 from minimal_runtime.core.hooks import HookRegistry, Point
 from minimal_runtime.core.messages import dumps
 from minimal_runtime.steering import steering_server

@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from minimal_runtime.core import taint
 from minimal_runtime.core.agent import Agent
-from minimal_runtime.core.context import rendered
+from minimal_runtime.view.request import rendered
 from minimal_runtime.core.hooks import HookRegistry, Point
 from minimal_runtime.core.store import MemoryStore
 from minimal_runtime.core.tools import FunctionTool

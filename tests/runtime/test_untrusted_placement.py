@@ -14,12 +14,13 @@ from __future__ import annotations
 import json
 
 from minimal_runtime.core.agent import Agent
-from minimal_runtime.core.context import (BOUNDARY, CallParts, Injection, append_batch, batch_of, first_edit, injected_source,
+from minimal_runtime.core.context import (BOUNDARY, CallParts, Injection, append_batch, first_edit, injected_source,
                                           turn_scoped_layout)
 from minimal_runtime.core.hooks import HookRegistry, Point
 from minimal_runtime.emulator import ScriptedPolicy, tool_use
 from minimal_runtime.example.backend import make_client
 from minimal_runtime.provider.models import model_spec
+from minimal_runtime.view.request import batch_of
 
 RESULTS = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "Basic: $12"}]}
 HISTORY = [{"role": "user", "content": [{"type": "text", "text": "Read the page."}]},
