@@ -22,15 +22,23 @@ one run; absolute times depend on the machine.
 Targets (issue 38), on the threaded layout on Sonnet 5.5 and Haiku 5.5: turn 1000 <= 1.3x turn
 100, and <= 0.1x pydantic-ai's time at turn 1000.
 
-    python benchmarks/loop_speed.py [TURNS]     # default 1000
+With ``--compare REF`` our loop at git ref REF is measured in the same run (its ``minimal_runtime``
+checked out into a temporary folder): each tree's agents run in a process of their own, the trees
+taking turns ``--repeat`` times (first in one round, last in the next), the least median of each
+kept, both set against the one pydantic-ai run of each model. ``--models`` takes some of the models.
+
+    python benchmarks/loop_speed.py [TURNS] [--models M ...] [--compare REF] [--repeat N]   # TURNS: 1000
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -39,9 +47,10 @@ import httpx2
 from pydantic import BaseModel
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+CODE = os.environ.get("LOOP_SPEED_CODE", str(ROOT))  # whose minimal_runtime is measured (--compare: REF's)
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests" / "interop"))
+sys.path.insert(0, CODE)
 from install import CACHE, Unreachable, _python_env  # noqa: E402  (the interop suite's installer: pins, cache, probe)
 from loop_speed_pydantic_ai import PAGE, SYSTEM, respond  # noqa: E402  (the one definition of both sides' server)
 from minimal_runtime.core.agent import Agent  # noqa: E402
@@ -114,38 +123,75 @@ def around(arrivals: list[float], turn: int) -> list[float]:
     return gaps[max(0, turn - 1 - WINDOW):turn + WINDOW]
 
 
-def main(turns: int = 1000) -> None:
+def ours_apart(code: Path, model: str, layout: str, at: list[int], turns: int) -> dict[int, float]:
+    """``ours`` run by the code in ``code``, in a process of its own: the median per turn."""
+    out = subprocess.run([sys.executable, __file__, "--ours", model, layout, json.dumps(at), str(turns)],
+                         env={**os.environ, "LOOP_SPEED_CODE": str(code)}, capture_output=True, text=True)
+    if out.returncode:
+        raise SystemExit(f"measuring {code} failed:\n{out.stderr[-2000:]}")
+    return {int(t): v for t, v in json.loads(out.stdout.splitlines()[-1]).items()}
+
+
+def checkout(ref: str, into: Path) -> Path:
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "minimal_runtime"], capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
+    return into
+
+
+def main(turns: int = 1000, models: list[str] | None = None, compare: str | None = None, repeat: int = 1) -> None:
     at = [t for t in AT if t < turns] + [turns]
     length = turns + WINDOW + 1  # tool calls in a run: the last turn measured has its window after it
     print(f"client-side time per call, ms (median of the {2 * WINDOW + 1} calls around each turn); "
           f"anthropic {anthropic.__version__}; {length} tool calls per run")
-    rows, theirs, said = [], {}, set()
-    for model, layouts in RUNS.items():
-        arrivals, note = pydantic_ai(model, length)
-        said.add(note)
-        if arrivals is not None:
-            theirs[model] = {t: statistics.median(around(arrivals, t)) for t in at}
-            rows.append((model, "pydantic-ai", theirs[model]))
-        for layout in layouts:
-            times = ours(model, layout, at, length)
-            rows.append((model, layout.__name__, {t: statistics.median(times[t]) for t in at}))
-    print("; ".join(sorted(said)))
-    print(f"{'model':<19} {'loop':<20}" + "".join(f"{f'turn {t}':>11}" for t in at)
+    with tempfile.TemporaryDirectory() as tmp:
+        trees = {"this tree": ROOT} if compare is None else {compare: checkout(compare, Path(tmp)), "this tree": ROOT}
+        rows, theirs, said = [], {}, set()
+        for model in models or RUNS:
+            arrivals, note = pydantic_ai(model, length)
+            said.add(note)
+            if arrivals is not None:
+                theirs[model] = {t: statistics.median(around(arrivals, t)) for t in at}
+                rows.append((model, "pydantic-ai", theirs[model]))
+            for layout in RUNS[model]:
+                best: dict[str, dict[int, float]] = {}
+                for round_ in range(repeat):  # the trees take turns: first in one round, last in the next
+                    for label, code in (list(trees.items()) if round_ % 2 == 0 else list(trees.items())[::-1]):
+                        if compare is None and repeat == 1:
+                            times = {t: statistics.median(v) for t, v in ours(model, layout, at, length).items()}
+                        else:
+                            times = ours_apart(code, model, layout.__name__, at, length)
+                        best[label] = {t: min(times[t], best.get(label, times)[t]) for t in at}
+                for label in trees:
+                    name = layout.__name__ if compare is None else f"{layout.__name__} ({label})"
+                    rows.append((model, name, best[label]))
+    print("; ".join(sorted(said)) + (f"; each of ours the least of {repeat} runs" if repeat > 1 else ""))
+    print(f"{'model':<19} {'loop':<34}" + "".join(f"{f'turn {t}':>11}" for t in at)
           + f" {f'{at[-1]}/{at[0]}':>9} {'x pydantic-ai':>14}")
     for model, loop, times in rows:
         vs = f"{times[at[-1]] / theirs[model][at[-1]]:.3f}x" if model in theirs and loop != "pydantic-ai" else "-"
-        print(f"{model:<19} {loop:<20}" + "".join(f"{times[t] * 1000:>11.2f}" for t in at)
+        print(f"{model:<19} {loop:<34}" + "".join(f"{times[t] * 1000:>11.2f}" for t in at)
               + f" {times[at[-1]] / times[at[0]]:>8.2f}x {vs:>14}")
     for model, loop, times in rows:
-        if loop != "threaded_layout":
+        if not loop.startswith("threaded_layout"):
             continue
         growth = times[at[-1]] / times[at[0]]
         verdict = f"turn {at[-1]} / turn {at[0]} {growth:.2f}x ({'meets' if growth <= 1.3 else 'MISSES'} 1.3x)"
         if model in theirs:
             share = times[at[-1]] / theirs[model][at[-1]]
             verdict += f"; {share:.3f}x pydantic-ai's ({'meets' if share <= 0.1 else 'MISSES'} 0.1x)"
-        print(f"threaded on {model}: {verdict}")
+        print(f"{loop} on {model}: {verdict}")
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 1000)
+    if sys.argv[1:2] == ["--ours"]:  # one tree's agents, in a process of their own (ours_apart)
+        model, name, at, length = sys.argv[2], sys.argv[3], json.loads(sys.argv[4]), int(sys.argv[5])
+        layout = next(f for f in RUNS[model] if f.__name__ == name)
+        print(json.dumps({t: statistics.median(v) for t, v in ours(model, layout, at, length).items()}))
+        raise SystemExit
+    parser = argparse.ArgumentParser()
+    parser.add_argument("turns", nargs="?", type=int, default=1000)
+    parser.add_argument("--models", nargs="+", choices=list(RUNS), default=None)
+    parser.add_argument("--compare", default=None, metavar="REF", help="also measure our loop at this git ref")
+    parser.add_argument("--repeat", type=int, default=1, help="measure our loop this many times, trees in turn")
+    args = parser.parse_args()
+    main(args.turns, args.models, args.compare, args.repeat)
