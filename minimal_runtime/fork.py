@@ -124,7 +124,7 @@ such as `python -m minimal_runtime serve`) a live subset also runs against that 
 def test_module(name: str) -> str:
     """``fork_suite.py`` as the fork's own ``test_NAME.py``: importing the fork instead of this core."""
     source = (HERE / "fork_suite.py").read_text()
-    for old, new in (("from minimal_runtime.core.store import", f"from {name}.core.store import"),
+    for old, new in (("from minimal_runtime.core.", f"from {name}.core."),
                      ("from minimal_runtime.core import", f"from {name} import"), ("test_PKG", f"test_{name}")):
         assert old in source, old
         source = source.replace(old, new)
