@@ -444,13 +444,16 @@ def replay_all(run: RecordedRun, names: list[str], *, model: str | None = None,
     is ``tail`` wherever the replay model takes the 2025 layout anyway (the same requests); and a
     strategy that lays out as ``tail`` does (``offload``, the compaction strategies) sends what
     ``tail`` sends until its own machinery first acts (``Parting``), so it goes on from ``tail``'s
-    replay there (``Fork``), or is ``tail``'s replay where it never acts. ``progress(name)`` gives
+    replay there (``Fork``), or is ``tail``'s replay where it never acts (where ``tail`` is asked for,
+    or two such strategies share it: never for one alone). ``progress(name)`` gives
     each replay its progress callback (a strategy that goes on from tail's reports from there)."""
     calibration = calibrate(run, model) if calibration is None else calibration
     model_name = replay_model(run, model)
     spec = model_spec(model_name)
     done: dict[str, Replay] = {}
     followers = {name: STRATEGIES[name] for name in names if _follows_tail(STRATEGIES[name], spec)}
+    if "tail" not in names and len(followers) < 2:  # tail's replay made for one strategy alone costs more than it saves
+        followers = {}
     parting = Parting(run, followers, Limits(calibration, run).prompt(COMPACTION_LIMIT)) if followers else None
 
     def replayed(name: str, start: Fork | None = None) -> Replay:

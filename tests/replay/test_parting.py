@@ -72,3 +72,22 @@ def test_a_log_that_never_reaches_the_limit_is_one_replay_of_tail_for_them(tmp_p
     forked, alone = _forked_and_alone(run)
     assert _bills(forked) == _bills(alone)
     assert all(r.parted is None for r in forked)
+
+
+def test_one_strategy_asked_for_alone_is_replayed_alone_not_after_a_replay_of_tail(tmp_path, monkeypatch):
+    """``replay LOG --strategy offload``: tail's replay is not made for it (it would cost one whole
+    replay more than the call or two it saves), so the requests are those of its own replay."""
+    from minimal_runtime.emulator import Emulator
+    (run,) = load(growing_log(tmp_path))
+    calibration = calibrate(run)
+    sent, answer = [0], Emulator.handle
+
+    def counted(self, *args, **kwargs):
+        sent[0] += 1
+        return answer(self, *args, **kwargs)
+    monkeypatch.setattr(Emulator, "handle", counted)
+    (forked,) = replay_all(run, ["offload"], calibration=calibration)
+    asked_alone, sent[0] = sent[0], 0
+    alone = replay(run, "offload", calibration=calibration)
+    assert _bills([forked]) == _bills([alone])
+    assert asked_alone == sent[0] == len(run.calls)
