@@ -77,7 +77,7 @@ from .context import CallParts, CallPlan, TurnScopedQueue, Injection, first_edit
 from .hooks import CallEvent, EndEvent, ErrorEvent, HookEvent, HookRegistry, Point, ToolCallEvent, ToolResultEvent
 from .messages import assistant_message, blocks_of, dumps, printable, text_block, text_of, tool_uses, user
 from .protocols import Layout, Store, Tool, Tools
-from .store import RECORD_FORMAT, StoreBase, MemoryStore, RunState, StoredStep, StoreFailure, load
+from .store import RECORD_FORMAT, UNFINISHED, CurrentRun, StoreBase, MemoryStore, RunState, StoredStep, StoreFailure, load
 from .thread import Thread
 from .tools import ToolBox, ToolOffer
 
@@ -135,11 +135,12 @@ class Agent:
         # ``calls`` and these; ``calls`` alone is what the history holds (and what ``max_steps`` counts).
         self.lost_calls: list[CallRecord] = saved.lost_calls
         self.state = RunState(saved.state)
-        self._start_event, self._run_start = saved.start, saved.run_start  # what the run sends; where its steps count from
+        self._start_event = saved.start  # what a run sends besides its history, as the record last says
         self._event_counts = saved.counts  # events of each type in the record: a hook's run id is counted from them
-        # Where the run's time counts from: its task's (a record of format 1 has none: from now).
-        self.clock, self._run_started_at = clock, saved.run_started_at if saved.run_started_at is not None else clock()
-        self._unfinished_task = saved.unfinished_task  # the task of a run not ended (killed): run(task) resumes it
+        # The record's last run: its task until it ends (run(task) resumes a killed one), where its step cap
+        # and its time count from (a record of format 1 says no time: from now).
+        self.clock, started = clock, saved.current.started_at
+        self._current_run = saved.current.model_copy(update={"started_at": clock() if started is None else started})
         # Possibly billed: recorded as sent and never answered (a kill while the call was in flight).
         self.unanswered_calls: list[dict] = saved.unanswered_calls
         # The step's progress as the record holds it (its phase, the notes it carries, the hooks it
@@ -175,7 +176,7 @@ class Agent:
     @property
     def steps(self) -> int:
         """Calls made in the current run (since its task), across resumes: what ``max_steps`` caps."""
-        return len(self.calls) - self._run_start
+        return len(self.calls) - self._current_run.first_call
 
     @property
     def name(self) -> str:
@@ -269,10 +270,10 @@ class Agent:
         without, it resumes the history as it stands (after a crash, say). A record started with
         another model, system prompt or tools is refused, unless ``new_segment``: this agent's go on
         from here, and the history's thinking (bound to the old ones) is dropped once."""
-        if task is not None and self._unfinished_task is not None:  # the record ends in a run that was killed
-            if user(task) != self._unfinished_task:  # refused at the door: the killed run stays unfinished
+        if task is not None and self._current_run.task is not None:  # the record ends in a run that was killed
+            if user(task) != self._current_run.task:  # refused at the door: the killed run stays unfinished
                 return self._end(RunResult(status="error", error=(
-                    f"the run record ends in an unfinished run of another task ({text_of(self._unfinished_task)[:60]!r}): "
+                    f"the run record ends in an unfinished run of another task ({text_of(self._current_run.task)[:60]!r}): "
                     "run() resumes it; a new task can follow once it has ended")), recorded=False)
             log.info("the run record ends in an unfinished run of this task: resumed, not asked again")
             task = None
@@ -316,9 +317,9 @@ class Agent:
 
     def _run(self, task: str | None) -> RunResult:
         if task is not None:
-            self._unfinished_task, self._run_started_at = user(task), self.clock()
-            self._append("task", [user(task)], step={"phase": "started"}, at=self._run_started_at)
-            self._run_start = len(self.calls)
+            run = CurrentRun(task=user(task), first_call=len(self.calls), started_at=self.clock())
+            self._append("task", [run.task], step={"phase": "started"}, at=run.started_at)
+            self._current_run = run
             self._hook(HookEvent(Point.START, self))
         else:
             if self.progress.phase == "started":  # killed among the START hooks: the rest run now
@@ -352,8 +353,8 @@ class Agent:
                     f"the next call could cost up to ${most:.6f} (about {prompt:,} prompt tokens uncached, "
                     f"{config.max_tokens:,} output tokens): with ${spent:.6f} spent that passes max_cost_usd "
                     f"${limit:g}. Raise it (agent.configure(max_cost_usd=...)) and call run() to go on"))
-        if config.max_seconds is not None and self._run_started_at is not None:
-            elapsed = self.clock() - self._run_started_at
+        if config.max_seconds is not None:
+            elapsed = self.clock() - self._current_run.started_at
             if elapsed >= config.max_seconds:
                 return RunResult(status="max_time", steps=self.steps, error=(
                     f"{elapsed:,.0f} s since the run's task, max_seconds {config.max_seconds:g}: raise it "
@@ -425,8 +426,9 @@ class Agent:
                 response = self._send(plan)
             except Exception as e:  # the SDK has retried what is retryable (429, 529, 5xx), or the client refused
                 self._write({"type": "failed", "error": _describe(e)}, step={"phase": "failed"})
-                if attempt == 2 or not self.thread.failed(e, plan):
-                    return self._failed(e)
+                if attempt == 2 or not self.thread.failed(e, plan):  # the run stops cleanly, and can be resumed
+                    self._hook(ErrorEvent(Point.ERROR, self, e))
+                    return RunResult(status="error", error=_describe(e))
                 continue
             reply = self._reply_of(plan, response, batch)
             self._previous_len = len(self.messages)  # where this call's history ends: the next call's second breakpoint
@@ -437,15 +439,13 @@ class Agent:
         unless what the thread holds fixed has changed. Checked for append-only against the last."""
         self.thread.expire_if_idle()
         parts = self._parts(batch, tool_changes=self.offer.changes(), thread=self.thread.continued_at(self.messages))
-        plan = self._with_options(self.layout(parts))
-        self.thread.unthread_if_off(plan)
+        plan = self._planned(parts)
         why = self.thread.why_not_continued(plan)
         if why is not None:  # a continue cannot change it: a new create, which replays the history
             log.warning("call %d cannot continue its thread (%s): the whole history goes as a new thread",
                         len(self.calls) + 1, why)
             self.thread.lost(why)
-            plan = self._with_options(self.layout(replace(parts, thread=None)))
-            self.thread.unthread_if_off(plan)
+            plan = self._planned(replace(parts, thread=None))
         self._check_append_only(plan)
         return plan
 
@@ -455,12 +455,14 @@ class Agent:
                          prefill_ok=self.spec.supports_prefill, previous_durable_len=self._previous_len,
                          tool_choice=self.config.tool_choice, boundary=self.spec.system_boundary, **more)
 
-    def _with_options(self, laid_out: CallPlan | dict) -> CallPlan:
-        """The layout's plan with the request options; a layout's own keyword wins."""
-        plan = CallPlan.of(laid_out)
+    def _planned(self, parts: CallParts) -> CallPlan:
+        """The layout's plan for ``parts`` with the request options (a layout's own keyword wins), and
+        without its thread once the agent has stopped threading."""
+        plan = CallPlan.of(self.layout(parts))
         for key, value in self.config.request.model_dump(exclude_none=True, exclude={"betas"}).items():
             plan.request.setdefault(key, value)
         plan.betas = [*plan.betas, *(b for b in self.config.request.betas if b not in plan.betas)]
+        self.thread.unthread_if_off(plan)
         return plan
 
     def _check_append_only(self, plan: CallPlan) -> None:
@@ -481,16 +483,10 @@ class Agent:
         with api.stream(**keywords) as stream:
             return stream.get_final_message()
 
-    def _failed(self, error: Exception) -> RunResult:
-        """The run stops cleanly, every completed turn in the history, and can be resumed."""
-        self._hook(ErrorEvent(Point.ERROR, self, error))
-        return RunResult(status="error", error=_describe(error))
-
     def _reply_of(self, plan: CallPlan, response: Any, batch: list[Injection]) -> "Reply":
         """The answer as the step uses it: its bill, whether the history keeps it, and how the call
         went on a thread (which the thread records: the next call continues this response)."""
         reply = Reply(plan, response, CallRecord.from_usage(response.usage, self.model), batch, plan.entries)
-        reply.kept = self._keeps(response)
         held = len(self.messages) + len(plan.entries) + 1 if reply.kept else None  # on a thread, the server holds it
         reply.thread = self.thread.record(plan, response, held)
         if reply.thread and reply.thread["type"] == "replay":
@@ -514,16 +510,10 @@ class Agent:
         the batch it was sent with (a layout is a pure function of them), the response rebuilt."""
         stored = self.progress.reply or {}
         batch = [Injection(**i) for i in stored.get("batch", [])]
-        plan = self._with_options(self.layout(self._parts(batch)))
+        plan = self._planned(self._parts(batch))
         message_type = BetaMessage if stored.get("beta") else Message
-        reply = Reply(plan, message_type.model_validate(stored["response"]), CallRecord(**stored["call"]), batch,
-                      stored["entries"], stored.get("thread"))
-        reply.kept = self._keeps(reply.response)
-        return reply
-
-    def _keeps(self, response: Any) -> bool:
-        """Does the history keep this reply? Not one the model did not finish, nor an empty one."""
-        return not _unfinished_status(response.stop_reason, self.config.max_tokens, "") and bool(response.content)
+        return Reply(plan, message_type.model_validate(stored["response"]), CallRecord(**stored["call"]), batch,
+                     stored["entries"], stored.get("thread"))
 
     def _count_call(self, reply: "Reply") -> None:
         """The call's bill into ``calls`` (the POST_LLM_CALL hooks count calls by it; the record has it
@@ -537,7 +527,8 @@ class Agent:
         reply, its tools' results. A reply the history does not keep (``results`` and its content
         empty) lands as a turn of no messages: its notes go back on the queue."""
         turn = [*reply.entries, reply.message, *results] if reply.kept else []
-        self._append("turn", turn, reply.record, reply.thread, step={"phase": "landed"})
+        thread = {"thread": reply.thread} if reply.thread else {}
+        self._append("turn", turn, step={"phase": "landed"}, call=reply.record.model_dump(), **thread)
         for entry in reply.entries if reply.kept else []:
             self.offer.announced(entry["content"])
 
@@ -612,13 +603,11 @@ class Agent:
         self._previous_len = None  # the old prefix is gone: nothing to mark
         self.thread.lost("the history was rewritten: a new thread", replay=False)
 
-    def _append(self, kind: str, turn: list[dict], call: CallRecord | None = None, thread: dict | None = None,
-                step: dict | None = None, **fields: Any) -> None:
-        """Append one completed turn (and the call that made it, and how it went on a thread) to the
-        history, and to the store first (``kind``: a new ``task``, a ``turn`` the model made, a
+    def _append(self, kind: str, turn: list[dict], step: dict | None = None, **fields: Any) -> None:
+        """Append one completed turn to the history, and to the store first (``kind``: a new ``task``,
+        a ``turn`` the model made, with the call that made it and how it went on a thread, a
         ``steered`` user message)."""
-        self._write({"type": kind, "messages": turn, **({"call": call.model_dump()} if call else {}),
-                     **({"thread": thread} if thread else {}), **fields}, step=step)
+        self._write({"type": kind, "messages": turn, **fields}, step=step)
         self.messages.extend(turn)
 
     def _write(self, event: dict, sync: bool = True, step: dict | None = None) -> None:
@@ -663,7 +652,7 @@ class Agent:
             self._write({"type": "status", "status": result.status}, step={"phase": "idle"})
         except OSError as e:
             return self._unwritable(e)
-        self._unfinished_task = None
+        self._current_run.task = None
         return result
 
     def _unwritable(self, error: OSError) -> RunResult:
@@ -680,8 +669,12 @@ class Reply:
     batch: list[Injection]  # the notes it carried
     entries: list[dict]  # what it carried after the history: joins the history with the turn
     thread: dict | None = None  # how it went on a message thread
-    kept: bool = False  # does the history keep it (finished, not empty)?
     content: list[dict] | None = None  # its blocks as the history keeps them (outside results made visible)
+
+    @property
+    def kept(self) -> bool:
+        """Does the history keep it? Not a reply the model did not finish, nor an empty one."""
+        return self.response.stop_reason not in UNFINISHED and bool(self.response.content)
 
     @property
     def message(self) -> dict:

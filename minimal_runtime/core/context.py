@@ -475,10 +475,18 @@ def first_edit(previous: dict[str, Any], current: dict[str, Any]) -> str | None:
     before, after = previous.get("messages", []), current.get("messages", [])
     if len(after) < len(before):
         return f"messages: {len(before) - len(after)} message(s) of the previous request are missing"
+    kept = []  # each thinking block of the previous request: where it was, and is it sent again
     for i, (old, new) in enumerate(zip(before, after)):
-        if not _only_thinking_left_out(old, new):  # a thinking block left out is checked below
+        if not _only_thinking_left_out(old, new):
             return f"messages.{i}: edited (an earlier {old.get('role')} message is not sent as it was)"
-    return _thinking_gap(before, after)
+        sent = {_thinking_id(b) for b in new.get("content") or [] if _is_thinking(b)}
+        kept += [(f"messages.{i}.content.{j}", _thinking_id(b) in sent)
+                 for j, b in enumerate(old.get("content") or []) if _is_thinking(b)]
+    # Left out before the first kept block, after the last, or all of them: allowed; between two kept ones,
+    # a gap, which breaks the chain [PT].
+    sent_at = [n for n, (_, k) in enumerate(kept) if k]
+    gap = next((where for where, k in kept[sent_at[0]:sent_at[-1]] if not k), None) if sent_at else None
+    return f"{gap}: a thinking block left out between two that were kept" if gap else None
 
 
 def _system_blocks(request: dict[str, Any]) -> list:
@@ -526,18 +534,3 @@ def without_thinking(message: dict) -> dict:
         return message
     return {**message, "content": [b for b in content if not _is_thinking(b)]}
 
-
-def _thinking_gap(before: list[dict], after: list[dict]) -> str | None:
-    """A thinking block left out between two that were kept breaks the chain [PT]."""
-    kept = []
-    for i, message in enumerate(before):
-        sent = {_thinking_id(b) for b in after[i].get("content") or [] if _is_thinking(b)}
-        for j, block in enumerate(message.get("content") or []):
-            if _is_thinking(block):
-                kept.append((f"messages.{i}.content.{j}", _thinking_id(block) in sent))
-    sent_at = [n for n, (_, k) in enumerate(kept) if k]
-    if not sent_at:
-        return None  # all left out: allowed
-    # Left out before the first kept block or after the last: allowed; between them: a gap.
-    gap = next((where for where, k in kept[sent_at[0]:sent_at[-1]] if not k), None)
-    return f"{gap}: a thinking block left out between two that were kept" if gap else None

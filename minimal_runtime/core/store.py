@@ -103,11 +103,18 @@ BEGINS = {"idle", "started", "failed", "landed", "ended"}  # phases that begin a
 UNFINISHED = ("max_tokens", "model_context_window_exceeded", "refusal")  # a reply with one is never kept
 
 
+class CurrentRun(BaseModel):
+    """The record's last run, from its task on: its task until it ends, where its limits count from."""
+
+    task: dict | None = None  # its task message until its status is written (a kill): run(task) resumes it
+    first_call: int = 0  # calls made before its task: the step cap counts from here
+    started_at: float | None = None  # when its task came (``time.time()``; format 1: unknown): max_seconds counts from here
+
+
 class StoredRun(BaseModel):
     messages: list[dict] = Field(default_factory=list)
     calls: list[CallRecord] = Field(default_factory=list)
-    run_start: int = 0  # calls made before the current run's task: the step cap counts from here
-    run_started_at: float | None = None  # when the current run's task came (``time.time()``): max_seconds counts from here
+    current: CurrentRun = Field(default_factory=CurrentRun)  # the last run: its task, where its limits count from
     tool_outputs: dict[str, str] = Field(default_factory=dict)
     start: dict[str, Any] | None = None  # the latest start event: model, digests of system and tools, options
     state: dict[str, Any] = Field(default_factory=dict)  # what hooks keep (``RunState``), the latest value per key
@@ -121,9 +128,6 @@ class StoredRun(BaseModel):
     unanswered_calls: list[dict] = Field(default_factory=list)
     compactions: int = 0
     status: str = "new"
-    # The task message of a run that never reached its status (a kill): run(task) with the same task
-    # resumes it instead of asking it twice.
-    unfinished_task: dict | None = None
     threads: list[dict] = Field(default_factory=list)  # each threaded call: how it went, its response id
     step: StoredStep = Field(default_factory=StoredStep)  # the last step's progress: a resume goes on from it
     previous_len: int | None = None  # the history's length at the last call (where its breakpoint was)
@@ -218,8 +222,8 @@ def load(events: list[dict[str, Any]], where: str = StoreBase.where) -> StoredRu
                     raise StoreError(f"{where}:{number}: a steered turn without an accepted steer before it")
                 run.messages.extend(event["messages"])
             if kind == "task":
-                run.run_start, run.run_started_at = len(run.calls), event.get("at")
-                run.unfinished_task = event["messages"][0] if event["messages"] else None
+                run.current = CurrentRun(task=event["messages"][0] if event["messages"] else None,
+                                         first_call=len(run.calls), started_at=event.get("at"))
             elif kind == "steered":
                 run.pending_steers.pop(0)
             elif kind == "turn" and "call" in event:
@@ -236,7 +240,7 @@ def load(events: list[dict[str, Any]], where: str = StoreBase.where) -> StoredRu
                 run.start = {k: v for k, v in event.items() if k not in ("type", "seq", "state")}
                 run.format = event["format"]
             elif kind == "status":
-                run.status, run.unfinished_task = event["status"], None
+                run.status, run.current.task = event["status"], None
             elif kind not in ("turn", "hooked", "sent", "reply", "failed", "ended"):
                 run.skipped.append(str(kind))
                 log.warning("%s:%d: an event of a type this reader does not know (%r): kept, skipped", where, number,

@@ -36,7 +36,7 @@ def test_an_accepted_steer_is_stored_as_sent_and_each_task_marks_a_run_start(tmp
     first = len(agent.calls)
     agent.run("And the monthly ones?")
     saved = store.load()
-    assert saved.run_start == first and saved.calls == agent.calls
+    assert saved.current.first_call == first and saved.calls == agent.calls
     assert sum("check the annual prices" in str(m["content"]) for m in saved.messages) == 1 and saved.pending_steers == []
 
 

@@ -32,9 +32,9 @@ BUGS = [
     ("a killed run's task is asked again", "core/agent.py",
      '            log.info("the run record ends in an unfinished run of this task: resumed, not asked again")\n'
      '            task = None\n',
-     '            self._unfinished_task = None\n', "Kills.test_a_call_in_flight_at_the_kill_is_the_only_one_paid_twice_and_is_listed"),
+     '            self._current_run.task = None\n', "Kills.test_a_call_in_flight_at_the_kill_is_the_only_one_paid_twice_and_is_listed"),
     ("no bill on the turn", "core/agent.py",
-     '**({"call": call.model_dump()} if call else {}),', "",
+     'call=reply.record.model_dump(), ', "",
      "Bill.test_each_call_is_billed_in_the_record_as_the_server_counted_it"),
     ("a lost thread ends the run", "core/agent.py",
      "if attempt == 2 or not self.thread.failed(e, plan):", "if True:",

@@ -93,7 +93,7 @@ def test_a_killed_record_of_an_older_format_opens_and_resumes_as_written(kind, s
     old = shape(killed)
     written = 2 if shape is as_format_2 else 1
     assert all("step" not in e for e in old) and load(old).format == written
-    assert (load(old).run_started_at is None) == (written == 1)
+    assert (load(old).current.started_at is None) == (written == 1)
     store = DyingStore(old)
     with caplog.at_level(logging.WARNING):
         result = run.agent(store).run(TASK)  # the same script again: resumed

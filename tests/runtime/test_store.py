@@ -172,7 +172,7 @@ def test_every_event_kind_reads_back_as_written(tmp_path, make):
     _every_event(store)
     run = store.load()
     assert run.messages == [{"role": "user", "content": "summary 2"}]  # the last compaction, nothing after it
-    assert run.compactions == 2 and run.run_start == 1 and [c.input_tokens for c in run.calls] == [10, 20]
+    assert run.compactions == 2 and run.current.first_call == 1 and [c.input_tokens for c in run.calls] == [10, 20]
     assert run.pending_steers == ["not yet delivered"] and run.tool_outputs == {"t1": "raw output"}
     assert run.state == {"pages": 3} and run.status == "done" and run.start["system"] == "1a2b"
     assert [c.input_tokens for c in run.lost_calls] == [30]
