@@ -575,11 +575,10 @@ class Agent:
             queued = {"notes": _dumped([*(n for n in self.progress.notes if n.source not in fresh), *notes])}
             try:
                 self._write({"type": "hooked"}, sync=False, step={"hooks": {key: index + 1}, **(queued if notes else {})})
+                self.turn_queue.remove(notes)  # the step carries them now
             except OSError:
                 if event.point is not Point.END:
                     raise
-                return
-            self.turn_queue.remove(notes)  # the step carries them now
         # The runs, calls sent and endings before it: the same after a kill, different for any other run of the point.
         written = self._event_counts
         run_id = f"task{written.get('task', 0)}.sent{written.get('sent', 0)}.ended{written.get('ended', 0)}/{key}"
