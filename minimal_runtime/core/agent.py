@@ -163,7 +163,7 @@ class Agent:
         # steering, from another thread
         self._lock = threading.Lock()
         self.active = False
-        self._steering: list[str] = saved.pending_steers  # accepted before a crash: applied on resume
+        self._pending_steers: list[str] = saved.pending_steers  # accepted, not yet in the history (a crash's too)
 
     @property
     def model(self) -> str:
@@ -249,7 +249,7 @@ class Agent:
             if not self.active:
                 return False
             self.store.write({"type": "steer", "text": text})  # durable first: an accepted steer survives a crash
-            self._steering.append(text)
+            self._pending_steers.append(text)
             return True
 
     def configure(self, **changes: Any) -> None:
@@ -334,7 +334,7 @@ class Agent:
                 return stopped
             outcome = self._step()
             # A steer that arrived during the final step is answered, not dropped.
-            if outcome is not None and not (outcome.status == "done" and self._steering):
+            if outcome is not None and not (outcome.status == "done" and self._pending_steers):
                 return outcome.model_copy(update={"steps": self.steps})
         # At the cap there is no final text: the last message is the tool results not yet answered.
         return RunResult(status="max_steps", steps=self.steps)
@@ -586,13 +586,13 @@ class Agent:
 
     def _apply_steering(self) -> None:
         with self._lock:
-            pending, self._steering = self._steering, []
+            pending, self._pending_steers = self._pending_steers, []
         for k, text in enumerate(pending):
             try:
                 self._append("steered", [user(text)])
             except OSError:  # not applied: still pending, here and in the store
                 with self._lock:
-                    self._steering = pending[k:] + self._steering
+                    self._pending_steers = pending[k:] + self._pending_steers
                 raise
 
     def replace_history(self, messages: list[dict]) -> None:

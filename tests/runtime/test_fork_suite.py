@@ -108,8 +108,8 @@ HIGH = [
      "FailedCall.test_a_failed_calls_notes_go_to_the_next_call_here_and_after_a_restart"),
     ("a steer accepted before it is on disk", "core/agent.py",
      '            self.store.write({"type": "steer", "text": text})  # durable first: an accepted steer survives a crash\n'
-     "            self._steering.append(text)\n",
-     "            self._steering.append(text)\n"
+     "            self._pending_steers.append(text)\n",
+     "            self._pending_steers.append(text)\n"
      '            self.store.write({"type": "steer", "text": text})\n',
      "Steering.test_a_steer_is_accepted_only_once_it_is_on_disk"),
     ("state set by a tool not restored on resume", "core/agent.py",
