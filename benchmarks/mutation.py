@@ -5,6 +5,7 @@
     python benchmarks/mutation.py features             # the chapters' features
     python benchmarks/mutation.py fork --module cost --minutes 10   # the fork's own suite on the fork's core
     python benchmarks/mutation.py fork --module thread --suite-ref 9900c66~1   # the suite as it was at a commit
+    python benchmarks/mutation.py fork --module agent --sample 05 --minutes 25   # a fifth of each function's
     python benchmarks/mutation.py core --module store --minutes 20
     python benchmarks/mutation.py features --module knowledge --keep /tmp/km      # keep the copy
     python benchmarks/mutation.py features --module knowledge --keep /tmp/km --survivors
@@ -19,7 +20,16 @@ tokenizer's ratios, the block-type sets of the prompt renderer) and runs the sam
 It prints each module's score: mutants killed (a test failed) over mutants checked, and separately
 the mutants no selected test reaches. Survivors are printed with their diff so a reader can judge
 each: a test to add, or an equivalent mutant (marked ``# pragma: no mutate`` with the reason).
-With ``--minutes``, mutants not reached in time are counted as unchecked, not as survivors.
+With ``--minutes``, mutants not reached in time are counted as unchecked, not as survivors. mutmut
+has no sampling and runs a file's functions in order; ``--sample DIGITS`` checks only the mutants whose
+number ends in one of those digits, in every function alike, and counts the rest as unchecked.
+
+mutmut forks each mutant's tests from a process that imported the project before any mutant was on,
+so a function called at import (a price table built by a helper, a type built in a class body) keeps
+its original code there and every mutant of it "survives". Those functions are found by importing
+the modules with mutmut's call recording on; each of their mutants is then run with the scope's tests
+in a fresh process that imports the project with the mutant already on. The report shows them apart
+("at import": killed/checked), with the score over the rest, what mutmut alone checks, beside it.
 
 With ``--keep DIR`` the copy (and mutmut's results) stays in DIR. A later ``--survivors`` run with
 the same DIR copies the checkout's tests/ into it and re-runs only the mutants that survived (and
@@ -33,11 +43,16 @@ line ("log text", shown apart): a reader may judge them equivalent, and the seco
 from __future__ import annotations
 
 import argparse
+import fnmatch
+import json
+import math
+import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -190,14 +205,71 @@ def survivor_diffs(copy: Path, names: list[str]) -> dict[str, str]:
     """Each survivor's diff, from one process (``mutmut show`` per mutant costs a start-up each)."""
     if not names:
         return {}
-    import json
     out = subprocess.run([sys.executable, "-c", SHOW], cwd=copy, input=json.dumps(names), capture_output=True, text=True)
     return json.loads(out.stdout) if out.returncode == 0 else {}
 
 
-def mutmut(copy: Path, minutes: float | None, names: list[str] | None = None) -> dict[str, Counter]:
+CALLED_AT_IMPORT = """
+import importlib, json, sys
+from mutmut.state import state
+for module in sys.argv[1:]:
+    importlib.import_module(module)
+print(json.dumps(sorted(state()._stats)))
+"""
+
+
+def called_at_import(copy: Path, scope: Scope, modules: list[str]) -> list[str]:
+    """The mutated functions that run while the modules and the scope's test modules are imported
+    (a price table built from a helper, a type built in a class body). mutmut forks each mutant's
+    test run from a process that imported everything before the mutant was switched on, so these
+    keep their original code however mutmut scores them: a fresh process has to check them."""
+    imported = [f"minimal_runtime.{m[:-3].replace('/', '.')}" for m in modules]
+    imported += [t[:-3].replace("/", ".") for t in scope.tests if t.startswith("minimal_runtime/") and t.endswith(".py")]
+    out = subprocess.run([sys.executable, "-c", CALLED_AT_IMPORT, *imported], cwd=copy / "mutants", check=True,
+                         env={**os.environ, "MUTANT_UNDER_TEST": "stats"}, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def check_at_import(copy: Path, scope: Scope, names: list[str], minutes: float | None) -> None:
+    """Each mutant of a function called at import, run with the scope's tests in a fresh process that
+    imports the project with the mutant already on (``-x``: the first failure kills it). The results
+    go to ``at-import.json`` beside mutmut's, where ``mutmut`` reads them over mutmut's own; with
+    ``minutes``, those not reached in that time stay unchecked."""
+    path = copy / "at-import.json"
+    results = json.loads(path.read_text()) if path.exists() else {}
+    args = PYTEST_ARGS + (["-k", scope.deselect] if scope.deselect else [])
+    deadline = time.monotonic() + minutes * 60 if minutes else math.inf
+    print(f"  {len(names)} mutants of functions called at import, each in a fresh process")
+    for name in names:
+        try:
+            run = subprocess.run([sys.executable, "-m", "pytest", "-x", *scope.tests, *args], cwd=copy / "mutants",
+                                 env={**os.environ, "MUTANT_UNDER_TEST": name}, capture_output=True,
+                                 timeout=max(1.0, deadline - time.monotonic()) if minutes else None)
+            results[name] = "survived" if run.returncode == 0 else "killed"
+        except subprocess.TimeoutExpired:
+            results[name] = "not checked"
+        path.write_text(json.dumps(results, indent=1))
+        if time.monotonic() > deadline:
+            break
+
+
+def chosen(name: str, patterns: list[str]) -> bool:
+    """Is ``name`` one of ``patterns`` (mutant names, or mutmut's fnmatch patterns: a sample)?"""
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
+
+
+def sample(modules: list[str], digits: str) -> list[str]:
+    """The mutants whose number ends in one of ``digits``, in every function of ``modules``: a tenth
+    of them per digit, spread over every function alike (mutmut has no sampling of its own; a
+    ``--minutes`` limit alone checks the first functions of a file and none of the last)."""
+    return [f"minimal_runtime.{m[:-3].replace('/', '.')}.*__mutmut_*{d}" for m in modules for d in digits]
+
+
+def mutmut(copy: Path, scope: Scope, modules: list[str], minutes: float | None,
+           names: list[str] | None = None) -> dict[str, Counter]:
     """Run mutmut (every mutant without a result, or only ``names``; none when ``names`` is empty),
-    then read back every mutant's status."""
+    then each mutant of a function called at import not yet killed in a fresh process, then read back
+    every mutant's status (for those, the fresh process's)."""
     try:
         if names != []:
             with open(copy / "mutmut.log", "a") as log:  # mutmut's own output: why a run stopped short
@@ -207,15 +279,25 @@ def mutmut(copy: Path, minutes: float | None, names: list[str] | None = None) ->
         print(f"  stopped after {minutes:g} minutes; what was not reached is counted as unchecked")
     out = subprocess.run([str(BIN / "mutmut"), "results", "--all", "true"], cwd=copy,
                          capture_output=True, text=True).stdout
-    scores: dict[str, Counter] = {}
-    statuses = []
+    listed = []
     for line in out.splitlines():
         match = re.match(r"\s*minimal_runtime\.(\w+)\.(\w+)\.\S+: (.+)$", line)
         if match:
-            statuses.append((line.split(":")[0].strip(), f"{match.group(1)}/{match.group(2)}.py", match.group(3).strip()))
+            listed.append((line.split(":")[0].strip(), f"{match.group(1)}/{match.group(2)}.py", match.group(3).strip()))
+    path = copy / "at-import.json"
+    imported = set(called_at_import(copy, scope, modules))
+    done = json.loads(path.read_text()) if path.exists() else {}
+    check_at_import(copy, scope, [name for name, _, _ in listed if name.partition("__mutmut_")[0] in imported
+                                  and done.get(name) != "killed" and (names is None or chosen(name, names))], minutes)
+    at_import = json.loads(path.read_text()) if path.exists() else {}
+    scores: dict[str, Counter] = {}
+    statuses = [(name, module, at_import.get(name, status)) for name, module, status in listed]
     diffs = survivor_diffs(copy, [name for name, _, status in statuses if status == "survived"])
     for name, module, status in statuses:
         scores.setdefault(module, Counter())[status] += 1
+        if name in at_import and status != "not checked":
+            scores[module]["at import"] += 1
+            scores[module]["at import killed"] += status == "killed"
         if status == "survived":
             changed = [d for d in diffs.get(name, "").splitlines() if d[:1] in "+-" and d[:3] not in ("+++", "---")]
             if changed and all(LOG_CALL.match(c) for c in changed):
@@ -242,13 +324,20 @@ def constants() -> Counter:
 
 
 def report(scores: dict[str, Counter]) -> None:
+    """Per module: killed over checked, the mutants no test reached and those a time limit left
+    unchecked (neither counted as checked), the survivors that change only a log line, and the
+    mutants of functions called at import (checked in a fresh process each) apart, with the score
+    over the rest: what mutmut alone could check."""
     print(f"\n{'module':<34} {'killed':>7} {'checked':>8} {'score':>7} {'no test':>8} {'unchecked':>10} "
-          f"{'log text':>9} {'score without':>14}")
+          f"{'log text':>9} {'score without':>14} {'at import':>10} {'score of the rest':>18}")
     for module, counts in scores.items():
         unreached, unchecked, logged = counts["no tests"], counts["not checked"], counts["log text"]
-        checked = sum(counts.values()) - unreached - unchecked - logged
+        imported, imported_killed = counts["at import"], counts["at import killed"]
+        checked = sum(counts.values()) - unreached - unchecked - logged - imported - imported_killed
+        rest = (counts["killed"] - imported_killed) / max(1, checked - imported)
         print(f"{module:<34} {counts['killed']:>7} {checked:>8} {counts['killed'] / max(1, checked):>7.1%} "
-              f"{unreached:>8} {unchecked:>10} {logged:>9} {counts['killed'] / max(1, checked - logged):>14.1%}")
+              f"{unreached:>8} {unchecked:>10} {logged:>9} {counts['killed'] / max(1, checked - logged):>14.1%} "
+              f"{f'{imported_killed}/{imported}':>10} {rest:>18.1%}")
 
 
 def main() -> None:
@@ -257,6 +346,8 @@ def main() -> None:
     parser.add_argument("--module", action="append", default=[],
                         help="only modules whose path contains this (repeatable), e.g. --module store")
     parser.add_argument("--minutes", type=float, help="stop mutmut after this long (unreached mutants: unchecked)")
+    parser.add_argument("--sample", metavar="DIGITS", help="only the mutants whose number ends in one of these "
+                        "digits (e.g. 05: a fifth of each function's); the rest are counted as unchecked")
     parser.add_argument("--keep", type=Path, help="work in this directory and keep it (for --survivors)")
     parser.add_argument("--suite-ref", help="the scope's suites as they were at this commit (a score before)")
     parser.add_argument("--survivors", action="store_true",
@@ -271,7 +362,8 @@ def main() -> None:
     if not modules:
         parser.error(f"no module of {args.scope} matches {args.module}: {scope.modules}")
     print(f"mutmut over {', '.join(modules)}; tests: {' '.join(scope.tests)}"
-          + (f" as at {args.suite_ref}" if args.suite_ref else ""))
+          + (f" as at {args.suite_ref}" if args.suite_ref else "")
+          + (f"; sample: the mutants numbered ...{' or ...'.join(args.sample)}" if args.sample else ""))
     if args.survivors:
         copy = args.keep / "project"
         if not (copy / "mutants").is_dir():
@@ -280,9 +372,10 @@ def main() -> None:
                         ignore=shutil.ignore_patterns("__pycache__"))
         refresh_unmutated(copy)
         dotted = tuple(f"minimal_runtime.{m[:-3].replace('/', '.')}." for m in modules)
-        names = [name for name in survivors(copy) if name.startswith(dotted)]  # --module narrows the re-run
+        names = [name for name in survivors(copy) if name.startswith(dotted)  # --module narrows the re-run
+                 and (not args.sample or chosen(name, sample(modules, args.sample)))]  # and --sample does
         print(f"re-running the {len(names)} survivors and unchecked mutants with the checkout's tests")
-        scores = mutmut(copy, args.minutes, names)
+        scores = mutmut(copy, scope, modules, args.minutes, names)
     elif args.keep:
         if (args.keep / "project").exists():
             parser.error(f"{args.keep / 'project'} exists; remove it or pass --survivors")
@@ -291,14 +384,14 @@ def main() -> None:
         if args.suite_ref:
             suites_from(args.suite_ref, copy, scope)
         configure(copy, scope, modules)
-        scores = mutmut(copy, args.minutes)
+        scores = mutmut(copy, scope, modules, args.minutes, sample(modules, args.sample) if args.sample else None)
     else:
         with tempfile.TemporaryDirectory() as tmp:
             copy = copy_project(Path(tmp))
             if args.suite_ref:
                 suites_from(args.suite_ref, copy, scope)
             configure(copy, scope, modules)
-            scores = mutmut(copy, args.minutes)
+            scores = mutmut(copy, scope, modules, args.minutes, sample(modules, args.sample) if args.sample else None)
     if args.scope == "emulator" and not args.module:
         print("module-level constants, changed one at a time")
         scores["module-level constants"] = constants()

@@ -712,6 +712,14 @@ class Dollars(unittest.TestCase):
                                                (50 * 0.50 + 1000 * 0.625 + 120_000 * 0.05 + 100 * 2.50) / 1e6,
                                                (50 * 0.50 + 100_000 * 0.625 + 100 * 2.50) / 1e6])
 
+    def test_a_read_is_a_tenth_of_the_input_price_unless_the_models_page_says_otherwise(self):
+        # Sonnet 4.6 follows the usual multipliers on $3 in: $3.75 and $6 a write, $0.30 a read; Opus 5.5's page
+        # gives its read, $0.20 where a tenth of its $4 would be $0.40 (its writes still $5 and $8).
+        usage = [{"input_tokens": 40, "cache_creation_input_tokens": 600, "cache_read_input_tokens": 3000,
+                  "cache_creation": {"ephemeral_5m_input_tokens": 400, "ephemeral_1h_input_tokens": 200},
+                  "output_tokens": 20}] * 3
+        self.check("claude-sonnet-4-6", usage, [(40 * 3 + 400 * 3.75 + 200 * 6 + 3000 * 0.3 + 20 * 15) / 1e6] * 3)
+        self.check("claude-opus-5-5", usage, [(40 * 4 + 400 * 5 + 200 * 8 + 3000 * 0.2 + 20 * 20) / 1e6] * 3)
 
     def test_what_a_call_reports_besides_its_tokens_is_billed_too(self):
         # Opus 5.5: $4 in, $20 out; fast mode 2x and US-only inference 1.1x on every category, stacked; a
@@ -753,6 +761,8 @@ class ModelTable(unittest.TestCase):
                                "cache minimum or window, cost unknown")])  # once per name, however many agents
             self.assertEqual(agents[0].run(TASK).status, "done")
             self.assertTrue(all(math.isnan(c.cost) for c in agents[0].calls) and math.isnan(agents[0].bill().total))
+            spec = agents[0].spec  # what the features read of it: unknown, and never sent a prefill
+            self.assertEqual((spec.known, spec.status, spec.supports_prefill), (False, "unknown", False))
 
 
 class ThreadExpiry(unittest.TestCase):

@@ -91,10 +91,11 @@ class Prices(BaseModel, frozen=True):
     up_to: int | None = None
 
 
-def _usual(input: float, output: float, read: float | None = None, up_to: int | None = None) -> Prices:
-    """Prices that follow the usual cache multipliers (read 0.1x unless the page says otherwise)."""
+def _usual(input: float, output: float, read: float | None = None) -> Prices:
+    """Prices that follow the usual cache multipliers (read 0.1x unless the page says otherwise), in
+    one tier (a model priced in tiers gives each tier's ``Prices`` whole)."""
     return Prices(input=input, output=output, write_5m=input * CACHE_WRITE_5M, write_1h=input * CACHE_WRITE_1H,
-                  read=input * CACHE_READ if read is None else read, up_to=up_to)
+                  read=input * CACHE_READ if read is None else read)
 
 
 class ModelSpec(BaseModel, frozen=True):
