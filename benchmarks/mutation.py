@@ -188,10 +188,12 @@ LOG_CALL = re.compile(r"^\s*[-+]\s*(?:log|logger|logging)\.(?:debug|info|warning
 
 
 def survivors(copy: Path) -> list[str]:
-    """The mutants an earlier run left alive, or did not reach (a --minutes run): the ones to run again."""
+    """The mutants an earlier run left alive, or did not reach (a --minutes run): the ones to run again
+    (not those a fresh process killed at import, which mutmut alone still counts alive)."""
     out = subprocess.run([str(BIN / "mutmut"), "results"], cwd=copy, capture_output=True, text=True).stdout
-    return [line.split(":")[0].strip() for line in out.splitlines()
-            if line.strip().endswith((": survived", ": not checked"))]
+    at_import = json.loads((copy / "at-import.json").read_text()) if (copy / "at-import.json").exists() else {}
+    return [name for line in out.splitlines() if line.strip().endswith((": survived", ": not checked"))
+            and at_import.get(name := line.split(":")[0].strip()) != "killed"]
 
 
 SHOW = """

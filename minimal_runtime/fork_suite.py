@@ -1251,7 +1251,11 @@ class Settings(unittest.TestCase):
                    "instead": {"tool_choice": {"type": "any"}},
                    "claude-sonnet-5-5 does not take thinking type 'enabled' (it refuses enabled, disabled)":
                        {"thinking": {"type": "enabled", "budget_tokens": 2000}},
-                   "metadata\n  Value error, bogus: Extra inputs are not permitted": {"metadata": {"user_id": "u", "bogus": 1}},
+                   "metadata\n  Value error, bogus: Extra inputs are not permitted; other: Extra inputs are not permitted":
+                       {"metadata": {"user_id": "u", "bogus": 1, "other": 2}},  # every problem, each with its path
+                   # a list the SDK's type checks only as it is read (an Iterable): read through when checked
+                   "context_management\n  Value error, BetaClearToolUses20250919EditParam.keep: Input should be a valid "
+                   "dictionary": {"context_management": {"edits": [{"type": "clear_tool_uses_20250919", "keep": 3}]}},
                    "thinking\n  Value error, adaptive.bogus: Extra inputs are not permitted":
                        {"thinking": {"type": "adaptive", "bogus": 1}}}
         for message, settings in refused.items():
