@@ -89,7 +89,7 @@ HIGH = [
      "ThreadExpiry.test_a_thread_idle_as_long_as_it_lives_is_replayed_not_continued"),
     ("cache writes priced at the read price", "provider/cost.py",
      "self.cache_creation_5m * p.write_5m", "self.cache_creation_5m * p.read",
-     "Dollars.test_haiku_bills_the_whole_call_at_the_tier_of_its_whole_prompt"),
+     "Dollars.test_a_read_is_a_tenth_of_the_input_price_unless_the_models_page_says_otherwise"),
     ("the price tier chosen from the uncached tokens only", "provider/cost.py",
      "p = model_spec(self.model).price(self.prompt_tokens, self.speed, self.inference_geo)\n        if p is None:\n"
      "            return math.nan\n        own = (self.input_tokens * p.input",
