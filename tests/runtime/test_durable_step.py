@@ -21,6 +21,7 @@ from minimal_runtime.core.messages import dumps
 from minimal_runtime.core.store import MemoryStore, load
 from minimal_runtime.core.tools import FunctionTool, tool_use_id
 from minimal_runtime.emulator import Emulator, Turn, tool_use
+from minimal_runtime.provider.models import THREADS_BETA
 from pydantic import BaseModel
 
 MODELS = ["claude-sonnet-5-5", "claude-haiku-5-5"]
@@ -252,3 +253,27 @@ def test_the_plan_and_the_budget_warning_after_a_kill_are_the_uninterrupted_runs
         saved = load(load_events(store))
         assert dumps(saved.messages) == dumps(expected.messages), f"killed after event {after}"
         assert saved.state == expected.state and saved.state["budget.warned_at"] == 2
+
+
+def test_a_reply_resumed_on_a_client_that_does_not_thread_is_seen_as_it_was_sent():
+    emu, seen = Emulator(model="claude-sonnet-5-5", policy=policy), []
+
+    def agent(store: MemoryStore) -> Agent:
+        client = emu.client(max_retries=0)
+        client._supports_message_threads = False  # as on Bedrock or Vertex: the threaded layout's plans go whole
+        hooks = HookRegistry()
+        hooks.register(Point.POST_LLM_CALL, lambda event: seen.append(event.request.get("betas", [])))
+        return Agent(client, model="claude-sonnet-5-5", system="You append.", hooks=hooks, store=store,
+                     tools=[FunctionTool("append", "Append a line.", Entry, lambda entry: "appended")])
+
+    clean = MemoryStore()
+    assert agent(clean).run("Append six lines.").status == "done"
+    sent = seen[0]
+    assert THREADS_BETA not in sent
+    first_reply = next(k for k, e in enumerate(clean.events(), 1) if e["type"] == "reply")
+    seen.clear()
+    store = DyingStore(after=first_reply)
+    with pytest.raises(Killed):
+        agent(store).run("Append six lines.")
+    assert agent(DyingStore(load_events(store))).run("Append six lines.").status == "done"
+    assert seen[0] == sent  # the stored reply's request, laid out again, is the one that was sent

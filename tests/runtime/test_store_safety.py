@@ -13,6 +13,7 @@ import pytest
 from minimal_runtime.core import store as store_module
 from minimal_runtime.core.hooks import Point
 from minimal_runtime.core.store import RunStore, StoreLocked
+from minimal_runtime.core.messages import user
 from tests.support import TASK, pricing_agent
 
 
@@ -119,3 +120,21 @@ def test_a_second_opener_is_refused_with_the_holders_pid_until_the_first_closes(
     first.close()
     with RunStore(tmp_path / "run") as second:
         assert second.load().pending_steers == ["still mine"]
+
+
+def test_a_task_the_record_never_held_is_asked_again_not_resumed(tmp_path, monkeypatch):
+    agent, _, _ = pricing_agent(tmp_path, store=RunStore(tmp_path / "run"))
+    real = os.write
+
+    def full_after_the_start(fd, data):  # the start event lands; the task, the ending and the status do not
+        if b'"type":"start"' not in bytes(data):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(fd, data)
+    monkeypatch.setattr(store_module.os, "write", full_after_the_start)
+    first = agent.run(TASK)
+    monkeypatch.undo()
+    assert first.status == "error" and "No space left" in first.error and agent.messages == []
+    again = agent.run(TASK)  # room again: the record never held the task, so it is asked, not "resumed"
+    assert again.status == "done" and agent.messages[0] == user(TASK)
+    agent.store.close()
+    assert RunStore(tmp_path / "run").load().messages == agent.messages
