@@ -253,6 +253,7 @@ def main(args) -> None:
     except OSError as e:  # not a folder, no permission, a full disk: one line, not a traceback; nothing left behind
         why = e.strerror or str(e).splitlines()[0][:200]
         raise SystemExit(f"fork: cannot write into {Path(args.dest).expanduser().resolve()}: {why}")
+    pins = " ".join(f"{name}=={metadata.version(name)}" for name in ("anthropic", "pydantic"))  # what it was tested on
     print(f"wrote {package}/ (README.md inside) and {test}\n"
-          f"  it needs anthropic and pydantic: python -m venv .venv && .venv/bin/pip install anthropic pydantic\n"
-          f"  test it against a Messages API server: ANTHROPIC_BASE_URL=... python -m unittest test_{args.name}")
+          f"  it needs anthropic and pydantic: python -m venv .venv && .venv/bin/pip install {pins}\n"
+          f"  test it (offline; with ANTHROPIC_BASE_URL set, also against that server): python -m unittest test_{args.name}")

@@ -367,11 +367,14 @@ class Agent:
 
             _prepare_batch   steers into the history, the PRE_LLM_CALL hooks, the batch
             _call_model      the request laid out (``_lay_out``), recorded as sent (phase ``sent``), sent
-                             (``_send``), its answer as the step uses it (``_reply_of``)
-            _store_reply     the reply in the record before anything acts on it (phase ``replied``)
+                             (``_send``), its answer as the step uses it (``_reply_of``), and stored
+                             before anything acts on it (``_store_reply``: phase ``replied``)
             _stored_reply    or, resumed after a kill, the reply the record holds (not asked for again)
             _visible         a server tool's result (outside text) without the characters no one sees
-            _count_call      the call into ``calls``, its request as ``last_request``; the POST_LLM_CALL hooks
+            _count_call      the call into ``calls``, its request as ``last_request``
+            _hook            the POST_LLM_CALL hooks
+            _land_turn       an unfinished or empty reply: the history unchanged, the run stopped
+            taint.mark       a server tool's result taints the run (outside text)
             _run_tool        each tool between its hooks, its result stored as it completes (or as stored)
             _land_turn       the turn into the history (phase ``landed``)
             _outcome         done, or another step
