@@ -31,7 +31,7 @@ from pydantic import BaseModel
 
 from minimal_runtime.core import (Agent, FunctionTool, HookRegistry, MemoryStore, Point, RunStore, ToolBox, ToolOutput,
                                   hook_run_id, load_run, threaded_layout, tool_use_id, turn_scoped_layout)
-from minimal_runtime.core.store import load
+from minimal_runtime.core.store import StoreError, StoreLocked, load
 from minimal_runtime.core.taint import by as tainted_by, outside as outside_block
 
 MODELS = ("claude-sonnet-5-5", "claude-haiku-5-5")
@@ -236,6 +236,36 @@ class StopStatuses(unittest.TestCase):
             self.assertEqual(bool(result.error), status not in ("done", "max_steps"))
         self.assertEqual(len(runs["done"].tool_runs), 4)
 
+    def test_a_reply_cut_short_or_refused_says_why_and_is_not_kept(self):
+        again = "it was not kept and no tool it asked for ran. Raise max_tokens (agent.configure(max_tokens=...)) " \
+                "or shorten the history, and call run() to make the call again"
+        cases = {"max_tokens": ("truncated", f"the reply was cut at max_tokens (16,000); {again}"),
+                 "model_context_window_exceeded": ("truncated", f"the reply was cut at the context window; {again}"),
+                 "refusal": ("refused", "the model declined to go on (stop_reason refusal); the reply was not kept. "
+                                        "Change the task or the history before running again")}
+        for stop_reason, (status, error) in cases.items():
+            with self.subTest(stop_reason=stop_reason):
+                server = Scripted(answer=by_round(([{"type": "text", "text": "Partly."}], stop_reason)))
+                agent = Agent(server.client(), model=MODELS[0], system="You add.", store=MemoryStore())
+                result = agent.run(TASK)
+                self.assertEqual((result.status, result.final_text, result.error), (status, "Partly.", error))
+                self.assertEqual(agent.messages, [{"role": "user", "content": [{"type": "text", "text": TASK}]}])
+
+    def test_a_new_task_on_a_killed_run_is_refused_and_the_killed_one_resumes(self):
+        run = Run()
+        store = DyingStore(after=[e["type"] for e in uninterrupted(MODELS[0])[2]].index("tool_output") + 1)
+        with self.assertRaises(Killed):
+            run.agent(store).run(TASK)
+        store = DyingStore(store.events())
+        written = len(store.events())
+        refused = run.agent(store).run("Subtract the numbers.")
+        self.assertEqual((refused.status, refused.error), ("error", (
+            f"the run record ends in an unfinished run of another task ({TASK!r}): run() resumes it; a new task can "
+            "follow once it has ended")))
+        self.assertEqual(([e["type"] for e in store.events()[written:]], run.ended), (["hooked"], ["error"]))  # END told
+        self.assertEqual(run.agent(store).run().final_text, "Done after 4 additions.")
+        self.assertEqual(run.ended, ["error", "done"])
+
 
 class Hooks(unittest.TestCase):
     def test_hooks_run_in_registration_order_and_a_raising_one_is_passed_over_with_its_notes(self):
@@ -360,10 +390,13 @@ class Kills(unittest.TestCase):
         clean, expected, _ = uninterrupted(model)
         run = self.run = Run(model)
         result, saved = run.go(**kill)
-        self.assertEqual(result.status, "done", result.error)
+        self.assertEqual((result.status, result.final_text), ("done", f"Done after {len(clean.tool_runs)} additions."),
+                         result.error)
         self.assertEqual(saved.messages, expected.messages)
         self.assertEqual(bill(saved), bill(expected))
         self.assertEqual(saved.state, expected.state)
+        self.assertEqual(saved.start, expected.start)  # read back as written: the resumed agent writes no other
+        self.assertEqual([e["type"] for e in run.store.events()].count("start"), 1)
         self.assertEqual(run.tool_runs, clean.tool_runs)  # each tool once
         repeats = len(run.hook_runs) - len(clean.hook_runs)
         self.assertEqual(repeats, 1 if kill.get("die_in") else 0)  # only a hook killed while it ran
@@ -809,6 +842,9 @@ class FailedCall(unittest.TestCase):
                 self.assertEqual(agent.run().status, "done")
                 carried = [json.dumps(r["messages"]).count("Plan: add in pairs.") for r in run.server.requests]
                 self.assertEqual(carried, [1, 1, 0, 0])  # the failed call, the next (a create), then continues
+                failed = [e for e in agent.store.events() if e["type"] == "failed"]
+                self.assertEqual([(e["step"], e["error"].split(":")[0]) for e in failed],
+                                 [({"phase": "failed"}, "InternalServerError 500")])
 
 
 class Steering(unittest.TestCase):
@@ -836,6 +872,32 @@ class Steering(unittest.TestCase):
         self.assertNotIn("subtract", json.dumps(run.server.requests))  # refused: never sent, never kept
         self.assertNotIn("subtract", json.dumps(agent.messages))
         self.assertIn({"role": "user", "content": [{"type": "text", "text": "Also multiply."}]}, agent.messages)
+
+
+    def test_a_steer_on_disk_at_a_kill_is_sent_once_on_resume(self):
+        steered: set[str] = set()  # what an idempotent hook keeps outside the run: the hook runs it steered in
+
+        def run_of(store) -> Agent:
+            def steer_once(event):
+                if hook_run_id() not in steered:
+                    steered.add(hook_run_id())
+                    event.agent.steer("Also multiply.")
+            agent = run.agent(store)
+            agent.hooks.register(Point.START, steer_once)
+            return agent
+        run, clean = Run(), DyingStore()
+        self.assertEqual(run_of(clean).run(TASK).status, "done")
+        kinds = [e["type"] for e in clean.events()]
+        for after in (kinds.index("steer") + 1, kinds.index("steered") + 1):
+            with self.subTest(after=kinds[after - 1]):
+                run, store = Run(), DyingStore(after=after)
+                steered.clear()
+                with self.assertRaises(Killed):
+                    run_of(store).run(TASK)
+                resumed = run_of(DyingStore(store.events()))
+                self.assertEqual(resumed.run(TASK).status, "done")
+                self.assertEqual(resumed.messages, load(clean.events()).messages)
+                self.assertEqual(json.dumps(resumed.messages).count("Also multiply."), 1)
 
 
 class DyingRunStore(RunStore):
@@ -887,6 +949,66 @@ class LastLine(unittest.TestCase):
 
     def test_a_whole_last_event_without_its_newline_is_kept(self):
         self.check(lambda data: data[:-1], tool_runs_again=0)
+
+
+class RecordRules(unittest.TestCase):
+    """What the record refuses, in a line naming the file, the line and the fault: a second writer (even
+    in this process), a line that is not UTF-8, an event out of its place, a link in place of the file.
+    An event of a type this reader does not know is kept and skipped, and said."""
+
+    def record(self, folder: str) -> list[dict]:
+        run = Run()
+        store = RunStore(folder)
+        run.agent(store).run(TASK)
+        store.close()
+        return [json.loads(line) for line in (Path(folder) / "events.jsonl").read_text().splitlines()]
+
+    def test_a_second_writer_is_refused_with_who_holds_it(self):
+        with tempfile.TemporaryDirectory() as folder:
+            first = RunStore(folder)
+            with self.assertRaises(StoreLocked) as caught:
+                RunStore(folder)
+            first.close()
+            self.assertEqual(str(caught.exception), (
+                f"{Path(folder) / 'events.jsonl'} is open in process {os.getpid()} (this one): close it there first "
+                "(two processes resuming one run would both run every tool)"))
+            RunStore(folder).close()  # closed: free again
+
+    def test_a_damaged_record_is_refused_at_its_line(self):
+        with tempfile.TemporaryDirectory() as folder:
+            events = self.record(folder)
+            path = Path(folder) / "events.jsonl"
+            lines = path.read_bytes().split(b"\n")
+            self.assertEqual([e["seq"] for e in events], list(range(1, len(events) + 1)))
+            for damaged, fault in ((lines[:1] + [b'{"type":"task","x":"caf\xe9"}'] + lines[2:],
+                                    "2: not UTF-8 (invalid continuation byte at byte 23)"),
+                                   (lines[:2] + lines[3:], "3: event 3 expected, found event 4")):
+                path.write_bytes(b"\n".join(damaged))
+                with self.subTest(fault=fault), self.assertRaises(StoreError) as caught:
+                    load_run(folder)
+                self.assertTrue(str(caught.exception).startswith(f"{path}:{fault}"), caught.exception)
+
+    def test_an_event_this_reader_does_not_know_is_kept_and_skipped(self):
+        events = uninterrupted(MODELS[0])[2]
+        self.assertEqual(load(events).skipped, [])
+        with self.assertLogs(level="WARNING") as logs:
+            saved = load([*events, {"type": "audit", "seq": len(events) + 1, "by": "a newer runtime"}])
+        self.assertEqual(saved.skipped, ["audit"])
+        self.assertIn(f":{len(events) + 1}: an event of a type this reader does not know ('audit'): kept, skipped",
+                      logs.output[0])
+        self.assertEqual(saved.messages, load(events).messages)
+
+    def test_a_link_in_place_of_the_record_is_refused_not_followed(self):
+        with tempfile.TemporaryDirectory() as folder, tempfile.TemporaryDirectory() as elsewhere:
+            self.record(elsewhere)
+            target = Path(elsewhere) / "events.jsonl"
+            (Path(folder) / "events.jsonl").symlink_to(target)
+            with self.assertRaisesRegex(PermissionError, "events.jsonl is a link: refused, not followed"):
+                RunStore(folder)
+            (Path(folder) / "events.jsonl").unlink()
+            os.link(target, Path(folder) / "events.jsonl")
+            with self.assertRaisesRegex(PermissionError, "events.jsonl has another name \\(a hard link\\): refused"):
+                RunStore(folder)
 
 
 # -- what each kind of tool sends back, and what the record keeps of it -------------------------------------
@@ -1246,6 +1368,7 @@ class Segments(unittest.TestCase):
         self.assertEqual(second.run("Again.", new_segment=True).status, "done")
         self.assertEqual(sum(1 for m in server.requests[2]["messages"] if isinstance(m["content"], list)
                              for b in m["content"] if b.get("type") == "thinking"), 0)  # the old prefix's, dropped
+        self.assertEqual(load(store.events()).messages, second.messages)  # the history replaced, in the record too
         self.assertEqual(second.run("Once more.").status, "done")  # the new segment's own: no refusal
         starts = [e for e in store.events() if e["type"] == "start"]
         self.assertEqual(len(starts), 2)
