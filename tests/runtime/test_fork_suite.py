@@ -57,7 +57,7 @@ BUGS = [
      "Kills.test_a_kill_after_each_event_of_a_step_resumes_from_it"),
     ("a reply cut at max_tokens is kept as an answer", "core/agent.py",
      'if stop_reason in ("max_tokens", "model_context_window_exceeded"):', "if False:",
-     "StopStatuses.test_every_stop_status_ends_at_the_end_hook_with_its_result"),
+     "StopStatuses.test_a_reply_cut_short_or_refused_says_why_and_is_not_kept"),
     ("the step cap is never reached", "core/agent.py",
      "        while self.steps < self.max_steps:\n", "        while True:\n",
      "StepCap.test_the_step_cap_stops_the_run_at_its_boundary_and_not_before"),
