@@ -5,7 +5,9 @@ the figure the client's own work: the loop (ours, or pydantic-ai 2.68's) and the
 (the same version on both sides) building, encoding and sending the request and reading the answer.
 A task is one tool call after another (each tool returns about 500 characters; a model of the 5.x
 generation answers with a thinking block first). Times are the process's CPU time, so the machine's
-other work does not count; the figure at turn N is the median of the 61 calls around it.
+other work does not count; the figure at turn N is the median of the 61 calls around it. On a busy
+machine CPU time still varies by a fifth from run to run; the Python function calls a step makes at
+the last turn (``calls/step``) do not, so two trees' work can be compared exactly.
 
 Ours runs every layout its model can take: ``tail_layout`` (2025) on Sonnet 4.6, ``turn_scoped_layout``
 (2026) and ``threaded_layout`` (the third generation: on a message thread, a call sends only what is
@@ -33,8 +35,10 @@ kept, both set against the one pydantic-ai run of each model. ``--models`` takes
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
 import os
+import pstats
 import statistics
 import subprocess
 import sys
@@ -60,6 +64,7 @@ from minimal_runtime.core.tools import FunctionTool  # noqa: E402
 
 AT = (100, 300, 1000)
 WINDOW = 30  # calls each side of the turn measured
+COUNTED = 5  # steps after them whose Python function calls are counted
 RUNS = {  # model -> our layouts
     "claude-sonnet-4-6": (tail_layout,),
     "claude-sonnet-5-5": (turn_scoped_layout, threaded_layout),
@@ -81,16 +86,17 @@ def instant_client(model: str, turns: int) -> anthropic.Anthropic:
                                http_client=httpx2.Client(transport=httpx2.MockTransport(handler)))
 
 
-def ours(model: str, layout, at: list[int], turns: int) -> dict[int, list[float]]:
+def ours(model: str, layout, at: list[int], turns: int) -> tuple[dict[int, list[float]], float]:
     """Our loop's calls around each turn of ``at``: one agent per turn, run to just before it, then
     their next calls made in turn (one of each, over and over), so the machine's other work falls
     on all of them alike. A call is one step of the loop: its hooks, the layout, the SDK's request
-    and the answer's parsing, the tool, the store."""
+    and the answer's parsing, the tool, the store. With the times, the Python function calls a step
+    makes at the last turn (``COUNTED`` more steps, counted by cProfile): the same on any machine, however busy."""
     agents = {}
     for turn in at:
         hooks = HookRegistry()
         hooks.register(Point.PRE_LLM_CALL, lambda e: e.agent.inject_turn_scoped("progress", f"I have made {len(e.agent.calls)} calls."))
-        agent = Agent(instant_client(model, turns), model=model, system=SYSTEM, hooks=hooks, layout=layout,
+        agent = Agent(instant_client(model, turns + COUNTED), model=model, system=SYSTEM, hooks=hooks, layout=layout,
                       max_steps=turn - 1 - WINDOW, tools=[FunctionTool("fetch", "Fetch a page.", Url, lambda a: PAGE)])
         assert agent.run("Read the pages.").status == "max_steps"
         if layout is threaded_layout:  # what is measured is a continue: only the new messages sent
@@ -102,7 +108,11 @@ def ours(model: str, layout, at: list[int], turns: int) -> dict[int, list[float]
             start = time.process_time()
             assert agent._step() is None  # a tool call: the run goes on
             times[turn].append(time.process_time() - start)
-    return times
+    counter = cProfile.Profile()
+    with counter:
+        for _ in range(COUNTED):
+            assert agents[at[-1]]._step() is None
+    return times, pstats.Stats(counter).total_calls / COUNTED
 
 
 def pydantic_ai(model: str, turns: int) -> tuple[list[float] | None, str]:
@@ -123,13 +133,14 @@ def around(arrivals: list[float], turn: int) -> list[float]:
     return gaps[max(0, turn - 1 - WINDOW):turn + WINDOW]
 
 
-def ours_apart(code: Path, model: str, layout: str, at: list[int], turns: int) -> dict[int, float]:
-    """``ours`` run by the code in ``code``, in a process of its own: the median per turn."""
+def ours_apart(code: Path, model: str, layout: str, at: list[int], turns: int) -> tuple[dict[int, float], float]:
+    """``ours`` run by the code in ``code``, in a process of its own: the median per turn, and the calls a step makes."""
     out = subprocess.run([sys.executable, __file__, "--ours", model, layout, json.dumps(at), str(turns)],
                          env={**os.environ, "LOOP_SPEED_CODE": str(code)}, capture_output=True, text=True)
     if out.returncode:
         raise SystemExit(f"measuring {code} failed:\n{out.stderr[-2000:]}")
-    return {int(t): v for t, v in json.loads(out.stdout.splitlines()[-1]).items()}
+    medians, calls = json.loads(out.stdout.splitlines()[-1])
+    return {int(t): v for t, v in medians.items()}, calls
 
 
 def checkout(ref: str, into: Path) -> Path:
@@ -145,7 +156,7 @@ def main(turns: int = 1000, models: list[str] | None = None, compare: str | None
           f"anthropic {anthropic.__version__}; {length} tool calls per run")
     with tempfile.TemporaryDirectory() as tmp:
         trees = {"this tree": ROOT} if compare is None else {compare: checkout(compare, Path(tmp)), "this tree": ROOT}
-        rows, theirs, said = [], {}, set()
+        rows, theirs, said, calls_per_step = [], {}, set(), {}
         for model in models or RUNS:
             arrivals, note = pydantic_ai(model, length)
             said.add(note)
@@ -154,23 +165,27 @@ def main(turns: int = 1000, models: list[str] | None = None, compare: str | None
                 rows.append((model, "pydantic-ai", theirs[model]))
             for layout in RUNS[model]:
                 best: dict[str, dict[int, float]] = {}
+                counted: dict[str, float] = {}
                 for round_ in range(repeat):  # the trees take turns: first in one round, last in the next
                     for label, code in (list(trees.items()) if round_ % 2 == 0 else list(trees.items())[::-1]):
                         if compare is None and repeat == 1:
-                            times = {t: statistics.median(v) for t, v in ours(model, layout, at, length).items()}
+                            all_times, counted[label] = ours(model, layout, at, length)
+                            times = {t: statistics.median(v) for t, v in all_times.items()}
                         else:
-                            times = ours_apart(code, model, layout.__name__, at, length)
+                            times, counted[label] = ours_apart(code, model, layout.__name__, at, length)
                         best[label] = {t: min(times[t], best.get(label, times)[t]) for t in at}
                 for label in trees:
                     name = layout.__name__ if compare is None else f"{layout.__name__} ({label})"
                     rows.append((model, name, best[label]))
+                    calls_per_step[(model, name)] = counted[label]
     print("; ".join(sorted(said)) + (f"; each of ours the least of {repeat} runs" if repeat > 1 else ""))
     print(f"{'model':<19} {'loop':<34}" + "".join(f"{f'turn {t}':>11}" for t in at)
-          + f" {f'{at[-1]}/{at[0]}':>9} {'x pydantic-ai':>14}")
+          + f" {f'{at[-1]}/{at[0]}':>9} {'x pydantic-ai':>14} {f'calls/step at {at[-1]}':>20}")
     for model, loop, times in rows:
         vs = f"{times[at[-1]] / theirs[model][at[-1]]:.3f}x" if model in theirs and loop != "pydantic-ai" else "-"
+        counted = f"{calls_per_step[(model, loop)]:,.0f}" if (model, loop) in calls_per_step else "-"
         print(f"{model:<19} {loop:<34}" + "".join(f"{times[t] * 1000:>11.2f}" for t in at)
-              + f" {times[at[-1]] / times[at[0]]:>8.2f}x {vs:>14}")
+              + f" {times[at[-1]] / times[at[0]]:>8.2f}x {vs:>14} {counted:>20}")
     for model, loop, times in rows:
         if not loop.startswith("threaded_layout"):
             continue
@@ -186,7 +201,8 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["--ours"]:  # one tree's agents, in a process of their own (ours_apart)
         model, name, at, length = sys.argv[2], sys.argv[3], json.loads(sys.argv[4]), int(sys.argv[5])
         layout = next(f for f in RUNS[model] if f.__name__ == name)
-        print(json.dumps({t: statistics.median(v) for t, v in ours(model, layout, at, length).items()}))
+        all_times, calls = ours(model, layout, at, length)
+        print(json.dumps([{t: statistics.median(v) for t, v in all_times.items()}, calls]))
         raise SystemExit
     parser = argparse.ArgumentParser()
     parser.add_argument("turns", nargs="?", type=int, default=1000)
