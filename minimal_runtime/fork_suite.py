@@ -29,8 +29,8 @@ import anthropic
 import httpx2 as httpx  # the SDK's own HTTP library
 from pydantic import BaseModel
 
-from minimal_runtime.core import (Agent, FunctionTool, HookRegistry, MemoryStore, Point, RunStore, ToolBox, ToolOutput,
-                                  hook_run_id, load_run, threaded_layout, tool_use_id, turn_scoped_layout)
+from minimal_runtime.core import (Agent, FunctionTool, HookRegistry, MemoryStore, Point, RunStore, SteerTooLarge, ToolBox,
+                                  ToolOutput, hook_run_id, load_run, threaded_layout, tool_use_id, turn_scoped_layout)
 from minimal_runtime.core.store import StoreError, StoreLocked, load
 from minimal_runtime.core.taint import by as tainted_by, outside as outside_block
 
@@ -396,6 +396,9 @@ class Kills(unittest.TestCase):
         self.assertEqual(bill(saved), bill(expected))
         self.assertEqual(saved.state, expected.state)
         self.assertEqual(saved.start, expected.start)  # read back as written: the resumed agent writes no other
+        if kill.get("after") or kill.get("before"):  # the calls answered before the kill: each thread as it went
+            answered = [e["type"] for e in uninterrupted(model)[2][:kill.get("after") or kill["before"] - 1]].count("reply")
+            self.assertEqual(saved.threads[:answered], expected.threads[:answered])
         self.assertEqual([e["type"] for e in run.store.events()].count("start"), 1)
         self.assertEqual(run.tool_runs, clean.tool_runs)  # each tool once
         repeats = len(run.hook_runs) - len(clean.hook_runs)
@@ -874,6 +877,20 @@ class Steering(unittest.TestCase):
         self.assertIn({"role": "user", "content": [{"type": "text", "text": "Also multiply."}]}, agent.messages)
 
 
+    def test_a_steer_that_could_never_fit_the_window_is_refused_and_never_stored(self):
+        run = Run()
+        agent = run.agent(MemoryStore())
+        agent.run(TASK)
+        last, written = agent.calls[-1].prompt_tokens, len(agent.store.events())
+        self.assertGreater(last, agent.calls[-2].prompt_tokens)  # the last call's prompt is what a steer joins
+        fits = "x" * ((1_000_000 - last) * 4)  # at four characters a token, exactly Sonnet 5.5's window
+        with self.assertRaises(SteerTooLarge) as caught:
+            agent.steer(fits + "xxxx")
+        self.assertEqual(str(caught.exception), f"a steer of {len(fits) + 4:,} characters would not fit the "
+                                                "1,000,000-token window")
+        self.assertFalse(agent.steer(fits))  # it fits: refused only because no run is active
+        self.assertEqual(len(agent.store.events()), written)
+
     def test_a_steer_on_disk_at_a_kill_is_sent_once_on_resume(self):
         steered: set[str] = set()  # what an idempotent hook keeps outside the run: the hook runs it steered in
 
@@ -953,7 +970,7 @@ class LastLine(unittest.TestCase):
 
 class RecordRules(unittest.TestCase):
     """What the record refuses, in a line naming the file, the line and the fault: a second writer (even
-    in this process), a line that is not UTF-8, an event out of its place, a link in place of the file.
+    in this process), a line that is not UTF-8, an event out of its place, a link or a FIFO in place of the file.
     An event of a type this reader does not know is kept and skipped, and said."""
 
     def record(self, folder: str) -> list[dict]:
@@ -998,7 +1015,7 @@ class RecordRules(unittest.TestCase):
                       logs.output[0])
         self.assertEqual(saved.messages, load(events).messages)
 
-    def test_a_link_in_place_of_the_record_is_refused_not_followed(self):
+    def test_a_link_or_a_fifo_in_place_of_the_record_is_refused_not_followed(self):
         with tempfile.TemporaryDirectory() as folder, tempfile.TemporaryDirectory() as elsewhere:
             self.record(elsewhere)
             target = Path(elsewhere) / "events.jsonl"
@@ -1009,6 +1026,13 @@ class RecordRules(unittest.TestCase):
             os.link(target, Path(folder) / "events.jsonl")
             with self.assertRaisesRegex(PermissionError, "events.jsonl has another name \\(a hard link\\): refused"):
                 RunStore(folder)
+            (Path(folder) / "events.jsonl").unlink()
+            os.mkfifo(Path(folder) / "events.jsonl")  # opened or read, it would wait for a writer for ever
+            fifo = f"{Path(folder) / 'events.jsonl'} is not a regular file (a FIFO, a socket or a device): refused, not opened"
+            for opened in (RunStore, load_run):
+                with self.subTest(opened=opened.__name__), self.assertRaises(PermissionError) as caught:
+                    opened(folder)
+                self.assertEqual(str(caught.exception), fifo)
 
 
 # -- what each kind of tool sends back, and what the record keeps of it -------------------------------------
