@@ -296,6 +296,15 @@ class Watcher:
         raise KeyError("a method's own failure")
 
 
+class CallHooks(unittest.TestCase):
+    def test_a_post_call_hook_sees_the_notes_the_call_carried(self):
+        run, seen = Run(), []
+        agent = run.agent(MemoryStore())
+        agent.hooks.register(Point.POST_LLM_CALL, lambda e: seen.append([(n.source, n.text) for n in e.batch]))
+        self.assertEqual(agent.run(TASK).status, "done")
+        self.assertEqual(seen, [[("count", f"Note {n}.")] for n in (1, 2, 3)])
+
+
 class HookRules(unittest.TestCase):
     """What the registry takes and how it names a hook in its failures: a feature object is refused
     (install it), a ``when`` reads the event, a name given is the name, a method is Class.method and a
@@ -1383,6 +1392,8 @@ class Segments(unittest.TestCase):
                                                 r"on the same store and run\(new_segment=True\)$"):
             first.configure(system="You subtract.")
         self.assertEqual(sum(1 for m in first.messages for b in m["content"] if b.get("type") == "thinking"), 2)
+        other = Agent(server.client(), model=MODELS[1], system="You add.", store=store, tools=tools).run("Again.")
+        self.assertTrue(other.error.startswith("the run record was started with another model: "), other.error)
         second = agent("You subtract.")
         refused = second.run("Again.")
         self.assertEqual((refused.status, refused.error), ("error", (
