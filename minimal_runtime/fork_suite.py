@@ -945,7 +945,7 @@ class LastLine(unittest.TestCase):
     (torn: cut when the record is opened) or a whole event without its newline (kept, and the newline
     written). Either way the run resumes to the uninterrupted run's history and state."""
 
-    def resume(self, damage) -> tuple[Run, object]:
+    def resume(self, damage, warned: str) -> tuple[Run, object]:
         after = [e["type"] for e in uninterrupted(MODELS[0])[2]].index("tool_output") + 1
         run = Run()
         with tempfile.TemporaryDirectory() as folder:
@@ -956,25 +956,27 @@ class LastLine(unittest.TestCase):
             path = Path(folder) / "events.jsonl"
             data = path.read_bytes()
             path.write_bytes(damage(data))
-            store = RunStore(folder)
+            with self.assertLogs(level="WARNING") as logs:  # said, with the file and the line
+                store = RunStore(folder)
+            self.assertRegex(logs.records[0].getMessage(), f"^{path}:[0-9]+: {warned}$")
             result = run.agent(store).run(TASK)
             store.close()
             self.assertEqual(result.status, "done", result.error)
             return run, load_run(folder)
 
-    def check(self, damage, tool_runs_again: int):
+    def check(self, damage, tool_runs_again: int, warned: str):
         clean, expected, _ = uninterrupted(MODELS[0])
-        run, saved = self.resume(damage)
+        run, saved = self.resume(damage, warned)
         self.assertEqual((saved.messages, saved.state, saved.status), (expected.messages, expected.state, "done"))
         self.assertEqual(len(run.tool_runs), len(clean.tool_runs) + tool_runs_again)
         self.assertEqual(len(saved.calls), len(expected.calls))
 
     def test_a_torn_last_line_is_cut_and_its_tool_runs_again(self):
         self.check(lambda data: data[:data.rstrip(b"\n").rfind(b"\n") + 1] + data.rstrip(b"\n").rsplit(b"\n", 1)[1][:20],
-                   tool_runs_again=1)
+                   tool_runs_again=1, warned=r"a torn last line \(20 bytes, no newline\) was cut: the write a kill interrupted")
 
     def test_a_whole_last_event_without_its_newline_is_kept(self):
-        self.check(lambda data: data[:-1], tool_runs_again=0)
+        self.check(lambda data: data[:-1], tool_runs_again=0, warned="the last event had no newline: kept, newline written")
 
 
 class RecordRules(unittest.TestCase):
