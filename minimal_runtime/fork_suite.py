@@ -1189,6 +1189,30 @@ class LostCall(unittest.TestCase):
         self.assertAlmostEqual(agent.bill().lost, sonnet_dollars(run.server.billed), places=12)  # the one call sent
 
 
+class FullDisk(unittest.TestCase):
+    """A record that cannot be written ends the run cleanly and says so: at the run's end, an error the
+    END hooks are told of; a full disk at the END hooks' own mark does not fail a finished run."""
+
+    def full(self, at) -> MemoryStore:
+        class Full(MemoryStore):
+            def write(self, event: dict, sync: bool = True) -> None:
+                if at(event):
+                    raise OSError(28, "No space left on device")
+                super().write(event, sync)
+        return Full()
+
+    def test_a_full_disk_at_the_end_of_a_run(self):
+        run = Run()
+        result = run.agent(self.full(lambda e: e["type"] == "ended")).run(TASK)
+        self.assertEqual((result.status, result.error),
+                         ("error", "the run record could not be written: [Errno 28] No space left on device"))
+        self.assertEqual(run.ended, ["error"])
+        run = Run()
+        end_mark = self.full(lambda e: e["type"] == "hooked" and "end" in e["step"]["hooks"])
+        self.assertEqual(run.agent(end_mark).run(TASK).status, "done")
+        self.assertEqual(run.ended, ["done"])
+
+
 class Offer(unittest.TestCase):
     """What the model is offered: every tool's definition as the SDK's ``beta_tool`` makes it, in a list
     that never changes; a masked tool refused, and on a model that takes tool changes withdrawn before
