@@ -1656,6 +1656,16 @@ class Limits(unittest.TestCase):
     def test_max_seconds_stops_the_run_once_they_have_passed_since_its_task(self):
         self.check("max_time", "max_seconds", 100, max_seconds=20)  # the third call would start at 20 s
 
+    def test_a_restart_counts_the_seconds_from_the_recorded_task_not_from_itself(self):
+        now = [1000.0]
+        run = Run(max_seconds=20, clock=lambda: now[0])
+        store = DyingStore(after=[e["type"] for e in uninterrupted(MODELS[0])[2]].index("tool_output") + 1)
+        with self.assertRaises(Killed):
+            run.agent(store).run(TASK)
+        now[0] += 25  # the restart comes 25 s after the task: past the limit, though the new process just began
+        result = run.agent(DyingStore(store.events())).run()
+        self.assertEqual((result.status, len(run.server.requests)), ("max_time", 1))
+
 
 if os.environ.get("ANTHROPIC_BASE_URL"):
     class LiveSubset(unittest.TestCase):
