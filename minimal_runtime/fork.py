@@ -102,7 +102,8 @@ print(result.status, result.final_text)  # done, max_steps, max_cost, max_time, 
   could take the bill past `max_cost_usd` (its prompt as uncached input, `max_tokens` of output), and
   none once `max_seconds` have passed since the run's task (`clock=` injects the clock): the run ends
   `max_cost` or `max_time`, in the record and at the END hook; raise the limit with
-  `agent.configure(...)` and `run()` goes on, here or after a restart.
+  `agent.configure(...)` and `run()` goes on, here or after a restart (`run()` with no task: the
+  stopped run has ended, so `run(task)` would ask its task again as a new run).
 - **Steering**: `agent.steer(text)` queues a user message (durable at once) for the next call, from any
   thread. A server that takes `POST /steer` is an add-on outside the loop (`minimal_runtime/steering.py`:
   copied into the package as `steering.py` it runs as it is, importing only `.core`).
