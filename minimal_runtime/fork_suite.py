@@ -29,8 +29,8 @@ import anthropic
 import httpx2 as httpx  # the SDK's own HTTP library
 from pydantic import BaseModel
 
-from minimal_runtime.core import (Agent, FunctionTool, HookRegistry, MemoryStore, Point, RunStore, SteerTooLarge, ToolBox,
-                                  ToolOutput, hook_run_id, load_run, threaded_layout, tool_use_id, turn_scoped_layout)
+from minimal_runtime.core import (Agent, FunctionTool, HookRegistry, MemoryStore, Point, RunStore, SteerTooLarge,
+                                  StoredStep, ToolBox, ToolOutput, hook_run_id, load_run, threaded_layout, tool_use_id, turn_scoped_layout)
 from minimal_runtime.core.store import StoreError, StoreLocked, load
 from minimal_runtime.core.taint import by as tainted_by, outside as outside_block
 
@@ -214,6 +214,38 @@ def uninterrupted(model: str) -> tuple[Run, object, list[dict]]:
     run, store = Run(model), DyingStore()
     run.agent(store).run(TASK)
     return run, load(store.events()), store.events()
+
+
+def as_format_2(events: list[dict]) -> list[dict]:
+    """The record as the writer of format 2 wrote it: each event its own fields, no step value."""
+    old, step = [], StoredStep()
+    for event in events:
+        change = event.get("step", {})
+        kept = {k: v for k, v in event.items() if k not in ("step", "seq")}
+        kind = event["type"]
+        if kind == "start":
+            kept["format"] = 2
+        elif kind == "hooked":
+            ((point, upto),) = change["hooks"].items()
+            queued = [n for n in change.get("notes", []) if n not in [m.model_dump() for m in step.notes]]
+            kept.update(point=point, upto=upto, **({"notes": queued} if queued else {}))
+        elif kind == "sent":
+            kept.update(model=change["sent"]["model"], **({"batch": change["notes"]} if "notes" in change else {}))
+        elif kind == "reply":
+            kept.update({k: v for k, v in change["reply"].items() if k != "batch"})
+        elif kind == "tool_output":
+            ((kept["tool_use_id"], kept["result"]),) = change["results"].items()
+        elif kind == "ended":
+            kept["result"] = change["ended"]
+        old.append(kept)
+        step = step.advanced(change) if change else step
+    return old
+
+
+def as_format_1(events: list[dict]) -> list[dict]:
+    """The record as the runtime wrote it before formats: format 2's events, no ``format``, no task ``at``."""
+    return [{k: v for k, v in e.items() if not (k == "format" and e["type"] == "start" or k == "at" and e["type"] == "task")}
+            for e in as_format_2(events)]
 
 
 def bill(saved) -> int:
@@ -938,6 +970,26 @@ class DyingRunStore(RunStore):
         self.written += 1
         if self.written == self.after:
             raise Killed
+
+
+class OlderRecords(unittest.TestCase):
+    """A record of the two formats before this one (2: each event its own fields, no step value; 1: no
+    format, no task time), killed after any event, reads as the step this format wrote and resumes to
+    the uninterrupted run's history."""
+
+    def test_a_killed_record_of_format_2_or_1_reads_and_resumes_as_format_3_wrote_it(self):
+        _, expected, events = uninterrupted(MODELS[0])
+        for after in range(1, len(events)):
+            run, store = Run(), DyingStore(after=after)
+            with self.assertRaises(Killed):
+                run.agent(store).run(TASK)
+            for older in (as_format_2, as_format_1):
+                with self.subTest(after=events[after - 1]["type"], format=older.__name__):
+                    saved, written = load(older(store.events())), load(store.events())
+                    self.assertEqual((saved.step, saved.messages, saved.calls), (written.step, written.messages, written.calls))
+                    resumed = Run().agent(DyingStore(older(store.events())))
+                    result = resumed.run(TASK)
+                    self.assertEqual((result.status, resumed.messages), ("done", expected.messages))
 
 
 class LastLine(unittest.TestCase):

@@ -14,7 +14,7 @@ import logging
 import pytest
 
 from minimal_runtime.core.store import RECORD_FORMAT, MemoryStore, StoredStep, StoreError, load
-from minimal_runtime.fork_suite import MODELS, TASK, DyingStore, Killed, Run, uninterrupted
+from minimal_runtime.fork_suite import MODELS, TASK, DyingStore, Killed, Run, as_format_1, as_format_2, uninterrupted
 
 MODEL = "claude-sonnet-5-5"
 
@@ -25,38 +25,6 @@ def killed_record(after: int, model: str = MODEL) -> tuple[Run, list[dict]]:
     with pytest.raises(Killed):
         run.agent(store).run(TASK)
     return run, store.events()
-
-
-def as_format_2(events: list[dict]) -> list[dict]:
-    """The record as the writer of format 2 wrote it: each event its own fields, no step value."""
-    old, step = [], StoredStep()
-    for event in events:
-        change = event.get("step", {})
-        kept = {k: v for k, v in event.items() if k not in ("step", "seq")}
-        kind = event["type"]
-        if kind == "start":
-            kept["format"] = 2
-        elif kind == "hooked":
-            ((point, upto),) = change["hooks"].items()
-            queued = [n for n in change.get("notes", []) if n not in [m.model_dump() for m in step.notes]]
-            kept.update(point=point, upto=upto, **({"notes": queued} if queued else {}))
-        elif kind == "sent":
-            kept.update(model=change["sent"]["model"], **({"batch": change["notes"]} if "notes" in change else {}))
-        elif kind == "reply":
-            kept.update({k: v for k, v in change["reply"].items() if k != "batch"})
-        elif kind == "tool_output":
-            ((kept["tool_use_id"], kept["result"]),) = change["results"].items()
-        elif kind == "ended":
-            kept["result"] = change["ended"]
-        old.append(kept)
-        step = step.advanced(change) if change else step
-    return old
-
-
-def as_format_1(events: list[dict]) -> list[dict]:
-    """The record as the runtime wrote it before formats: format 2's events, no ``format``, no task ``at``."""
-    return [{k: v for k, v in e.items() if not (k == "format" and e["type"] == "start" or k == "at" and e["type"] == "task")}
-            for e in as_format_2(events)]
 
 
 def test_a_new_record_says_its_format_and_each_boundary_its_step():
