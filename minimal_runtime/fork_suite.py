@@ -1264,6 +1264,17 @@ class FullDisk(unittest.TestCase):
         self.assertEqual(run.agent(end_mark).run(TASK).status, "done")
         self.assertEqual(run.ended, ["done"])
 
+    def test_a_full_disk_at_a_tool_result_bills_its_call_once(self):
+        """The call was paid for and its turn never lands: it is a lost call, not also one of ``calls``
+        (which the history holds), in the agent as in the record read back."""
+        store = self.full(lambda e: e["type"] == "tool_output")
+        agent = Run().agent(store)
+        self.assertEqual(agent.run(TASK).status, "error")
+        saved = store.load()
+        self.assertEqual((len(saved.calls), len(saved.lost_calls)), (0, 1))
+        self.assertEqual((agent.calls, agent.lost_calls), (saved.calls, saved.lost_calls))
+        self.assertAlmostEqual(agent.bill().total, saved.lost_calls[0].cost, places=12)
+
 
 class Offer(unittest.TestCase):
     """What the model is offered: every tool's definition as the SDK's ``beta_tool`` makes it, in a list

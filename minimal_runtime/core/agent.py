@@ -626,11 +626,13 @@ class Agent:
         try:
             self.store.write({**event, "state": state} if state else event, sync=sync)
             self._event_counts[event["type"]] = self._event_counts.get(event["type"], 0) + 1
-            # A reply whose turn will never land is in the bill at once. (A call in flight at a kill
-            # was counted when the record was read: its resend passes it by again, not counted twice.)
+            # A reply whose turn will never land is in the bill at once, and leaves ``calls`` (the
+            # history's) if it was counted there. (A call in flight at a kill was counted when the
+            # record was read: its resend passes it by again, not counted twice.)
             _, lost = self.progress.passed_by(step or {})
             if lost is not None:
                 self.lost_calls.append(lost)
+                del self.calls[(self.progress.sent or {}).get("calls", len(self.calls)):]
             self.progress = progress
         except Exception as e:
             self.state.unwritten = {**state, **self.state.unwritten}
