@@ -686,17 +686,17 @@ class Reply:
 
 
 def _unfinished_status(stop_reason: str | None, max_tokens: int, text: str) -> RunResult | None:
-    """A reply the model did not finish: never executed, never part of the history."""
-    if stop_reason in ("max_tokens", "model_context_window_exceeded"):
-        limit = f"max_tokens ({max_tokens:,})" if stop_reason == "max_tokens" else "the context window"
-        return RunResult(status="truncated", final_text=text, error=(
-            f"the reply was cut at {limit}; it was not kept and no tool it asked for ran. Raise max_tokens "
-            "(agent.configure(max_tokens=...)) or shorten the history, and call run() to make the call again"))
+    """A reply the model did not finish (``UNFINISHED``): never executed, never part of the history."""
+    if stop_reason not in UNFINISHED:
+        return None
     if stop_reason == "refusal":
         return RunResult(status="refused", final_text=text, error=(
             "the model declined to go on (stop_reason refusal); the reply was not kept. Change the task or the "
             "history before running again"))
-    return None
+    limit = f"max_tokens ({max_tokens:,})" if stop_reason == "max_tokens" else "the context window"
+    return RunResult(status="truncated", final_text=text, error=(
+        f"the reply was cut at {limit}; it was not kept and no tool it asked for ran. Raise max_tokens "
+        "(agent.configure(max_tokens=...)) or shorten the history, and call run() to make the call again"))
 
 
 def _capped(content: str, limit: int) -> str:
