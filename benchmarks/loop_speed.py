@@ -24,9 +24,9 @@ one run; absolute times depend on the machine.
 Targets (issue 38), on the threaded layout on Sonnet 5.5 and Haiku 5.5: turn 1000 <= 1.3x turn
 100, and <= 0.1x pydantic-ai's time at turn 1000.
 
-With ``--compare REF`` our loop at git ref REF is measured in the same run (its ``minimal_runtime``
-checked out into a temporary folder): each tree's agents run in a process of their own, the trees
-taking turns ``--repeat`` times (first in one round, last in the next), the least median of each
+Our agents run in a process of their own for each layout. With ``--compare REF`` our loop at git
+ref REF is measured in the same run (its ``minimal_runtime`` checked out into a temporary folder),
+the trees taking turns ``--repeat`` times (first in one round, last in the next), the least median of each
 kept, both set against the one pydantic-ai run of each model. ``--models`` takes some of the models.
 
     python benchmarks/loop_speed.py [TURNS] [--models M ...] [--compare REF] [--repeat N]   # TURNS: 1000
@@ -168,11 +168,7 @@ def main(turns: int = 1000, models: list[str] | None = None, compare: str | None
                 counted: dict[str, float] = {}
                 for round_ in range(repeat):  # the trees take turns: first in one round, last in the next
                     for label, code in (list(trees.items()) if round_ % 2 == 0 else list(trees.items())[::-1]):
-                        if compare is None and repeat == 1:
-                            all_times, counted[label] = ours(model, layout, at, length)
-                            times = {t: statistics.median(v) for t, v in all_times.items()}
-                        else:
-                            times, counted[label] = ours_apart(code, model, layout.__name__, at, length)
+                        times, counted[label] = ours_apart(code, model, layout.__name__, at, length)
                         best[label] = {t: min(times[t], best.get(label, times)[t]) for t in at}
                 for label in trees:
                     name = layout.__name__ if compare is None else f"{layout.__name__} ({label})"
